@@ -1,0 +1,65 @@
+"""The ``hsd`` command line.
+
+Each sub-command lives in its own module under ``core/commands/`` and exposes
+``register(subparsers)`` (adds its parser and sets ``func``). This module only wires them together
+and turns user-facing errors into one line on stderr with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Sub-command modules, in the order they appear in ``hsd --help``.
+COMMAND_MODULES = ["draft", "convert", "tiny_model", "bench"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from core import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="hsd",
+        description="Convert PDFs and page images to Markdown with a document VLM, "
+        "accelerated by Hierarchical Speculative Decoding.",
+    )
+    parser.add_argument("--version", action="version", version=f"hsd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"core.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"core.commands.{name}":
+                continue  # command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.errors import HSDError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except HSDError as exc:
+        print(f"hsd: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hsd: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("hsd: error: out of memory", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # Disk full, permission denied, ...: one line, no traceback.
+        print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The drafter protocol and the region type every drafter returns.
+
+A drafter turns one page into regions in reading order. Each region's text is a *draft* of what the
+target VLM will write for it: Markdown, tables as HTML, formulas as LaTeX where the drafter has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from core.documents import Page
+
+#: Labels a region may carry (drafters map their own vocabularies onto these).
+REGION_LABELS = (
+    "title", "text", "list", "table", "formula", "figure", "caption",
+    "header", "footer", "footnote", "code", "page_number",
+)
+
+
+@dataclass
+class Region:
+    """One layout region of a page with its draft text.
+
+    bbox is ``(x0, y0, x1, y1)`` in PDF points of the page (72 per inch, origin top-left), the
+    coordinates of ``Page.width`` / ``Page.height``, whatever DPI the page was rendered at.
+    """
+
+    label: str
+    bbox: tuple[float, float, float, float]
+    text: str
+    source: str
+    confidence: float = 1.0
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["bbox"] = [round(float(v), 2) for v in self.bbox]
+        d["confidence"] = round(float(self.confidence), 4)
+        if not d["extra"]:
+            del d["extra"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Region":
+        return cls(
+            label=d["label"], bbox=tuple(d["bbox"]), text=d["text"], source=d.get("source", ""),
+            confidence=float(d.get("confidence", 1.0)), extra=dict(d.get("extra", {})),
+        )
+
+
+@runtime_checkable
+class Drafter(Protocol):
+    """Anything that drafts a page: ``draft(page)`` returns regions in reading order."""
+
+    name: str
+
+    def draft(self, page: "Page") -> list[Region]: ...

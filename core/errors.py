@@ -1,0 +1,46 @@
+"""User-facing error types.
+
+Everything a user can cause (a bad file, a missing model, a bad option) raises a subclass of
+``HSDError`` whose message is one readable sentence. The CLI and the app print that message and
+never a traceback.
+"""
+
+
+class HSDError(Exception):
+    """Base class of every error whose message is meant for the user."""
+
+
+class DocumentError(HSDError):
+    """A document could not be opened or read."""
+
+
+class UnsupportedFileError(DocumentError):
+    """The file is not a PDF or a supported image (or is a folder, or does not exist)."""
+
+
+class CorruptDocumentError(DocumentError):
+    """The file claims a supported type but cannot be parsed."""
+
+
+class EncryptedDocumentError(DocumentError):
+    """The PDF needs a password, or the password given is wrong."""
+
+
+class EmptyDocumentError(DocumentError):
+    """The document has no pages."""
+
+
+class PageRangeError(HSDError):
+    """A page range such as ``1-3,7`` is malformed or outside the document."""
+
+
+class DrafterUnavailableError(HSDError):
+    """A drafter cannot run here (not installed, or not configured)."""
+
+
+class ModelLoadError(HSDError):
+    """A target model could not be found or loaded."""
+
+
+class CancelledError(HSDError):
+    """The user cancelled the job."""

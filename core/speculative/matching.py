@@ -1,0 +1,106 @@
+"""Re-synchronisation: find where the output currently is inside the drafts, propose what follows.
+
+After every verification step the engine asks: "the output ends with tokens ... a b c; where do
+drafts contain a b c, and what comes next there?" One hit gives a chain, several hits give a tree
+(merged by ``tree.build_tree``), no hit gives nothing (plain one-token decoding).
+
+Worked example (window 3, drafts ``D0 = [1 2 3 4 5]`` and ``D1 = [9 2 3 7]``):
+
+    output ... 1 2 3  -> suffix (1,2,3) occurs once, in D0 ending at 3  -> chain [4, 5]
+    output ... 8 2 3  -> (8,2,3) nowhere; (2,3) is ambiguous in D0 and D1 -> tree {4 5, 7}
+    output ... 6 6 6  -> no n-gram of any length occurs                   -> no proposal
+
+The window starts at ``min_ngram`` (3) and grows one token at a time, up to ``max_ngram`` (10),
+while the longer suffix still matches and the hits still disagree on what follows. Where even the
+``min_ngram`` suffix is absent, a 1-gram lookup of the last token gives a bounded fallback tree.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from core.speculative.tree import DraftTree, build_tree, root_only
+
+
+@dataclass
+class ProposalConfig:
+    min_ngram: int = 3
+    max_ngram: int = 10
+    max_chain: int = 64        # draft tokens proposed along one continuation
+    max_nodes: int = 128       # tree size limit (root included)
+    max_branches: int = 8      # continuations merged into one tree
+    fallback_depth: int = 15   # depth of 1-gram fallback trees
+    fallback_branches: int = 4
+
+
+class DraftIndex:
+    """An n-gram index over a fixed set of token drafts.
+
+    ``drafts[d]`` is a list of token ids; the index maps every n-gram (n <= max_ngram) to the
+    positions right after its occurrences: ``(d, end)`` means ``drafts[d][end - n:end]`` is the
+    n-gram and ``drafts[d][end:]`` is what the draft proposes next.
+    """
+
+    def __init__(self, drafts: list[list[int]], max_ngram: int = 10):
+        self.drafts = [list(d) for d in drafts]
+        self.max_ngram = max_ngram
+        self._index: dict[tuple[int, ...], list[tuple[int, int]]] = defaultdict(list)
+        for d, toks in enumerate(self.drafts):
+            for end in range(1, len(toks) + 1):
+                for n in range(1, min(max_ngram, end) + 1):
+                    self._index[tuple(toks[end - n:end])].append((d, end))
+
+    def __bool__(self) -> bool:
+        return any(self.drafts)
+
+    def hits(self, suffix: tuple[int, ...]) -> list[tuple[int, int]]:
+        return self._index.get(suffix, [])
+
+    def continuation(self, hit: tuple[int, int], length: int) -> list[int]:
+        d, end = hit
+        return self.drafts[d][end:end + length]
+
+
+def _distinct_continuations(
+    index: DraftIndex, hits: list[tuple[int, int]], length: int, limit: int
+) -> list[tuple[list[int], tuple[int, int]]]:
+    """Continuations of ``hits`` without duplicates (same tokens), most frequent first."""
+    seen: dict[tuple[int, ...], list] = {}
+    for hit in hits:
+        cont = index.continuation(hit, length)
+        if not cont:
+            continue
+        key = tuple(cont)
+        if key in seen:
+            seen[key][0] += 1
+        else:
+            seen[key] = [1, cont, hit]
+    ranked = sorted(seen.values(), key=lambda v: -v[0])
+    return [(cont, hit) for _, cont, hit in ranked[:limit]]
+
+
+def propose(context: list[int], root: int, index: DraftIndex, cfg: ProposalConfig) -> DraftTree:
+    """Propose a draft tree to follow ``context + [root]``.
+
+    context: tokens already verified and in the cache (the output so far; prompt excluded).
+    root:    the token the target chose last (not yet in the cache); the tree's node 0.
+    Returns a tree whose node 0 is ``root``; ``len(tree) == 1`` means "no proposal".
+    """
+    if not index:
+        return root_only(root)
+    seq = context[-(cfg.max_ngram - 1):] + [root]
+    best: list[tuple[list[int], tuple[int, int]]] = []
+    for n in range(cfg.min_ngram, min(cfg.max_ngram, len(seq)) + 1):
+        hits = index.hits(tuple(seq[-n:]))
+        if not hits:
+            break
+        best = _distinct_continuations(index, hits, cfg.max_chain, cfg.max_branches)
+        if len(best) <= 1:
+            break  # unambiguous: a longer window cannot help
+    if not best:
+        hits = index.hits((root,))
+        best = _distinct_continuations(index, hits, cfg.fallback_depth, cfg.fallback_branches)
+    if not best:
+        return root_only(root)
+    return build_tree(root, best, cfg.max_nodes)

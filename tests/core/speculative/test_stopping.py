@@ -1,0 +1,46 @@
+import random
+
+from core.speculative.stopping import RepetitionGuard, StopRule
+
+
+def _ar_stop(tokens, rule):
+    """Reference: check after every single token, as plain decoding would."""
+    for n in range(1, len(tokens) + 1):
+        cut = rule.cut(tokens[:n], n - 1)
+        if cut:
+            return cut
+    return None
+
+
+def test_batched_cut_equals_token_by_token():
+    rng = random.Random(0)
+    rule = StopRule(frozenset({99}), max_new_tokens=900, repetition=RepetitionGuard(8, 40))
+    for trial in range(30):
+        prefix = [rng.randrange(50) for _ in range(rng.randrange(0, 80))]
+        block = [rng.randrange(50) for _ in range(rng.randrange(1, 8))]
+        loop = block * rng.randrange(0, 12)
+        tail = [rng.randrange(50) for _ in range(30)]
+        if trial % 5 == 0:
+            tail.insert(rng.randrange(30), 99)
+        tokens = prefix + loop + tail
+        expected = _ar_stop(tokens, rule)
+        # the same tokens arriving in random chunks
+        got, pos = None, 0
+        while pos < len(tokens) and got is None:
+            step = rng.randrange(1, 20)
+            got = rule.cut(tokens[: pos + step], pos)
+            pos += step
+        assert got == expected, (trial, got, expected)
+
+
+def test_repetition_detected_and_plain_text_passes():
+    guard = RepetitionGuard(max_period=16, min_run=64)
+    loop = [1, 2, 3] * 40
+    assert guard.first_trigger(loop, 0) == 64 + 3
+    text = list(range(500))
+    assert guard.first_trigger(text, 0) is None
+
+
+def test_max_new_tokens():
+    rule = StopRule(frozenset(), max_new_tokens=10)
+    assert rule.cut(list(range(12)), 5) == (10, "max_new_tokens")

@@ -91,3 +91,28 @@ def test_relaxed_rule_accepts_close_second_but_not_in_math():
     assert verify_tree(tree, logits, tau=1.0).path == [0]
     assert verify_tree(tree, logits, tau=0.75).path == [0, 1]
     assert verify_tree(tree, logits, tau=0.75, relax_allowed=lambda toks: False).path == [0]
+
+
+def test_inside_math():
+    from core.speculative.mathmode import inside_math
+
+    assert inside_math("The value $x + ")
+    assert not inside_math("The value $x$ is")
+    assert inside_math("$$\n\\frac{a}{")
+    assert not inside_math("costs \\$5 and")
+    assert inside_math("where \\(a")
+    assert not inside_math("\\[ a \\] then")
+    assert inside_math("\\begin{equation} x")
+
+
+def test_incremental_detokenizer_matches_full_decode():
+    from core.speculative.detokenize import IncrementalDetokenizer
+
+    pieces = {1: "Hel", 2: "lo", 3: " wor", 4: "ld", 5: "\n"}
+    decode = lambda ids: "".join(pieces[i] for i in ids)
+    det = IncrementalDetokenizer(decode, context=2)
+    out, toks = "", []
+    for t in [1, 2, 3, 4, 5, 1]:
+        toks.append(t)
+        out += det.push(toks)
+    assert out == decode(toks)

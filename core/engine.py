@@ -1,0 +1,369 @@
+"""The conversion engine: Stage 1 (regions), Stage 2 (page) and the baselines.
+
+Modes (``EngineConfig.mode``):
+
+* ``ar``      plain greedy decoding of the page with a KV cache: the baseline and the reference output.
+* ``hsd``     Stage 1 verifies every region's draft on its crop, all regions batched per pass; Stage 2
+              verifies the refined region texts as drafts of the whole page. The page-level output is
+              returned, so at ``tau = 1`` it equals ``ar`` token for token.
+* ``page``    Stage 2 only, drafts = the drafter's raw region texts (prompt-lookup style baseline).
+* ``regions`` Stage 1 only, region outputs concatenated (region-parallel baseline; not lossless).
+
+The engine reports progress as events (``core.results``) through ``on_event`` and checks
+``should_cancel`` between forward passes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import torch
+
+from core.drafters.base import Region
+from core.errors import CancelledError, HSDError
+from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionStats, RegionsDrafted,
+                          RegionVerified, TextAppended, TextSpan)
+from core.speculative.decode import DecodeRow, SpeculativeDecoder
+from core.speculative.detokenize import IncrementalDetokenizer
+from core.speculative.matching import DraftIndex, ProposalConfig
+from core.speculative.mathmode import inside_math
+from core.speculative.stopping import RepetitionGuard, StopRule
+
+MODES = ("ar", "hsd", "page", "regions")
+#: Region labels with no text to verify: kept for export (figures are cropped and linked).
+NON_TEXT_LABELS = frozenset({"figure", "image", "picture"})
+
+EventCallback = Callable[[object], None]
+
+
+@dataclass
+class EngineConfig:
+    model: str | None = None            # hub id or folder; None = core.targets.loader.DEFAULT_MODEL
+    mode: str = "hsd"
+    tau: float = 1.0
+    drafter: str = "auto"
+    dpi: int = 144
+    device: str | None = None
+    dtype: str | None = None
+    max_new_tokens: int = 4096
+    trust_remote_code: bool = False
+    region_pad_pt: float = 4.0          # margin around a region's bbox for its crop, in points
+    stage1_batch: int = 16              # regions verified together (halved on out-of-memory)
+    repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
+    proposal: ProposalConfig = field(default_factory=ProposalConfig)
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise HSDError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        if not 0.0 < self.tau <= 1.0:
+            raise HSDError(f"tau must be in (0, 1], got {self.tau}")
+        if self.max_new_tokens < 1:
+            raise HSDError("max-new-tokens must be at least 1")
+
+
+def clean_draft(text: str) -> str:
+    from core.drafters.normalize import clean_draft_text
+
+    return clean_draft_text(text)
+
+
+class _Timer:
+    """Wall-clock seconds of a block, with the GPU synchronised so that queued work is counted."""
+
+    def __init__(self, seconds: dict, key: str, device):
+        self.seconds, self.key, self.device = seconds, key, device
+
+    def __enter__(self):
+        self._sync()
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self._sync()
+        self.seconds[self.key] = self.seconds.get(self.key, 0.0) + time.perf_counter() - self.t0
+
+    def _sync(self):
+        if getattr(self.device, "type", None) == "cuda":
+            torch.cuda.synchronize(self.device)
+
+
+class Engine:
+    """Converts pages. ``target`` and ``drafter`` are loaded from the config on first use unless given."""
+
+    def __init__(self, config: EngineConfig | None = None, target=None, drafter=None):
+        self.config = config or EngineConfig()
+        self._target = target
+        self._drafter = drafter
+
+    @property
+    def target(self):
+        if self._target is None:
+            from core.targets.loader import load_target
+
+            c = self.config
+            self._target = load_target(c.model or _default_model(), device=c.device, dtype=c.dtype,
+                                       trust_remote_code=c.trust_remote_code)
+        return self._target
+
+    @property
+    def drafter(self):
+        if self._drafter is None:
+            from core.drafters import get_drafter
+
+            self._drafter = get_drafter(self.config.drafter)
+        return self._drafter
+
+    # -- documents --------------------------------------------------------------------------------
+
+    def convert_document(self, document, page_indices: Iterable[int] | None = None,
+                         on_event: EventCallback | None = None,
+                         should_cancel: Callable[[], bool] | None = None) -> Iterator[PageResult]:
+        """Convert pages one at a time (rendered lazily). A page that fails yields a result with
+        ``error`` set and the rest go on; cancelling raises ``CancelledError``."""
+        indices = list(range(document.page_count) if page_indices is None else page_indices)
+        emit = on_event or (lambda e: None)
+        for n, i in enumerate(indices):
+            if should_cancel and should_cancel():
+                raise CancelledError("cancelled")
+            page = document.page(i)
+            emit(PageStarted(page=i + 1, index=n, total=len(indices)))
+            try:
+                result = self.convert_page(page, on_event, should_cancel)
+            except (CancelledError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # one bad page never sinks the document
+                result = failed_page(i + 1, page.width, page.height, self.config.mode, exc)
+            emit(PageDone(page=i + 1, result=result))
+            yield result
+
+    def convert_page(self, page, on_event: EventCallback | None = None,
+                     should_cancel: Callable[[], bool] | None = None) -> PageResult:
+        seconds = _zero_seconds()
+        t_start = time.perf_counter()
+        with _Timer(seconds, "render", None):
+            image = page.render(self.config.dpi)
+        regions: list[Region] = []
+        if self.config.mode != "ar":
+            with _Timer(seconds, "draft", None):
+                regions = list(self.drafter.draft(page))
+        result = self.convert_image(image, regions, page.width, page.height, page.number,
+                                    on_event=on_event, should_cancel=should_cancel, seconds=seconds)
+        result.stats.seconds["total"] = time.perf_counter() - t_start
+        return result
+
+    # -- one page image ---------------------------------------------------------------------------
+
+    def convert_image(self, image, regions: list[Region], width: float, height: float,
+                      page_number: int = 1, on_event: EventCallback | None = None,
+                      should_cancel: Callable[[], bool] | None = None,
+                      seconds: dict | None = None) -> PageResult:
+        """Convert one rendered page. ``regions`` carry bboxes in points of a ``width`` x ``height``
+        page; ``image`` may be rendered at any scale."""
+        cfg = self.config
+        emit = on_event or (lambda e: None)
+        seconds = seconds if seconds is not None else _zero_seconds()
+        t_start = time.perf_counter()
+        target = self.target
+        stats = PageStats(mode=cfg.mode)
+        region_stats = [RegionStats(label=r.label, bbox=tuple(r.bbox), verified=False) for r in regions]
+        region_outputs = [""] * len(regions)
+        if regions:
+            emit(RegionsDrafted(page=page_number, regions=regions))
+        drafts = [target.encode(clean_draft(r.text)) if r.label not in NON_TEXT_LABELS else []
+                  for r in regions]
+        for s, d in zip(region_stats, drafts):
+            s.drafted_tokens = len(d)
+
+        region_tokens: list[list[int]] = [[] for _ in regions]
+        if cfg.mode in ("hsd", "regions"):
+            region_tokens = self._stage1(image, image.width / width, regions, drafts, region_stats,
+                                         stats, seconds, should_cancel, emit, page_number)
+            region_outputs = [target.decode(t) for t in region_tokens]
+
+        if cfg.mode == "regions":
+            parts, spans, pos = [], [], 0
+            for i, text in enumerate(region_outputs):
+                if not text.strip():
+                    continue
+                if parts:
+                    pos += 2
+                spans.append(TextSpan(region=i, start=pos, end=pos + len(text)))
+                parts.append(text)
+                pos += len(text)
+            markdown = "\n\n".join(parts)
+            stats.generated_tokens = sum(len(t) for t in region_tokens)
+            emit(TextAppended(page=page_number, text=markdown))
+        else:
+            page_drafts = {"ar": [], "page": drafts, "hsd": region_tokens}[cfg.mode]
+            row = self._stage2(image, page_drafts, stats, seconds, should_cancel, emit, page_number)
+            markdown = target.decode(row.output)
+            spans = _spans(row, target)
+            for region, count in _origin_counts(row).items():
+                region_stats[region].page_accepted_tokens += count
+            stats.generated_tokens = len(row.output)
+            stats.drafted_tokens, stats.accepted_tokens = row.proposed, row.accepted
+            stats.stop_reason = row.stop_reason
+
+        stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
+        seconds["total"] = seconds.get("total", 0.0) + time.perf_counter() - t_start
+        stats.seconds = seconds
+        return PageResult(page=page_number, width=width, height=height, markdown=markdown,
+                          regions=regions, region_stats=region_stats, region_outputs=region_outputs,
+                          spans=spans, stats=stats)
+
+    # -- stages -----------------------------------------------------------------------------------
+
+    def _decoder(self, should_cancel, on_step=None) -> SpeculativeDecoder:
+        cfg = self.config
+        relax = None
+        if cfg.tau < 1.0:
+            target = self.target
+            relax = lambda toks: not inside_math(target.decode(toks))  # noqa: E731
+        return SpeculativeDecoder(self.target, cfg.proposal, tau=cfg.tau, relax_allowed=relax,
+                                  should_cancel=should_cancel, on_step=on_step)
+
+    def _stop(self, max_new_tokens: int) -> StopRule:
+        return StopRule(self.target.eos_token_ids, max_new_tokens, self.config.repetition)
+
+    def _stage1(self, image, scale, regions, drafts, region_stats, stats, seconds, should_cancel,
+                emit, page_number) -> list[list[int]]:
+        """Verify each text region's draft on its crop; returns the refined tokens per region."""
+        from core.targets.kv import merge_caches_left_padded
+
+        target, cfg = self.target, self.config
+        todo = [i for i, d in enumerate(drafts) if d]
+        out: list[list[int]] = [[] for _ in regions]
+        batch = max(1, cfg.stage1_batch)
+        pos = 0
+        while pos < len(todo):
+            chunk = todo[pos:pos + batch]
+            try:
+                with _Timer(seconds, "prefill", target.device):
+                    prefills = []
+                    for i in chunk:
+                        if should_cancel and should_cancel():
+                            raise CancelledError("cancelled")
+                        crop = _crop(image, regions[i].bbox, scale, cfg.region_pad_pt)
+                        prefills.append(target.prefill(crop, kind="region", label=regions[i].label))
+                cache, pad_counts = merge_caches_left_padded([p.cache for p in prefills])
+                T = int(cache.get_seq_length())
+                valid = torch.arange(T, device=target.device)[None, :] >= pad_counts.to(target.device)[:, None]
+                rows = [DecodeRow(index=DraftIndex([drafts[i]], cfg.proposal.max_ngram),
+                                  stop=self._stop(min(cfg.max_new_tokens, 2 * len(drafts[i]) + 32)),
+                                  length=p.length, rope_delta=p.rope_delta,
+                                  root=int(p.logits.argmax()), tag=i)
+                        for i, p in zip(chunk, prefills)]
+                del prefills
+                decoder = self._decoder(should_cancel)
+                with _Timer(seconds, "verify", target.device):
+                    decoder.run(rows, cache, valid)
+            except torch.OutOfMemoryError:
+                if batch == 1:
+                    raise HSDError("out of GPU memory even for one region at a time; "
+                                   "try --device cpu or a lower --dpi") from None
+                batch = max(1, batch // 2)
+                _empty_cache(target.device)
+                continue
+            stats.prefill_passes += len(chunk)
+            stats.stage1_passes += decoder.forward_passes
+            for row in rows:
+                i = row.tag
+                rs = region_stats[i]
+                rs.verified = True
+                rs.accepted_tokens, rs.forward_passes = row.accepted, row.forward_passes
+                if row.stop_reason == "repetition" and regions[i].label != "table":
+                    out[i], rs.fallback = list(drafts[i]), True
+                else:
+                    out[i] = row.output
+                rs.output_tokens = len(out[i])
+                emit(RegionVerified(page=page_number, region=i, stats=rs, text=target.decode(out[i])))
+            pos += len(chunk)
+        return out
+
+    def _stage2(self, image, drafts, stats, seconds, should_cancel, emit, page_number) -> DecodeRow:
+        """Decode the page, verifying ``drafts`` (token lists; empty = plain AR)."""
+        target, cfg = self.target, self.config
+        with _Timer(seconds, "prefill", target.device):
+            prefill = target.prefill(image, kind="page")
+        stats.prefill_passes += 1
+        row = DecodeRow(index=DraftIndex([d for d in drafts], cfg.proposal.max_ngram),
+                        stop=self._stop(cfg.max_new_tokens), length=prefill.length,
+                        rope_delta=prefill.rope_delta, root=int(prefill.logits.argmax()))
+        detok = IncrementalDetokenizer(target.decode)
+
+        def on_step(rows, gained):
+            text = detok.push(rows[0].output)
+            if text:
+                emit(TextAppended(page=page_number, text=text))
+
+        decoder = self._decoder(should_cancel, on_step)
+        valid = torch.ones(1, prefill.length, dtype=torch.bool, device=target.device)
+        with _Timer(seconds, "verify", target.device):
+            decoder.run([row], prefill.cache, valid)
+        stats.stage2_passes += decoder.forward_passes
+        return row
+
+
+def _zero_seconds() -> dict:
+    return {"render": 0.0, "draft": 0.0, "prefill": 0.0, "verify": 0.0, "total": 0.0}
+
+
+def _default_model() -> str:
+    from core.targets.loader import DEFAULT_MODEL
+
+    return DEFAULT_MODEL
+
+
+def _empty_cache(device) -> None:
+    if getattr(device, "type", None) == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _crop(image, bbox, scale: float, pad_pt: float):
+    """The region's pixels: bbox (points) scaled to the rendered image, plus a margin."""
+    x0, y0, x1, y1 = bbox
+    box = (max(0, int((x0 - pad_pt) * scale)), max(0, int((y0 - pad_pt) * scale)),
+           min(image.width, int((x1 + pad_pt) * scale + 1)), min(image.height, int((y1 + pad_pt) * scale + 1)))
+    if box[2] - box[0] < 2 or box[3] - box[1] < 2:
+        box = (0, 0, image.width, image.height)
+    return image.crop(box)
+
+
+def _origin_counts(row: DecodeRow) -> dict:
+    """Output tokens accepted from each draft (region index -> count)."""
+    counts: dict[int, int] = {}
+    for o in row.origins:
+        if o is not None:
+            counts[o[0]] = counts.get(o[0], 0) + 1
+    return counts
+
+
+def _spans(row: DecodeRow, target) -> list[TextSpan]:
+    """Character spans of the output attributed to the draft (region) they were accepted from.
+
+    Tokens the target wrote itself inherit the attribution of the token before them."""
+    owners: list[int | None] = []
+    current = None
+    for o in row.origins[: len(row.output)]:
+        if o is not None:
+            current = o[0]
+        owners.append(current)
+    spans: list[TextSpan] = []
+    start_tok = 0
+    start_char = 0
+    for i in range(1, len(owners) + 1):
+        if i == len(owners) or owners[i] != owners[start_tok]:
+            end_char = len(target.decode(row.output[:i]))
+            if end_char > start_char:
+                spans.append(TextSpan(region=owners[start_tok], start=start_char, end=end_char))
+            start_tok, start_char = i, end_char
+    return spans
+
+
+def failed_page(page_number: int, width: float, height: float, mode: str, exc: BaseException) -> PageResult:
+    """The result of a page that could not be converted: empty Markdown, the error recorded."""
+    message = str(exc) if isinstance(exc, HSDError) else f"{type(exc).__name__}: {exc}"
+    return PageResult(page=page_number, width=width, height=height, markdown="", regions=[],
+                      region_stats=[], region_outputs=[], spans=[], stats=PageStats(mode=mode),
+                      error=message)

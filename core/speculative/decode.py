@@ -1,0 +1,219 @@
+"""The speculative decoding loop, batched over independent sequences.
+
+Each row of the batch is one sequence (a region crop in Stage 1, the page in Stage 2, or plain AR
+decoding when its draft index is empty). One loop iteration is one forward pass for all active
+rows: every row proposes a draft tree after its current output, the trees are padded to one width
+``q`` and verified together, each row keeps its accepted path and the target's bonus token.
+
+KV cache layout: one cache for the batch, ``(B, heads, T, head_dim)`` per layer. Rows have
+different lengths, so a boolean ``valid (B, T)`` says which cache columns hold a real token of that
+row; left padding from merging prefills and rejected tree nodes are holes the mask blocks. Holes
+are squeezed out when they grow (``_compact``); logical positions count valid tokens only, so
+holes never shift a position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from core.errors import CancelledError
+from core.speculative.matching import DraftIndex, ProposalConfig, propose
+from core.speculative.stopping import StopRule
+from core.speculative.tree import DraftTree, root_only
+from core.speculative.verify import verify_tree
+
+
+@dataclass
+class DecodeRow:
+    """One sequence being decoded, and what happened to it.
+
+    output:  tokens decided so far (in the cache), the prompt excluded.
+    origins: per output token, the draft position ``(draft_id, index)`` it was accepted from,
+             or None where the target produced it itself.
+    root:    the target's latest token, decided but not yet in the cache.
+    """
+
+    index: DraftIndex
+    stop: StopRule
+    length: int
+    rope_delta: int
+    root: int
+    output: list[int] = field(default_factory=list)
+    origins: list[tuple[int, int] | None] = field(default_factory=list)
+    done: bool = False
+    stop_reason: str = ""
+    forward_passes: int = 0
+    proposed: int = 0
+    accepted: int = 0
+    tokens_per_pass: list[int] = field(default_factory=list)
+    tag: object = None  # caller's handle (region index, ...)
+
+    def _finish_if_stopped(self, new_from: int) -> None:
+        decided = self.output + [self.root]
+        cut = self.stop.cut(decided, new_from)
+        if cut is not None:
+            length, self.stop_reason = cut
+            self.output = decided[:length]
+            self.origins = (self.origins + [None])[:length]
+            self.done = True
+
+
+#: Called after every pass with the rows that advanced and how many tokens each gained.
+StepCallback = Callable[[list[DecodeRow], list[int]], None]
+
+
+class SpeculativeDecoder:
+    """Runs rows to completion with draft-tree verification (q = 1 everywhere is plain AR).
+
+    target must provide ``forward(tokens, positions, attention_mask, cache, rope_deltas)`` as
+    documented in ``core.targets.base.Target`` and a ``pad_token_id``.
+    """
+
+    def __init__(
+        self,
+        target,
+        proposal: ProposalConfig | None = None,
+        tau: float = 1.0,
+        relax_allowed: Callable[[list[int]], bool] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+        on_step: StepCallback | None = None,
+        compact_ratio: float = 0.25,
+    ):
+        self.target = target
+        self.proposal = proposal or ProposalConfig()
+        self.tau = tau
+        self.relax_allowed = relax_allowed
+        self.should_cancel = should_cancel or (lambda: False)
+        self.on_step = on_step
+        self.compact_ratio = compact_ratio
+        self.forward_passes = 0
+
+    def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor) -> list[DecodeRow]:
+        """Decode until every row is done.
+
+        cache: the merged prefill cache, batch ``len(rows)``; valid: (B, T) bool, its real columns.
+        """
+        for row in rows:
+            row._finish_if_stopped(0)
+        live = [r for r in rows if not r.done]
+        if len(live) < len(rows):
+            keep = [i for i, r in enumerate(rows) if not r.done]
+            cache, valid = _select_rows(cache, valid, keep)
+        while live:
+            if self.should_cancel():
+                raise CancelledError("cancelled")
+            trees = [self._propose(r) for r in live]
+            logits = self._forward(live, trees, cache, valid)
+            valid = torch.cat([valid, torch.zeros(len(live), logits.shape[1], dtype=torch.bool,
+                                                  device=valid.device)], dim=1)
+            T = valid.shape[1] - logits.shape[1]
+            gained = []
+            for b, (row, tree) in enumerate(zip(live, trees)):
+                relax = None
+                if self.relax_allowed is not None:
+                    relax = lambda toks, ctx=row.output: self.relax_allowed(ctx + toks)  # noqa: E731
+                acc = verify_tree(tree, logits[b, : len(tree)], self.tau, relax)
+                valid[b, [T + i for i in acc.path]] = True
+                before = len(row.output)
+                row.output.extend(tree.tokens[i] for i in acc.path)
+                row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
+                row.length += len(acc.path)
+                row.root = acc.bonus
+                row.forward_passes += 1
+                row.proposed += len(tree) - 1
+                row.accepted += acc.accepted_drafts
+                row.tokens_per_pass.append(len(acc.path))
+                row._finish_if_stopped(before)
+                gained.append(len(row.output) - before)
+            self.forward_passes += 1
+            if self.on_step:
+                self.on_step(live, gained)
+            cache, valid = _trim_tail(cache, valid)
+            keep = [b for b, r in enumerate(live) if not r.done]
+            if len(keep) < len(live):
+                cache, valid = _select_rows(cache, valid, keep)
+                live = [live[b] for b in keep]
+            if live and _hole_fraction(valid) > self.compact_ratio:
+                cache, valid = _compact(cache, valid)
+        return rows
+
+    def _propose(self, row: DecodeRow) -> DraftTree:
+        if not row.index:
+            return root_only(row.root)
+        return propose(row.output, row.root, row.index, self.proposal)
+
+    def _forward(self, rows, trees, cache, valid) -> torch.Tensor:
+        """One pass over all rows' trees. Returns logits (B, q, V)."""
+        B, T = valid.shape
+        q = max(len(t) for t in trees)
+        device = valid.device
+        tokens = torch.full((B, q), self.target.pad_token_id, dtype=torch.long)
+        positions = torch.zeros((B, q), dtype=torch.long)
+        tree_mask = torch.eye(q, dtype=torch.bool).repeat(B, 1, 1)  # padding nodes see themselves
+        for b, (row, tree) in enumerate(zip(rows, trees)):
+            n = len(tree)
+            tokens[b, :n] = torch.tensor(tree.tokens)
+            positions[b, :n] = row.length + torch.tensor(tree.depths)
+            positions[b, n:] = row.length
+            tree_mask[b, :n, :n] = tree.ancestor_mask()
+        allowed = torch.cat([valid[:, None, :].expand(B, q, T), tree_mask.to(device)], dim=2)
+        dtype = self.target.dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
+        mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+        rope_deltas = torch.tensor([r.rope_delta for r in rows], dtype=torch.long)
+        return self.target.forward(
+            tokens.to(device), positions.to(device), mask[:, None], cache, rope_deltas.to(device)
+        )
+
+
+# --- cache surgery -------------------------------------------------------------------------------
+# DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
+
+
+def _layers(cache):
+    return cache.layers
+
+
+def _select_rows(cache, valid: torch.Tensor, rows: list[int]):
+    idx = torch.tensor(rows, dtype=torch.long, device=valid.device)
+    for layer in _layers(cache):
+        layer.keys = layer.keys.index_select(0, idx)
+        layer.values = layer.values.index_select(0, idx)
+    return cache, valid.index_select(0, idx)
+
+
+def _trim_tail(cache, valid: torch.Tensor):
+    """Drop trailing columns that no row keeps (rejected draft nodes of every row)."""
+    used = valid.any(dim=0).nonzero()
+    keep = int(used.max()) + 1 if used.numel() else 0
+    if keep < valid.shape[1]:
+        for layer in _layers(cache):
+            layer.keys = layer.keys[:, :, :keep]
+            layer.values = layer.values[:, :, :keep]
+        valid = valid[:, :keep]
+    return cache, valid
+
+
+def _hole_fraction(valid: torch.Tensor) -> float:
+    return 1.0 - valid.sum().item() / max(1, valid.numel())
+
+
+def _compact(cache, valid: torch.Tensor):
+    """Squeeze holes out: each row's valid columns, in order, right-aligned (left padding)."""
+    B, T = valid.shape
+    counts = valid.sum(dim=1)
+    width = int(counts.max())
+    order = torch.arange(T, device=valid.device).expand(B, T)
+    # sort keys: invalid columns first, then valid ones by position -> take the last `width`
+    key = torch.where(valid, order + T, order)
+    index = key.argsort(dim=1)[:, T - width:]
+    new_valid = torch.gather(valid, 1, index)
+    for layer in _layers(cache):
+        H, D = layer.keys.shape[1], layer.keys.shape[3]
+        gather_idx = index[:, None, :, None].expand(B, H, width, D)
+        layer.keys = torch.gather(layer.keys, 2, gather_idx)
+        layer.values = torch.gather(layer.values, 2, gather_idx)
+    return cache, new_valid

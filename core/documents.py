@@ -1,0 +1,336 @@
+"""Open PDFs and page images as a sequence of pages (PyMuPDF underneath).
+
+Coordinates everywhere are PDF points (1/72 inch), origin top-left, the space of ``Page.width`` x
+``Page.height``. Images become one page per frame (multi-page TIFF too); their size in points follows
+the image's resolution metadata, as PyMuPDF reports it.
+
+Bad input raises one typed ``HSDError`` subclass each (see ``core.errors``); callers never see a
+PyMuPDF exception from ``open_document``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import unicodedata
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+import pymupdf
+from PIL import Image
+
+from core.errors import (
+    CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, PageRangeError,
+    UnsupportedFileError,
+)
+
+#: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would
+#: otherwise need gigabytes).
+MAX_RENDER_PIXELS = 60_000_000
+
+pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF warnings go to stderr otherwise
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+
+class Word(NamedTuple):
+    """One text-layer word: bbox in points and its text."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+
+
+def sniff_file_type(head: bytes) -> str | None:
+    """The PyMuPDF file type of a file's first bytes ('pdf', 'png', ...), or None if not supported."""
+    if b"%PDF-" in head[:1024]:  # the PDF spec lets the header start anywhere in the first KB
+        return "pdf"
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    if head[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
+        return "tiff"
+    if head.startswith(b"BM") and len(head) > 14:
+        return "bmp"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    if head.startswith(b"\x00\x00\x00\x0cjP  \r\n\x87\n") or head.startswith(b"\xff\x4f\xff\x51"):
+        return "jpx"
+    return None
+
+
+def _check_readable_file(path: Path) -> None:
+    if not os.path.lexists(path):
+        raise UnsupportedFileError(f"{path}: no such file")
+    if path.is_symlink() and not path.exists():
+        raise UnsupportedFileError(f"{path}: is a broken symbolic link (its target does not exist)")
+    if path.is_dir():
+        raise UnsupportedFileError(f"{path}: is a folder, not a PDF or image file")
+    if not path.is_file():
+        raise UnsupportedFileError(f"{path}: is not a regular file")
+
+
+def open_document(path: str | os.PathLike, password: str | None = None) -> "Document":
+    """Open a PDF or an image file, deciding the type by its content, not its extension.
+
+    Raises UnsupportedFileError, CorruptDocumentError, EncryptedDocumentError or EmptyDocumentError.
+    """
+    path = Path(path)
+    _check_readable_file(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1024)
+    except OSError as exc:
+        raise UnsupportedFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not head:
+        raise UnsupportedFileError(f"{path}: is an empty file (0 bytes), not a PDF or image")
+    kind = sniff_file_type(head)
+    if kind is None:
+        looks = "text" if _looks_like_text(head) else "binary data"
+        raise UnsupportedFileError(
+            f"{path}: is not a PDF or a supported image (PNG, JPEG, TIFF, BMP, WebP); it looks like {looks}"
+        )
+    try:
+        doc = pymupdf.open(str(path), filetype=kind)
+    except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, ValueError, ...
+        raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
+    try:
+        _unlock(doc, path, password)
+        if doc.page_count == 0:
+            if kind == "pdf" and doc.is_repaired:
+                raise CorruptDocumentError(f"{path}: the PDF is damaged and no page could be recovered")
+            raise EmptyDocumentError(f"{path}: the document has no pages")
+        doc.load_page(0)  # fails early on a truncated image or a broken page tree
+    except (EncryptedDocumentError, EmptyDocumentError, CorruptDocumentError):
+        doc.close()
+        raise
+    except Exception as exc:
+        doc.close()
+        raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
+    return Document(doc, path, is_image=(kind != "pdf"))
+
+
+def _unlock(doc: pymupdf.Document, path: Path, password: str | None) -> None:
+    if not doc.needs_pass:
+        return
+    if password is None:
+        raise EncryptedDocumentError(f"{path}: the PDF is encrypted; pass its password with --password")
+    if not doc.authenticate(password):
+        raise EncryptedDocumentError(f"{path}: wrong password for this encrypted PDF (pass the right one with --password)")
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _short(exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:160]
+
+
+class Document:
+    """An open document. Pages are loaded on demand; use as a context manager or call ``close()``."""
+
+    def __init__(self, fitz_doc: pymupdf.Document, path: Path, is_image: bool):
+        self.fitz_doc = fitz_doc
+        self.path = path
+        self.is_image = is_image
+
+    @property
+    def page_count(self) -> int:
+        return self.fitz_doc.page_count
+
+    def page(self, index: int) -> "Page":
+        """The page at 0-based ``index``."""
+        if not 0 <= index < self.page_count:
+            raise PageRangeError(f"page {index + 1} is outside the document (it has {self.page_count} pages)")
+        try:
+            return Page(self, self.fitz_doc.load_page(index), index)
+        except Exception as exc:
+            raise CorruptDocumentError(f"{self.path}: page {index + 1} cannot be read ({_short(exc)})") from None
+
+    def pages(self, indices: list[int] | None = None) -> Iterator["Page"]:
+        """Yield pages one at a time (all pages if ``indices`` is None); nothing is rendered here."""
+        for i in range(self.page_count) if indices is None else indices:
+            yield self.page(i)
+
+    def close(self) -> None:
+        self.fitz_doc.close()
+
+    def __enter__(self) -> "Document":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self.page_count
+
+    def __repr__(self) -> str:
+        return f"Document({str(self.path)!r}, pages={self.page_count}, is_image={self.is_image})"
+
+
+class Page:
+    """One page. ``width``/``height`` in points; ``render*`` give RGB PIL images.
+
+    After each render, ``last_render_dpi`` holds the DPI actually used (lower than asked when the
+    pixel cap applied) and ``last_render_scale`` the pixels per point.
+    """
+
+    def __init__(self, document: Document, fitz_page: pymupdf.Page, index: int):
+        self.document = document
+        self.fitz_page = fitz_page
+        self.index = index
+        self.last_render_dpi: float | None = None
+        self.last_render_scale: float | None = None
+        self._born_digital: bool | None = None
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+    @property
+    def width(self) -> float:
+        return float(self.fitz_page.rect.width)
+
+    @property
+    def height(self) -> float:
+        return float(self.fitz_page.rect.height)
+
+    @property
+    def is_image(self) -> bool:
+        return self.document.is_image
+
+    @property
+    def native_dpi(self) -> float | None:
+        """For image documents, the image's own resolution (pixels per inch of page), else None."""
+        if not self.is_image:
+            return None
+        info = self.fitz_page.get_images(full=True)
+        if not info:
+            return None
+        width_px = info[0][2]
+        return width_px * 72.0 / self.width if self.width else None
+
+    def _capped_dpi(self, dpi: float, width_pt: float, height_pt: float) -> float:
+        if dpi <= 0:
+            raise ValueError(f"dpi must be positive, got {dpi}")
+        pixels = (width_pt * dpi / 72.0) * (height_pt * dpi / 72.0)
+        if pixels > MAX_RENDER_PIXELS:
+            dpi = dpi * math.sqrt(MAX_RENDER_PIXELS / pixels)
+        return dpi
+
+    def _pixmap_to_image(self, clip: pymupdf.Rect | None, dpi: float) -> Image.Image:
+        scale = dpi / 72.0
+        try:
+            pix = self.fitz_page.get_pixmap(
+                matrix=pymupdf.Matrix(scale, scale), clip=clip, colorspace=pymupdf.csRGB, alpha=False
+            )
+        except Exception as exc:
+            raise CorruptDocumentError(
+                f"{self.document.path}: page {self.number} cannot be rendered ({_short(exc)})"
+            ) from None
+        self.last_render_dpi = dpi
+        self.last_render_scale = scale
+        image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+        return image
+
+    def render(self, dpi: int = 144) -> Image.Image:
+        """The whole page as an RGB image at ``dpi`` (lowered to stay under MAX_RENDER_PIXELS)."""
+        return self._pixmap_to_image(None, self._capped_dpi(dpi, self.width, self.height))
+
+    def render_region(self, bbox, dpi: int = 144, pad_pt: float = 4.0) -> Image.Image:
+        """An RGB crop of ``bbox`` (points) grown by ``pad_pt`` on each side, clipped to the page."""
+        rect = pymupdf.Rect(bbox[0] - pad_pt, bbox[1] - pad_pt, bbox[2] + pad_pt, bbox[3] + pad_pt)
+        rect &= self.fitz_page.rect
+        if rect.is_empty:
+            raise ValueError(f"region {tuple(bbox)} lies outside page {self.number}")
+        return self._pixmap_to_image(rect, self._capped_dpi(dpi, rect.width, rect.height))
+
+    def words(self) -> list[Word]:
+        """Text-layer words in PyMuPDF's extraction order, bboxes in points (empty for images)."""
+        return [Word(*w[:5]) for w in self.fitz_page.get_text("words")]
+
+    @property
+    def is_born_digital(self) -> bool:
+        """True if the text layer is good enough to draft from (see ``text_layer_is_usable``)."""
+        if self._born_digital is None:
+            self._born_digital = (not self.is_image) and text_layer_is_usable(self.fitz_page)
+        return self._born_digital
+
+    def __repr__(self) -> str:
+        return f"Page({self.number}, {self.width:.0f}x{self.height:.0f}pt)"
+
+
+# Characters that say a text layer is mojibake when they dominate: private-use code points, the
+# replacement char, controls, Latin-1/Latin Extended letters and the cp1252 oddities (what a CJK
+# font without a ToUnicode map decodes to).
+_SUSPECT_CHAR = re.compile(r"[\ue000-\uf8ff\ufffd\x00-\x08\x0e-\x1f\x7f-\u024f\u02c6\u02dc\u201a\u201e\u2020\u2021\u2030\u2039\u203a]")
+
+
+def text_layer_is_usable(fitz_page: pymupdf.Page, min_chars: int = 20) -> bool:
+    """Decide per page whether the text layer can stand in for OCR.
+
+    Usable means: at least ``min_chars`` letters/digits, at most 30 % suspect characters (mojibake
+    from fonts without a Unicode map), and, when one image covers most of the page (a scan), text
+    spans that cover a real share of it. An invisible OCR layer over a scan counts as usable when it
+    passes these checks: its text is then as good a draft as our own OCR would be, and much cheaper.
+    """
+    text = fitz_page.get_text("text")
+    chars = [c for c in text if not c.isspace()]
+    real = sum(1 for c in chars if c.isalnum())
+    if real < min_chars:
+        return False
+    suspect = len(_SUSPECT_CHAR.findall("".join(chars)))
+    if suspect > 0.3 * len(chars):
+        return False
+    page_area = abs(fitz_page.rect) or 1.0
+    image_area = 0.0
+    for info in fitz_page.get_image_info():
+        image_area = max(image_area, abs(pymupdf.Rect(info["bbox"]) & fitz_page.rect))
+    if image_area > 0.5 * page_area:
+        text_area = sum(abs(pymupdf.Rect(b[:4])) for b in fitz_page.get_text("blocks") if b[6] == 0)
+        if text_area < 0.05 * page_area:
+            return False  # a scan with a stamp or a few words of text on top
+    return True
+
+
+_RANGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
+
+
+def parse_page_range(spec: str | None, page_count: int) -> list[int]:
+    """Turn "1-3,7", "5-", "-2", "all" or None (1-based) into sorted unique 0-based indices."""
+    if spec is None or spec.strip().lower() in ("", "all"):
+        return list(range(page_count))
+    spec = unicodedata.normalize("NFKC", spec).replace("\u2013", "-")
+    indices: set[int] = set()
+    for part in spec.split(","):
+        match = _RANGE_PART.match(part)
+        if not match or not part.strip() or (not match.group(1) and not match.group(3)):
+            raise PageRangeError(f"bad page range {spec!r}: use forms like 1-3,7 or 5- or -2 or all")
+        first, dash, last = match.groups()
+        if not dash:
+            start = stop = int(first)
+        else:
+            start = int(first) if first else 1
+            stop = int(last) if last else page_count
+        if start < 1 or stop < 1:
+            raise PageRangeError(f"bad page range {spec!r}: pages are numbered from 1")
+        if start > stop:
+            raise PageRangeError(f"bad page range {spec!r}: {start}-{stop} runs backwards")
+        if stop > page_count:
+            raise PageRangeError(
+                f"page range {spec!r} goes past the end: the document has {page_count} page"
+                f"{'s' if page_count != 1 else ''}"
+            )
+        indices.update(range(start - 1, stop))
+    return sorted(indices)

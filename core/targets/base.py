@@ -1,0 +1,145 @@
+"""The target VLM as the speculative decoder sees it: a prefill and a masked multi-token forward.
+
+``Target.prefill`` encodes the image once (the image never appears again) and returns a KV cache
+holding the whole prompt. ``Target.forward`` then appends any number of new tokens per row, with
+explicit positions and an explicit additive attention mask, so that the caller can verify a chain or
+a flattened draft tree, over a batch of rows whose caches hold left padding or holes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from transformers import DynamicCache
+
+from core.targets.profiles.base import Profile
+
+
+@dataclass
+class Prefill:
+    """The prompt (image + request) of one sequence, encoded.
+
+    ``cache`` holds ``length`` columns for batch 1. The text position of logical index ``i`` (``i >=
+    length`` for generated tokens) is ``i + rope_delta``. ``logits`` ``(V,)`` float32 predict the first
+    token after the prompt.
+    """
+
+    cache: DynamicCache
+    length: int
+    rope_delta: int
+    logits: torch.Tensor
+
+
+class Target:
+    """A loaded document VLM (see ``core.targets.loader.load_target``).
+
+    Attributes: ``family`` (``config.model_type``), ``profile``, ``model``, ``processor``,
+    ``tokenizer``, ``device``, ``dtype``, ``eos_token_ids`` (stop ids), ``pad_token_id`` and
+    ``vocab_size`` (width of the logits, which can exceed the tokenizer's vocabulary).
+    """
+
+    def __init__(self, *, profile: Profile, model, processor, tokenizer, device: torch.device,
+                 dtype: torch.dtype, eos_token_ids: frozenset[int], pad_token_id: int):
+        self.profile = profile
+        self.family = profile.family
+        self.model = model
+        self.processor = processor
+        self.tokenizer = tokenizer
+        self.device = device
+        self.dtype = dtype
+        self.eos_token_ids = eos_token_ids
+        self.pad_token_id = pad_token_id
+        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+
+    # ------------------------------------------------------------------------------------------
+    # Text
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` as the model would write it (no BOS/EOS or other special tokens)."""
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids) -> str:
+        """Text of ``ids`` (list or 1-D tensor), special tokens left out."""
+        if isinstance(ids, torch.Tensor):
+            ids = ids.tolist()
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    # ------------------------------------------------------------------------------------------
+    # Prefill
+
+    def prompt_inputs(self, image, kind: str = "page", label: str = "text") -> dict:
+        """The processor's model inputs (``input_ids`` ``(1, L)``, pixel values, grids...) on ``device``."""
+        image = self._fit_image(image.convert("RGB"), kind)
+        prompt = self.profile.prompt(kind, label)
+        text = self.processor.apply_chat_template(
+            self.profile.messages(prompt), tokenize=False, add_generation_prompt=True)
+        inputs = self.processor(images=[image], text=[text], return_tensors="pt")
+        return {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+
+    @torch.inference_mode()
+    def prefill(self, image, kind: str = "page", label: str = "text") -> Prefill:
+        """Encode ``image`` with the page request (``kind="page"``) or a region request for ``label``."""
+        inputs = self.prompt_inputs(image, kind, label)
+        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
+        inner = getattr(self.model, "model", None)
+        if inner is not None and hasattr(inner, "rope_deltas"):
+            inner.rope_deltas = None  # the model caches it between calls; never reuse a stale one
+        cache = DynamicCache(config=self.model.config)
+        out = self.model(**inputs, cache=cache, use_cache=True, logits_to_keep=1)
+        rope_delta = 0
+        if inner is not None and getattr(inner, "rope_deltas", None) is not None:
+            rope_delta = int(inner.rope_deltas.view(-1)[0])
+        return Prefill(cache=cache, length=int(inputs["input_ids"].shape[1]), rope_delta=rope_delta,
+                       logits=out.logits[0, -1].float())
+
+    def _fit_image(self, image, kind: str):
+        """Bound the pixel count: pages down to ``page_max_pixels``, regions up to ``region_min_pixels``."""
+        from PIL import Image
+
+        pixels = image.width * image.height
+        if kind == "page" and pixels > self.profile.page_max_pixels:
+            scale = math.sqrt(self.profile.page_max_pixels / pixels)
+        elif kind == "region" and pixels < self.profile.region_min_pixels:
+            scale = math.sqrt(self.profile.region_min_pixels / max(pixels, 1))
+        else:
+            return image
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        return image.resize(size, Image.Resampling.BICUBIC)
+
+    # ------------------------------------------------------------------------------------------
+    # Verification forward
+
+    def position_ids(self, positions: torch.Tensor, rope_deltas: torch.Tensor | None = None) -> torch.Tensor:
+        """Logical positions ``(B, q)`` -> the family's ``position_ids`` (``(rope_axes, B, q)``)."""
+        if rope_deltas is None:
+            rope_deltas = torch.zeros(positions.shape[0], dtype=torch.long, device=positions.device)
+        return self.profile.position_ids(positions, rope_deltas)
+
+    @torch.inference_mode()
+    def forward(self, tokens: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor,
+                cache: DynamicCache, rope_deltas: torch.Tensor | None = None) -> torch.Tensor:
+        """Run ``q`` new tokens per row on top of ``cache`` (which grows by ``q`` columns).
+
+        ``tokens``, ``positions``: ``(B, q)`` long; positions are logical (prefill length + depth).
+        ``attention_mask``: ``(B, 1, q, T + q)`` additive, in ``self.dtype`` (0 attend, finfo.min
+        blocked), where ``T`` is the cache's current column count; it alone decides what each new
+        token sees, so it must also be causal / ancestor-only among the new tokens.
+        ``rope_deltas``: ``(B,)`` long, each row's ``Prefill.rope_delta`` (zeros if omitted).
+        Returns logits ``(B, q, V)`` float32.
+        """
+        tokens = tokens.to(self.device)
+        positions = positions.to(self.device)
+        expected = (tokens.shape[0], 1, tokens.shape[1], cache.get_seq_length() + tokens.shape[1])
+        if tuple(attention_mask.shape) != expected:
+            raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected {expected}")
+        out = self.model(
+            input_ids=tokens,
+            position_ids=self.position_ids(positions, rope_deltas),
+            attention_mask=attention_mask.to(device=self.device, dtype=self.dtype),
+            cache=cache,
+            use_cache=True,
+        )
+        return out.logits.float()

@@ -1,0 +1,155 @@
+"""Load a target VLM (hub id or local folder) into a ``Target``.
+
+Hub models and the tiny demo models of ``hsd tiny-model`` go through the same ``from_pretrained``
+calls. Weights are read from safetensors only, and remote code runs only when the user asks for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import torch
+
+from core.errors import ModelLoadError
+from core.targets.base import Target
+from core.targets.profiles import FAMILY_MODULES, Profile, get_profile
+
+log = logging.getLogger(__name__)
+
+#: What users get without naming a model: HunyuanOCR (0.9B), the paper's best-accelerated target.
+DEFAULT_MODEL = "tencent/HunyuanOCR"
+
+_DTYPES = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
+           "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}
+
+
+def pick_device(device: str | None = None) -> torch.device:
+    """``device`` if given, else cuda, then mps, then cpu."""
+    if device:
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
+    """``dtype`` by name if given; bf16 on CUDA, fp32 elsewhere (CPU bf16 matmuls are slow, MPS fp16 overflows)."""
+    if dtype:
+        try:
+            return _DTYPES[dtype.lower()]
+        except KeyError:
+            raise ModelLoadError(f"unknown dtype {dtype!r}; use one of bf16, fp16, fp32") from None
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+def _not_found(name: str, cause: Exception) -> ModelLoadError:
+    return ModelLoadError(
+        f"could not load model {name!r} ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}). "
+        "Pass a local folder that holds the model (config.json, *.safetensors, tokenizer and processor files), "
+        "for example one downloaded earlier with `huggingface-cli download`, or check the hub id; "
+        "for a demo without any download, build a tiny model with `hsd tiny-model DIR --arch hunyuan_vl` "
+        "and pass DIR."
+    )
+
+
+def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,
+                trust_remote_code: bool = False) -> Target:
+    """Load a document VLM by hub id or local folder.
+
+    Raises ``ModelLoadError`` when the model cannot be found or read, or its family is not supported.
+    """
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    name = str(name_or_path)
+    if Path(name).expanduser().is_dir():
+        name = str(Path(name).expanduser())
+    torch_device = pick_device(device)
+    torch_dtype = pick_dtype(torch_device, dtype)
+    try:
+        config = AutoConfig.from_pretrained(name, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as exc:  # not found, offline, or not a model folder
+        raise _not_found(name, exc) from exc
+    model_type = getattr(config, "model_type", None)
+    if model_type not in FAMILY_MODULES:
+        raise ModelLoadError(
+            f"model {name!r} is a {model_type!r} model; supported families are "
+            f"{', '.join(FAMILY_MODULES)}")
+    profile = get_profile(model_type)
+    try:
+        model = AutoModelForImageTextToText.from_pretrained(
+            name, config=config, dtype=torch_dtype, use_safetensors=True,
+            trust_remote_code=trust_remote_code, attn_implementation="sdpa",
+        )
+        processor = _load_processor(name, profile, trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise _not_found(name, exc) from exc
+    model.to(torch_device).eval()
+    tokenizer = processor.tokenizer
+    eos = _stop_token_ids(model, tokenizer, profile)
+    pad = tokenizer.pad_token_id
+    if pad is None:
+        pad = getattr(model.generation_config, "pad_token_id", None)
+    if pad is None:
+        pad = min(eos)
+    return Target(profile=profile, model=model, processor=processor, tokenizer=tokenizer,
+                  device=torch_device, dtype=torch_dtype, eos_token_ids=eos, pad_token_id=int(pad))
+
+
+def _load_processor(name: str, profile: Profile, trust_remote_code: bool):
+    """The family's processor; without torchvision, the same class minus its video processor."""
+    from transformers import AutoProcessor
+
+    if profile.fallback_processor is None:
+        return AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
+    try:
+        return AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
+    except (ImportError, ValueError, KeyError, TypeError) as exc:
+        # Qwen-VL and GLM processors build a video processor that needs torchvision, and glm_ocr has
+        # no processor mapping at all; HSD only ever feeds images, so drop the video half.
+        log.info("AutoProcessor failed for %s (%s); building an image-only %s",
+                 name, exc, profile.fallback_processor)
+        return _image_only_processor(name, profile.fallback_processor, trust_remote_code)
+
+
+def _image_only_processor(name: str, processor_class_name: str, trust_remote_code: bool):
+    import transformers
+    from transformers import AutoImageProcessor, AutoTokenizer
+    from transformers.utils import cached_file
+
+    processor_class = getattr(transformers, processor_class_name)
+
+    class ImageOnlyProcessor(processor_class):
+        # ProcessorMixin takes its sub-processors from this list; the family's __init__ still passes
+        # video_processor=None positionally, which the shorter list silently drops.
+        @classmethod
+        def get_attributes(cls):
+            return ["image_processor", "tokenizer"]
+
+    ImageOnlyProcessor.__name__ = f"ImageOnly{processor_class_name}"
+    tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=trust_remote_code)
+    image_processor = AutoImageProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
+    chat_template = getattr(tokenizer, "chat_template", None)
+    if not chat_template:
+        template_file = cached_file(name, "chat_template.jinja", _raise_exceptions_for_missing_entries=False)
+        if template_file:
+            chat_template = Path(template_file).read_text(encoding="utf-8")
+    return ImageOnlyProcessor(image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template)
+
+
+def _stop_token_ids(model, tokenizer, profile: Profile) -> frozenset[int]:
+    """EOS ids from the generation config and config, plus the profile's stop tokens in the vocabulary."""
+    ids: set[int] = set()
+    for source in (model.generation_config, model.config, model.config.get_text_config()):
+        eos = getattr(source, "eos_token_id", None)
+        if eos is not None:
+            ids.update([eos] if isinstance(eos, int) else eos)
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    vocab = tokenizer.get_vocab()
+    ids.update(vocab[t] for t in profile.stop_tokens if t in vocab)
+    if not ids:
+        raise ModelLoadError("the model names no end-of-sequence token")
+    return frozenset(int(i) for i in ids)

@@ -1,0 +1,66 @@
+"""What differs between target families: prompts, image size limits, stop tokens, position ids.
+
+A profile holds no model state. ``Target`` asks it how to phrase the page / region request and how
+to turn logical positions (the index of a token in its sequence) into the ``position_ids`` tensor the
+family's ``forward`` expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+#: Region labels whose crop asks for a specific output format (others are read as plain text).
+TABLE_LABELS = frozenset({"table"})
+FORMULA_LABELS = frozenset({"formula"})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Per-family knowledge. Subclasses set the class attributes and override prompts where needed.
+
+    ``rope_axes`` is the number of rotary position rows the text model takes: 3 for the multimodal RoPE
+    (temporal, height, width) of Qwen2.5/3-VL, PaddleOCR-VL and GLM-OCR; 4 for HunyuanVL's xdrope.
+    After the prompt every axis of a text token carries the same value, ``logical + rope_delta``.
+    """
+
+    family: str = ""
+    rope_axes: int = 3
+    #: Pages are downscaled (aspect kept) to at most this many pixels before the image processor,
+    #: so a 600 dpi scan cannot blow up the vision prefill; the processor applies its own limits too.
+    page_max_pixels: int = 2048 * 2048
+    #: Region crops smaller than this are upscaled: OCR of a 20 px high line needs more pixels.
+    region_min_pixels: int = 64 * 64
+    page_prompt: str = "Convert this document page to Markdown. Write tables as HTML and formulas as LaTeX."
+    text_prompt: str = "Read all the text in this image."
+    table_prompt: str = "Convert this table to HTML."
+    formula_prompt: str = "Write this formula in LaTeX."
+    #: Text-only extra stop tokens, looked up in the vocabulary (ids from the config come on top).
+    stop_tokens: tuple[str, ...] = ()
+    #: Where ``transformers`` has no processor for the family: the processor class that fits it.
+    fallback_processor: str | None = None
+
+    def region_prompt(self, label: str) -> str:
+        """The request for one layout region's crop; ``label`` is a ``core.drafters.base`` label."""
+        if label in TABLE_LABELS:
+            return self.table_prompt
+        if label in FORMULA_LABELS:
+            return self.formula_prompt
+        return self.text_prompt
+
+    def prompt(self, kind: str, label: str = "text") -> str:
+        if kind == "page":
+            return self.page_prompt
+        if kind == "region":
+            return self.region_prompt(label)
+        raise ValueError(f"prompt kind must be 'page' or 'region', not {kind!r}")
+
+    def messages(self, prompt: str) -> list[dict]:
+        """Chat messages for one image followed by the request (the order the model cards use)."""
+        return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
+
+    def position_ids(self, logical: torch.Tensor, rope_deltas: torch.Tensor) -> torch.Tensor:
+        """Logical positions ``(B, q)`` plus per-row offsets ``(B,)`` -> ``(rope_axes, B, q)`` position ids."""
+        text_positions = logical + rope_deltas.to(logical.device).view(-1, 1)
+        return text_positions.unsqueeze(0).expand(self.rope_axes, -1, -1)

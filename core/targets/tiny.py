@@ -1,0 +1,155 @@
+"""Tiny randomly initialised models of the real target architectures, for demos and tests offline.
+
+``build_tiny_model(out_dir, arch)`` writes a folder laid out like a hub checkpoint (config, safetensors
+weights, tokenizer, image processor, chat template) so that ``load_target(out_dir)`` loads it through
+exactly the same ``from_pretrained`` path as a real model. Sizes follow ``TINY-VLMS.md``: about 3-5 M
+parameters, with ``initializer_range`` 0.1 so that greedy output is varied rather than a one-token loop
+(a losslessness test over a degenerate model proves nothing).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from core.targets.tiny_corpus import TOKENIZER_TRAINING_TEXT
+
+TINY_VOCAB_SIZE = 4096
+#: Large enough for varied greedy output from random weights (0.02, the default, collapses).
+TINY_INITIALIZER_RANGE = 0.1
+
+_TEXT_SIZES = dict(
+    hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=64, max_position_embeddings=4096,
+    initializer_range=TINY_INITIALIZER_RANGE,
+)
+_VISION_SIZES = dict(depth=2, hidden_size=128, intermediate_size=256, num_heads=2,
+                     initializer_range=TINY_INITIALIZER_RANGE)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tokenizer
+
+
+def train_tiny_tokenizer(special_tokens: list[str], vocab_size: int = TINY_VOCAB_SIZE):
+    """A byte-level BPE trained on the built-in corpus; ``special_tokens`` get ids 0, 1, 2, ... in order.
+
+    Returns a raw ``tokenizers.Tokenizer`` whose vocabulary has exactly ``vocab_size`` entries.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    # Random numbers add enough distinct byte pairs for the trainer to reach the full vocabulary.
+    rng = random.Random(0)
+    numbers = [" ".join(str(rng.randint(0, 99999)) for _ in range(200)) for _ in range(20)]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=special_tokens, min_frequency=1,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+    )
+    tokenizer.train_from_iterator(TOKENIZER_TRAINING_TEXT + numbers, trainer=trainer)
+    if tokenizer.get_vocab_size() != vocab_size:
+        raise RuntimeError(f"tiny tokenizer reached {tokenizer.get_vocab_size()} tokens, not {vocab_size}")
+    return tokenizer
+
+
+def _wrap_tokenizer(raw, chat_template: str, **special):
+    """``PreTrainedTokenizerFast`` around ``raw``; ``special`` names bos/eos/pad/... and ``extra_special_tokens``."""
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, **special)
+    tokenizer.chat_template = chat_template
+    return tokenizer
+
+
+# ----------------------------------------------------------------------------------------------
+# Chat templates (the real models' layouts, reduced to what a one-image, one-text user turn needs)
+
+_QWEN_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# Families
+
+
+def _qwen_image_processor(patch_size: int):
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    factor = patch_size * 2
+    return Qwen2VLImageProcessorPil(
+        patch_size=patch_size, merge_size=2, temporal_patch_size=2,
+        min_pixels=4 * factor * factor, max_pixels=256 * factor * factor,
+    )
+
+
+def _build_qwen2_5_vl(out_dir: Path) -> None:
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+                "<|image_pad|>", "<|video_pad|>"]
+    ids = {t: i for i, t in enumerate(specials)}
+    tokenizer = _wrap_tokenizer(
+        train_tiny_tokenizer(specials), _QWEN_TEMPLATE,
+        eos_token="<|im_end|>", pad_token="<|endoftext|>",
+        extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+                              "vision_bos_token": "<|vision_start|>", "vision_eos_token": "<|vision_end|>"},
+    )
+    text = dict(_TEXT_SIZES, vocab_size=len(tokenizer),
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12]},
+                bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
+                pad_token_id=ids["<|endoftext|>"])
+    vision = dict(_VISION_SIZES, out_hidden_size=_TEXT_SIZES["hidden_size"], patch_size=14,
+                  window_size=112, fullatt_block_indexes=[1])
+    config = Qwen2_5_VLConfig(
+        text_config=text, vision_config=vision,
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        initializer_range=TINY_INITIALIZER_RANGE,
+    )
+    config.eos_token_id = [ids["<|im_end|>"], ids["<|endoftext|>"]]
+    config.pad_token_id = ids["<|endoftext|>"]
+    model = Qwen2_5_VLForConditionalGeneration(config)
+    _save(out_dir, model, tokenizer, _qwen_image_processor(14), _QWEN_TEMPLATE)
+
+
+def _save(out_dir: Path, model, tokenizer, image_processor, chat_template: str) -> None:
+    """Write the folder the way hub checkpoints are laid out (one file per component)."""
+    model.save_pretrained(out_dir)  # safetensors is the only format transformers 5.x writes
+    tokenizer.save_pretrained(out_dir)
+    image_processor.save_pretrained(out_dir)
+    (out_dir / "chat_template.jinja").write_text(chat_template, encoding="utf-8")
+
+
+_BUILDERS: dict[str, Callable[[Path], None]] = {
+    "qwen2_5_vl": _build_qwen2_5_vl,
+}
+
+#: Architectures ``build_tiny_model`` knows, in the order they were added.
+TINY_ARCHS: tuple[str, ...] = tuple(_BUILDERS)
+
+
+def build_tiny_model(out_dir, arch: str, seed: int = 0) -> Path:
+    """Write a tiny random model of architecture ``arch`` (a ``config.model_type``) into ``out_dir``.
+
+    The same ``seed`` gives the same weights. Returns the folder as a ``Path``.
+    """
+    if arch not in _BUILDERS:
+        raise ValueError(f"unknown tiny architecture {arch!r}; choose one of {', '.join(TINY_ARCHS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        _BUILDERS[arch](out)
+    return out

@@ -27,7 +27,8 @@ from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionSt
                           RegionVerified, TextAppended, TextSpan)
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.detokenize import IncrementalDetokenizer
-from core.speculative.matching import DraftIndex, ProposalConfig
+from core.speculative.matching import ProposalConfig
+from core.speculative.proposers import FirstProposal, NoDrafts, TextProposer, TokenNgramProposer
 from core.speculative.mathmode import inside_math
 from core.speculative.stopping import RepetitionGuard, StopRule
 
@@ -51,6 +52,7 @@ class EngineConfig:
     trust_remote_code: bool = False
     region_pad_pt: float = 4.0          # margin around a region's bbox for its crop, in points
     stage1_batch: int = 16              # regions verified together (halved on out-of-memory)
+    stage1_give_up: float = 1.5         # hsd: abandon a region below this many tokens per pass
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -181,6 +183,7 @@ class Engine:
                                          stats, seconds, should_cancel, emit, page_number)
             region_outputs = [target.decode(t) for t in region_tokens]
 
+        draft_texts = [clean_draft(r.text) if d else "" for r, d in zip(regions, drafts)]
         if cfg.mode == "regions":
             parts, spans, pos = [], [], 0
             for i, text in enumerate(region_outputs):
@@ -192,12 +195,15 @@ class Engine:
                 parts.append(text)
                 pos += len(text)
             markdown = "\n\n".join(parts)
+            output_tokens = [t for toks in region_tokens for t in toks]
             stats.generated_tokens = sum(len(t) for t in region_tokens)
             emit(TextAppended(page=page_number, text=markdown))
         else:
-            page_drafts = {"ar": [], "page": drafts, "hsd": region_tokens}[cfg.mode]
-            row = self._stage2(image, page_drafts, stats, seconds, should_cancel, emit, page_number)
+            proposer = self._page_proposer(drafts, draft_texts, region_tokens, region_outputs)
+            row = self._stage2(image, proposer, stats, seconds, should_cancel, emit, page_number)
             markdown = target.decode(row.output)
+            output_tokens = row.output
+            stats.tree_passes = row.tree_passes
             spans = _spans(row, target)
             for region, count in _origin_counts(row).items():
                 region_stats[region].page_accepted_tokens += count
@@ -210,7 +216,7 @@ class Engine:
         stats.seconds = seconds
         return PageResult(page=page_number, width=width, height=height, markdown=markdown,
                           regions=regions, region_stats=region_stats, region_outputs=region_outputs,
-                          spans=spans, stats=stats)
+                          spans=spans, stats=stats, output_tokens=list(output_tokens))
 
     # -- stages -----------------------------------------------------------------------------------
 
@@ -234,6 +240,9 @@ class Engine:
         target, cfg = self.target, self.config
         todo = [i for i, d in enumerate(drafts) if d]
         out: list[list[int]] = [[] for _ in regions]
+        # In hsd mode Stage 1 only refines drafts: a region whose draft the target keeps rejecting
+        # is abandoned (its raw draft still serves Stage 2). The regions baseline decodes in full.
+        give_up = cfg.stage1_give_up if cfg.mode == "hsd" else 0.0
         batch = max(1, cfg.stage1_batch)
         pos = 0
         while pos < len(todo):
@@ -249,10 +258,10 @@ class Engine:
                 cache, pad_counts = merge_caches_left_padded([p.cache for p in prefills])
                 T = int(cache.get_seq_length())
                 valid = torch.arange(T, device=target.device)[None, :] >= pad_counts.to(target.device)[:, None]
-                rows = [DecodeRow(index=DraftIndex([drafts[i]], cfg.proposal.max_ngram),
+                rows = [DecodeRow(proposer=TokenNgramProposer([drafts[i]], cfg.proposal, regions=[i]),
                                   stop=self._stop(min(cfg.max_new_tokens, 2 * len(drafts[i]) + 32)),
                                   length=p.length, rope_delta=p.rope_delta,
-                                  root=int(p.logits.argmax()), tag=i)
+                                  root=int(p.logits.argmax()), tag=i, give_up_below=give_up)
                         for i, p in zip(chunk, prefills)]
                 del prefills
                 decoder = self._decoder(should_cancel)
@@ -272,7 +281,9 @@ class Engine:
                 rs = region_stats[i]
                 rs.verified = True
                 rs.accepted_tokens, rs.forward_passes = row.accepted, row.forward_passes
-                if row.stop_reason == "repetition" and regions[i].label != "table":
+                if row.stop_reason == "low_acceptance":
+                    out[i] = row.output  # a partial refinement; Stage 2 also sees the raw draft
+                elif row.stop_reason == "repetition" and regions[i].label != "table":
                     out[i], rs.fallback = list(drafts[i]), True
                 else:
                     out[i] = row.output
@@ -281,13 +292,33 @@ class Engine:
             pos += len(chunk)
         return out
 
-    def _stage2(self, image, drafts, stats, seconds, should_cancel, emit, page_number) -> DecodeRow:
-        """Decode the page, verifying ``drafts`` (token lists; empty = plain AR)."""
+    def _page_proposer(self, drafts, draft_texts, region_tokens, region_outputs):
+        """Stage 2's drafts. ``page``: the raw region drafts. ``hsd``: the Stage 1 outputs first
+        (token-exact), then both the Stage 1 outputs and the raw drafts as text, so a region whose
+        Stage 1 output went astray still lends its raw draft."""
+        cfg, target = self.config, self.target
+        if cfg.mode == "ar":
+            return NoDrafts()
+        n = len(drafts)
+        if cfg.mode == "page":
+            token_drafts, texts, text_regions = drafts, draft_texts, list(range(n))
+        else:
+            token_drafts = region_tokens
+            texts = region_outputs + draft_texts
+            text_regions = list(range(n)) + list(range(n))
+        return FirstProposal([
+            TokenNgramProposer(token_drafts, cfg.proposal, fallback=False),
+            TextProposer(texts, text_regions, target.encode, target.decode, cfg.proposal),
+            TokenNgramProposer(token_drafts, cfg.proposal),  # 1-gram fallback last
+        ])
+
+    def _stage2(self, image, proposer, stats, seconds, should_cancel, emit, page_number) -> DecodeRow:
+        """Decode the page, verifying the trees ``proposer`` offers (``NoDrafts``: plain AR)."""
         target, cfg = self.target, self.config
         with _Timer(seconds, "prefill", target.device):
             prefill = target.prefill(image, kind="page")
         stats.prefill_passes += 1
-        row = DecodeRow(index=DraftIndex([d for d in drafts], cfg.proposal.max_ngram),
+        row = DecodeRow(proposer=proposer,
                         stop=self._stop(cfg.max_new_tokens), length=prefill.length,
                         rope_delta=prefill.rope_delta, root=int(prefill.logits.argmax()))
         detok = IncrementalDetokenizer(target.decode)

@@ -52,6 +52,7 @@ class PageStats:
     generated_tokens: int = 0
     drafted_tokens: int = 0
     accepted_tokens: int = 0
+    tree_passes: int = 0            # page-level passes that verified a tree of several branches
     stop_reason: str = ""
     seconds: dict = field(default_factory=lambda: {"render": 0.0, "draft": 0.0, "prefill": 0.0,
                                                    "verify": 0.0, "total": 0.0})
@@ -90,6 +91,7 @@ class PageResult:
     spans: list[TextSpan]
     stats: PageStats
     error: str | None = None          # set when this page failed and the rest went on
+    output_tokens: list[int] = field(default_factory=list, repr=False)  # not serialised
 
     def to_dict(self) -> dict:
         return {

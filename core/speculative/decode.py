@@ -20,9 +20,9 @@ from typing import Callable
 import torch
 
 from core.errors import CancelledError
-from core.speculative.matching import DraftIndex, ProposalConfig, propose
+from core.speculative.matching import ProposalConfig
+from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
-from core.speculative.tree import DraftTree, root_only
 from core.speculative.verify import verify_tree
 
 
@@ -36,7 +36,7 @@ class DecodeRow:
     root:    the target's latest token, decided but not yet in the cache.
     """
 
-    index: DraftIndex
+    proposer: Proposer
     stop: StopRule
     length: int
     rope_delta: int
@@ -49,6 +49,12 @@ class DecodeRow:
     proposed: int = 0
     accepted: int = 0
     tokens_per_pass: list[int] = field(default_factory=list)
+    tree_passes: int = 0  # passes whose proposal branched (a tree, not a chain)
+    budget: int = 0     # longest continuation to propose next (0: the config's max_chain)
+    # Stage 1 only (its output is a draft, never returned): stop early once the last ``patience``
+    # passes gained fewer than ``give_up_below`` tokens each on average; the drafts are not helping.
+    give_up_below: float = 0.0
+    patience: int = 8
     tag: object = None  # caller's handle (region index, ...)
 
     def _finish_if_stopped(self, new_from: int) -> None:
@@ -105,7 +111,8 @@ class SpeculativeDecoder:
         while live:
             if self.should_cancel():
                 raise CancelledError("cancelled")
-            trees = [self._propose(r) for r in live]
+            trees = [r.proposer.propose(r.output, r.root, r.budget or self.proposal.max_chain)
+                     for r in live]
             logits = self._forward(live, trees, cache, valid)
             valid = torch.cat([valid, torch.zeros(len(live), logits.shape[1], dtype=torch.bool,
                                                   device=valid.device)], dim=1)
@@ -126,7 +133,13 @@ class SpeculativeDecoder:
                 row.proposed += len(tree) - 1
                 row.accepted += acc.accepted_drafts
                 row.tokens_per_pass.append(len(acc.path))
+                row.tree_passes += not tree.is_chain
+                row.budget = self._next_budget(row, tree, acc.accepted_drafts)
                 row._finish_if_stopped(before)
+                if not row.done and row.give_up_below and len(row.tokens_per_pass) >= row.patience:
+                    recent = row.tokens_per_pass[-row.patience:]
+                    if sum(recent) < row.give_up_below * row.patience:
+                        row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
             self.forward_passes += 1
             if self.on_step:
@@ -140,10 +153,14 @@ class SpeculativeDecoder:
                 cache, valid = _compact(cache, valid)
         return rows
 
-    def _propose(self, row: DecodeRow) -> DraftTree:
-        if not row.index:
-            return root_only(row.root)
-        return propose(row.output, row.root, row.index, self.proposal)
+    def _next_budget(self, row: DecodeRow, tree, accepted: int) -> int:
+        """Propose the full length again after any success; halve it after a pass whose whole
+        proposal was rejected (useless drafts then cost little, which matters where compute grows
+        with the tokens verified, as on a CPU)."""
+        full = self.proposal.max_chain
+        if len(tree) == 1 or accepted > 0:
+            return full
+        return max(self.proposal.min_budget, (row.budget or full) // 2)
 
     def _forward(self, rows, trees, cache, valid) -> torch.Tensor:
         """One pass over all rows' trees. Returns logits (B, q, V)."""

@@ -28,6 +28,7 @@ class ProposalConfig:
     min_ngram: int = 3
     max_ngram: int = 10
     max_chain: int = 64        # draft tokens proposed along one continuation
+    min_budget: int = 4        # shortest continuation after repeated rejections
     max_nodes: int = 128       # tree size limit (root included)
     max_branches: int = 8      # continuations merged into one tree
     fallback_depth: int = 15   # depth of 1-gram fallback trees
@@ -80,27 +81,32 @@ def _distinct_continuations(
     return [(cont, hit) for _, cont, hit in ranked[:limit]]
 
 
-def propose(context: list[int], root: int, index: DraftIndex, cfg: ProposalConfig) -> DraftTree:
+def propose(context: list[int], root: int, index: DraftIndex, cfg: ProposalConfig,
+            budget: int | None = None, fallback: bool = True) -> DraftTree:
     """Propose a draft tree to follow ``context + [root]``.
 
     context: tokens already verified and in the cache (the output so far; prompt excluded).
     root:    the token the target chose last (not yet in the cache); the tree's node 0.
+    budget:  longest continuation to propose (default ``cfg.max_chain``); the tree holds at most
+             ``min(cfg.max_nodes, 2 * budget + 1)`` nodes.
+    fallback: whether a 1-gram tree may be proposed when no ``min_ngram`` suffix matches.
     Returns a tree whose node 0 is ``root``; ``len(tree) == 1`` means "no proposal".
     """
     if not index:
         return root_only(root)
+    budget = budget or cfg.max_chain
     seq = context[-(cfg.max_ngram - 1):] + [root]
     best: list[tuple[list[int], tuple[int, int]]] = []
     for n in range(cfg.min_ngram, min(cfg.max_ngram, len(seq)) + 1):
         hits = index.hits(tuple(seq[-n:]))
         if not hits:
             break
-        best = _distinct_continuations(index, hits, cfg.max_chain, cfg.max_branches)
+        best = _distinct_continuations(index, hits, budget, cfg.max_branches)
         if len(best) <= 1:
             break  # unambiguous: a longer window cannot help
-    if not best:
+    if not best and fallback:
         hits = index.hits((root,))
-        best = _distinct_continuations(index, hits, cfg.fallback_depth, cfg.fallback_branches)
+        best = _distinct_continuations(index, hits, min(budget, cfg.fallback_depth), cfg.fallback_branches)
     if not best:
         return root_only(root)
-    return build_tree(root, best, cfg.max_nodes)
+    return build_tree(root, best, min(cfg.max_nodes, 2 * budget + 1))

@@ -124,16 +124,74 @@ def _build_qwen2_5_vl(out_dir: Path) -> None:
     _save(out_dir, model, tokenizer, _qwen_image_processor(14), _QWEN_TEMPLATE)
 
 
-def _save(out_dir: Path, model, tokenizer, image_processor, chat_template: str) -> None:
-    """Write the folder the way hub checkpoints are laid out (one file per component)."""
+_HUNYUAN_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] == 'system' %}{{ message['content'] }}<|hy_sep|>"
+    "{% elif message['role'] == 'user' %}<|hy_User|>"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|hy_image_start|><|hy_image|><|hy_image_end|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}"
+    "{% else %}<|hy_Assistant|>{{ message['content'] }}{{ eos_token }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|hy_Assistant|>{% endif %}"
+)
+
+
+def _build_hunyuan_vl(out_dir: Path) -> None:
+    from transformers import HunYuanVLConfig, HunYuanVLForConditionalGeneration, HunYuanVLProcessor
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    specials = ["<|hy_pad|>", "<|hy_bos|>", "<|hy_eos|>", "<|hy_eod|>", "<|hy_sep|>", "<|hy_User|>",
+                "<|hy_Assistant|>", "<|hy_image_start|>", "<|hy_image_end|>", "<|hy_image|>",
+                "<|hy_image_newline|>"]
+    ids = {t: i for i, t in enumerate(specials)}
+    tokenizer = _wrap_tokenizer(
+        train_tiny_tokenizer(specials), _HUNYUAN_TEMPLATE,
+        bos_token="<|hy_bos|>", eos_token="<|hy_eos|>", pad_token="<|hy_pad|>", sep_token="<|hy_sep|>",
+        extra_special_tokens={"image_token": "<|hy_image|>", "image_start_token": "<|hy_image_start|>",
+                              "image_end_token": "<|hy_image_end|>"},
+    )
+    text = dict(_TEXT_SIZES, vocab_size=len(tokenizer),
+                rope_parameters={"rope_type": "xdrope", "rope_theta": 10000.0, "alpha": 1000.0, "factor": 1.0,
+                                 "xdrope_section": [8, 8, 8, 8]},
+                pad_token_id=ids["<|hy_pad|>"], bos_token_id=ids["<|hy_bos|>"], eos_token_id=ids["<|hy_eos|>"],
+                eod_token_id=ids["<|hy_eod|>"], sep_token_id=ids["<|hy_sep|>"])
+    vision = dict(hidden_size=128, intermediate_size=256, num_attention_heads=2, num_hidden_layers=2,
+                  out_hidden_size=_TEXT_SIZES["hidden_size"], patch_size=16, max_image_size=512,
+                  min_image_size=64, initializer_range=TINY_INITIALIZER_RANGE)
+    config = HunYuanVLConfig(
+        text_config=text, vision_config=vision, image_token_id=ids["<|hy_image|>"],
+        im_start_id=ids["<|hy_image_start|>"], im_end_id=ids["<|hy_image_end|>"],
+        im_newline_id=ids["<|hy_image_newline|>"], initializer_range=TINY_INITIALIZER_RANGE,
+    )
+    config.eos_token_id = [ids["<|hy_eos|>"], ids["<|hy_eod|>"]]
+    config.pad_token_id = ids["<|hy_pad|>"]
+    model = HunYuanVLForConditionalGeneration(config)
+    image_processor = HunYuanVLImageProcessorPil(min_pixels=4 * 32 * 32, max_pixels=256 * 32 * 32)
+    processor = HunYuanVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                   chat_template=_HUNYUAN_TEMPLATE)
+    _save(out_dir, model, tokenizer, image_processor, _HUNYUAN_TEMPLATE, processor=processor)
+
+
+def _save(out_dir: Path, model, tokenizer, image_processor, chat_template: str, processor=None) -> None:
+    """Write the folder the way hub checkpoints are laid out (one file per component).
+
+    ``processor`` where the family's processor can be built without torchvision (it then writes the
+    processor config too); otherwise tokenizer and image processor are saved on their own.
+    """
     model.save_pretrained(out_dir)  # safetensors is the only format transformers 5.x writes
-    tokenizer.save_pretrained(out_dir)
-    image_processor.save_pretrained(out_dir)
+    if processor is not None:
+        processor.save_pretrained(out_dir)
+    else:
+        tokenizer.save_pretrained(out_dir)
+        image_processor.save_pretrained(out_dir)
     (out_dir / "chat_template.jinja").write_text(chat_template, encoding="utf-8")
 
 
 _BUILDERS: dict[str, Callable[[Path], None]] = {
     "qwen2_5_vl": _build_qwen2_5_vl,
+    "hunyuan_vl": _build_hunyuan_vl,
 }
 
 #: Architectures ``build_tiny_model`` knows, in the order they were added.

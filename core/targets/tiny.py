@@ -97,15 +97,7 @@ def _qwen_image_processor(patch_size: int):
 def _build_qwen2_5_vl(out_dir: Path) -> None:
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                "<|image_pad|>", "<|video_pad|>"]
-    ids = {t: i for i, t in enumerate(specials)}
-    tokenizer = _wrap_tokenizer(
-        train_tiny_tokenizer(specials), _QWEN_TEMPLATE,
-        eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
-                              "vision_bos_token": "<|vision_start|>", "vision_eos_token": "<|vision_end|>"},
-    )
+    tokenizer, ids = _qwen_tokenizer_and_ids()
     text = dict(_TEXT_SIZES, vocab_size=len(tokenizer),
                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12]},
                 bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
@@ -174,12 +166,69 @@ def _build_hunyuan_vl(out_dir: Path) -> None:
     _save(out_dir, model, tokenizer, image_processor, _HUNYUAN_TEMPLATE, processor=processor)
 
 
+def _qwen_tokenizer_and_ids():
+    """Qwen-VL chat tokens (the real models' names), and their ids in the tiny vocabulary."""
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+                "<|image_pad|>", "<|video_pad|>"]
+    tokenizer = _wrap_tokenizer(
+        train_tiny_tokenizer(specials), _QWEN_TEMPLATE,
+        eos_token="<|im_end|>", pad_token="<|endoftext|>",
+        extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+                              "vision_bos_token": "<|vision_start|>", "vision_eos_token": "<|vision_end|>"},
+    )
+    return tokenizer, {t: i for i, t in enumerate(specials)}
+
+
+def _build_qwen3_vl(out_dir: Path) -> None:
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
+
+    tokenizer, ids = _qwen_tokenizer_and_ids()
+    text = dict(_TEXT_SIZES, vocab_size=len(tokenizer),
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [12, 10, 10],
+                                 "mrope_interleaved": True},
+                bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
+                pad_token_id=ids["<|endoftext|>"])
+    vision = dict(_VISION_SIZES, out_hidden_size=_TEXT_SIZES["hidden_size"], patch_size=16,
+                  num_position_embeddings=1024, deepstack_visual_indexes=[0, 1])
+    config = Qwen3VLConfig(
+        text_config=text, vision_config=vision,
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        initializer_range=TINY_INITIALIZER_RANGE,
+    )
+    config.eos_token_id = [ids["<|im_end|>"], ids["<|endoftext|>"]]
+    config.pad_token_id = ids["<|endoftext|>"]
+    model = Qwen3VLForConditionalGeneration(config)
+    _save(out_dir, model, tokenizer, _qwen_image_processor(16), _QWEN_TEMPLATE)
+
+
+#: Text-attention query/key RMSNorm weights are multiplied by this (see ``_sharpen_attention``).
+QK_NORM_GAIN = 3.0
+_QK_NORM_NAMES = ("q_norm", "k_norm", "query_layernorm", "key_layernorm")
+
+
+def _sharpen_attention(model) -> None:
+    """Scale the text decoder's query/key RMSNorm weights by ``QK_NORM_GAIN``.
+
+    Families with q/k normalisation (Qwen3-VL, HunyuanVL) bound the attention logits to about N(0, 1)
+    whatever the initializer range, so a random model attends almost uniformly and greedy output
+    becomes a bigram loop that ignores context and positions. Sharper attention makes the output
+    depend on both, which is what the losslessness tests need to be able to fail.
+    """
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            is_vision = "visual" in name or "vision" in name or "vit" in name
+            if name.endswith(_QK_NORM_NAMES) and not is_vision and getattr(module, "weight", None) is not None:
+                module.weight.mul_(QK_NORM_GAIN)
+
+
 def _save(out_dir: Path, model, tokenizer, image_processor, chat_template: str, processor=None) -> None:
     """Write the folder the way hub checkpoints are laid out (one file per component).
 
     ``processor`` where the family's processor can be built without torchvision (it then writes the
     processor config too); otherwise tokenizer and image processor are saved on their own.
     """
+    _sharpen_attention(model)
     model.save_pretrained(out_dir)  # safetensors is the only format transformers 5.x writes
     if processor is not None:
         processor.save_pretrained(out_dir)
@@ -192,6 +241,7 @@ def _save(out_dir: Path, model, tokenizer, image_processor, chat_template: str, 
 _BUILDERS: dict[str, Callable[[Path], None]] = {
     "qwen2_5_vl": _build_qwen2_5_vl,
     "hunyuan_vl": _build_hunyuan_vl,
+    "qwen3_vl": _build_qwen3_vl,
 }
 
 #: Architectures ``build_tiny_model`` knows, in the order they were added.

@@ -202,6 +202,53 @@ def _build_qwen3_vl(out_dir: Path) -> None:
     _save(out_dir, model, tokenizer, _qwen_image_processor(16), _QWEN_TEMPLATE)
 
 
+_PADDLE_TEMPLATE = (
+    "<|begin_of_sentence|>{% for message in messages %}"
+    "{% if message['role'] == 'user' %}User: "
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}"
+    "<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>{% endif %}{% endfor %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}\n"
+    "{% elif message['role'] == 'assistant' %}Assistant: {{ message['content'] }}<|end_of_sentence|>"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}Assistant: {% endif %}"
+)
+
+
+def _build_paddleocr_vl(out_dir: Path) -> None:
+    from transformers import PaddleOCRVLConfig, PaddleOCRVLForConditionalGeneration, PaddleOCRVLProcessor
+    from transformers.models.paddleocr_vl.image_processing_pil_paddleocr_vl import (
+        PaddleOCRVLImageProcessorPil,
+    )
+
+    specials = ["<unk>", "<s>", "</s>", "<|begin_of_sentence|>", "<|end_of_sentence|>", "<|IMAGE_START|>",
+                "<|IMAGE_END|>", "<|IMAGE_PLACEHOLDER|>", "<|video_pad|>"]
+    ids = {t: i for i, t in enumerate(specials)}
+    tokenizer = _wrap_tokenizer(
+        train_tiny_tokenizer(specials), _PADDLE_TEMPLATE,
+        bos_token="<s>", eos_token="</s>", pad_token="<unk>", unk_token="<unk>",
+        extra_special_tokens={"image_token": "<|IMAGE_PLACEHOLDER|>"},
+    )
+    text = dict(_TEXT_SIZES, vocab_size=len(tokenizer),
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12]},
+                pad_token_id=ids["<unk>"], bos_token_id=ids["<s>"], eos_token_id=ids["</s>"])
+    vision = dict(hidden_size=128, intermediate_size=256, num_attention_heads=2, num_hidden_layers=2,
+                  image_size=384, patch_size=14, initializer_range=TINY_INITIALIZER_RANGE)
+    config = PaddleOCRVLConfig(
+        text_config=text, vision_config=vision,
+        image_token_id=ids["<|IMAGE_PLACEHOLDER|>"], video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|IMAGE_START|>"], vision_end_token_id=ids["<|IMAGE_END|>"],
+        initializer_range=TINY_INITIALIZER_RANGE,
+    )
+    config.eos_token_id = [ids["</s>"], ids["<|end_of_sentence|>"]]
+    config.pad_token_id = ids["<unk>"]
+    model = PaddleOCRVLForConditionalGeneration(config)
+    image_processor = PaddleOCRVLImageProcessorPil(min_pixels=4 * 28 * 28, max_pixels=256 * 28 * 28)
+    processor = PaddleOCRVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                     chat_template=_PADDLE_TEMPLATE)
+    _save(out_dir, model, tokenizer, image_processor, _PADDLE_TEMPLATE, processor=processor)
+
+
 #: Text-attention query/key RMSNorm weights are multiplied by this (see ``_sharpen_attention``).
 QK_NORM_GAIN = 3.0
 _QK_NORM_NAMES = ("q_norm", "k_norm", "query_layernorm", "key_layernorm")
@@ -242,6 +289,7 @@ _BUILDERS: dict[str, Callable[[Path], None]] = {
     "qwen2_5_vl": _build_qwen2_5_vl,
     "hunyuan_vl": _build_hunyuan_vl,
     "qwen3_vl": _build_qwen3_vl,
+    "paddleocr_vl": _build_paddleocr_vl,
 }
 
 #: Architectures ``build_tiny_model`` knows, in the order they were added.

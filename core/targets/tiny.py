@@ -249,6 +249,51 @@ def _build_paddleocr_vl(out_dir: Path) -> None:
     _save(out_dir, model, tokenizer, image_processor, _PADDLE_TEMPLATE, processor=processor)
 
 
+_GLM_TEMPLATE = (
+    "[gMASK]<sop>{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|begin_of_image|><|image|><|end_of_image|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def _build_glm_ocr(out_dir: Path) -> None:
+    from transformers import GlmOcrConfig, GlmOcrForConditionalGeneration
+    from transformers.models.glm46v.image_processing_pil_glm46v import Glm46VImageProcessorPil
+
+    specials = ["<|endoftext|>", "[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>",
+                "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|image|>",
+                "<|begin_of_video|>", "<|end_of_video|>", "<|video|>"]
+    ids = {t: i for i, t in enumerate(specials)}
+    tokenizer = _wrap_tokenizer(
+        train_tiny_tokenizer(specials), _GLM_TEMPLATE,
+        eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+        extra_special_tokens={"image_token": "<|image|>", "video_token": "<|video|>"},
+    )
+    # Half the head is rotated, split over (temporal, height, width) as 4 + 6 + 6 frequency pairs.
+    text = dict(_TEXT_SIZES, vocab_size=len(tokenizer),
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                                 "mrope_section": [4, 6, 6]},
+                pad_token_id=ids["<|endoftext|>"], eos_token_id=[ids["<|endoftext|>"], ids["<|user|>"],
+                                                                 ids["<|observation|>"]])
+    vision = dict(_VISION_SIZES, out_hidden_size=_TEXT_SIZES["hidden_size"], patch_size=14, image_size=336)
+    config = GlmOcrConfig(
+        text_config=text, vision_config=vision,
+        image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
+        image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
+        video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"],
+        initializer_range=TINY_INITIALIZER_RANGE,
+    )
+    config.eos_token_id = [ids["<|endoftext|>"], ids["<|user|>"], ids["<|observation|>"]]
+    config.pad_token_id = ids["<|endoftext|>"]
+    model = GlmOcrForConditionalGeneration(config)
+    image_processor = Glm46VImageProcessorPil(size={"shortest_edge": 4 * 28 * 28, "longest_edge": 256 * 28 * 28})
+    _save(out_dir, model, tokenizer, image_processor, _GLM_TEMPLATE)
+
+
 #: Text-attention query/key RMSNorm weights are multiplied by this (see ``_sharpen_attention``).
 QK_NORM_GAIN = 3.0
 _QK_NORM_NAMES = ("q_norm", "k_norm", "query_layernorm", "key_layernorm")
@@ -290,6 +335,7 @@ _BUILDERS: dict[str, Callable[[Path], None]] = {
     "hunyuan_vl": _build_hunyuan_vl,
     "qwen3_vl": _build_qwen3_vl,
     "paddleocr_vl": _build_paddleocr_vl,
+    "glm_ocr": _build_glm_ocr,
 }
 
 #: Architectures ``build_tiny_model`` knows, in the order they were added.

@@ -102,16 +102,22 @@ def _load_processor(name: str, profile: Profile, trust_remote_code: bool):
     """The family's processor; without torchvision, the same class minus its video processor."""
     from transformers import AutoProcessor
 
+    from transformers.processing_utils import ProcessorMixin
+
     if profile.fallback_processor is None:
         return AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
     try:
-        return AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
+        processor = AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
     except (ImportError, ValueError, KeyError, TypeError) as exc:
-        # Qwen-VL and GLM processors build a video processor that needs torchvision, and glm_ocr has
-        # no processor mapping at all; HSD only ever feeds images, so drop the video half.
+        # Qwen-VL and GLM processors build a video processor that needs torchvision; HSD only ever
+        # feeds images, so the video half can go.
         log.info("AutoProcessor failed for %s (%s); building an image-only %s",
                  name, exc, profile.fallback_processor)
         return _image_only_processor(name, profile.fallback_processor, trust_remote_code)
+    if not isinstance(processor, ProcessorMixin):
+        # No processor mapped for the family (glm_ocr): AutoProcessor quietly returns the tokenizer.
+        return _image_only_processor(name, profile.fallback_processor, trust_remote_code)
+    return processor
 
 
 def _image_only_processor(name: str, processor_class_name: str, trust_remote_code: bool):

@@ -15,7 +15,7 @@ import torch
 from core.targets.kv import additive_mask, cache_crop, cache_length, causal_allowed, merge_caches_left_padded
 from tests.core.targets.conftest import page_image
 
-FAMILIES = ["qwen2_5_vl"]
+FAMILIES = ["qwen2_5_vl", "hunyuan_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr"]
 DRAFT_LEN = 20
 TOL = dict(atol=1e-4, rtol=1e-4)
 

@@ -1,0 +1,20 @@
+"""HunyuanOCR (HunYuanVL): xdrope with four position axes; text positions carry no offset after the image.
+
+Prompts are the document-parsing, formula and table instructions of the HunyuanOCR model card.
+"""
+
+from core.targets.profiles.base import Profile
+
+PROFILE = Profile(
+    family="hunyuan_vl",
+    rope_axes=4,
+    page_prompt=(
+        "提取文档图片中正文的所有信息用markdown格式表示，其中页眉、页脚部分忽略，表格用html格式表达，"
+        "文档中公式用latex格式表示，按照阅读顺序组织进行解析。"
+    ),
+    text_prompt="提取图中的文字。",
+    table_prompt="把图中的表格解析为HTML。",
+    formula_prompt="识别图片中的公式，用LaTeX格式表示。",
+    page_max_pixels=2048 * 2048,
+    region_min_pixels=64 * 64,
+)

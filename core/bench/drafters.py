@@ -1,0 +1,124 @@
+"""Drafter benchmark: speed and whole-document text edit distance on the corpus pairs.
+
+    python -m core.bench.drafters [CORPUS] [--drafters textlayer,rapidocr,auto] [--out docs/drafters.md]
+
+For each ``CORPUS/pairs/*.pdf`` with a reference ``.md`` beside it, every drafter drafts every page;
+the drafts of a document are concatenated in reading order (page headers, footers and page numbers
+left out, as the references leave them out) and compared with the reference using the corpus README's
+normalisation (``text_edit_distance``). Reported per document group: mean distance and ms/page.
+Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from core.documents import open_document
+from core.drafters import get_drafter
+from core.drafters.normalize import text_edit_distance
+
+SKIPPED_LABELS = {"header", "footer", "page_number"}
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+CJK_GROUPS = ("chinese",)
+
+
+def document_group(stem: str) -> str:
+    """docling_* / mineru_* by prefix; odb_* split by language (the file names say it)."""
+    prefix = stem.split("_", 1)[0]
+    if prefix == "odb":
+        return "odb_chinese" if "chinese" in stem else "odb_english"
+    return prefix
+
+
+def draft_document(drafter, pdf: Path) -> tuple[str, int, float]:
+    """(concatenated draft text, pages, seconds drafting)."""
+    parts, seconds = [], 0.0
+    with open_document(pdf) as doc:
+        for page in doc.pages():
+            start = time.perf_counter()
+            regions = drafter.draft(page)
+            seconds += time.perf_counter() - start
+            parts += [r.text for r in regions if r.label not in SKIPPED_LABELS]
+        return "\n\n".join(parts), doc.page_count, seconds
+
+
+def run(corpus: Path, drafter_names: list[str], verbose: bool = True) -> dict:
+    """{drafter: {group: {"docs": [(stem, distance)], "pages": n, "seconds": s}}}"""
+    pairs = sorted(p for p in (corpus / "pairs").glob("*.pdf") if p.with_suffix(".md").exists())
+    results: dict = {}
+    for name in drafter_names:
+        drafter = get_drafter(name)
+        groups: dict = defaultdict(lambda: {"docs": [], "pages": 0, "seconds": 0.0})
+        for pdf in pairs:
+            text, pages, seconds = draft_document(drafter, pdf)
+            distance = text_edit_distance(text, pdf.with_suffix(".md").read_text(encoding="utf-8"))
+            group = groups[document_group(pdf.stem)]
+            group["docs"].append((pdf.stem, distance))
+            group["pages"] += pages
+            group["seconds"] += seconds
+            if verbose:
+                print(f"{name:10s} {pdf.stem[:48]:48s} {distance:.3f} {1000 * seconds / pages:8.1f} ms/page",
+                      file=sys.stderr)
+        results[name] = dict(groups)
+    return results
+
+
+def markdown_table(results: dict) -> str:
+    groups = sorted({g for r in results.values() for g in r})
+    lines = ["| drafter | " + " | ".join(groups) + " |", "|---|" + "---|" * len(groups)]
+    for name, by_group in results.items():
+        cells = []
+        for g in groups:
+            data = by_group.get(g)
+            if not data:
+                cells.append("-")
+                continue
+            mean = sum(d for _, d in data["docs"]) / len(data["docs"])
+            cells.append(f"{mean:.3f} ({1000 * data['seconds'] / data['pages']:.0f} ms/p)")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def per_document_table(results: dict) -> str:
+    names = list(results)
+    stems = sorted({s for r in results.values() for g in r.values() for s, _ in g["docs"]})
+    dist = {(n, s): d for n in names for g in results[n].values() for s, d in g["docs"]}
+    lines = ["| document | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for s in stems:
+        lines.append(f"| {s} | " + " | ".join(f"{dist[(n, s)]:.3f}" if (n, s) in dist else "-" for n in names) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.bench.drafters", description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", nargs="?", default=os.environ.get("HSD_CORPUS", str(DEFAULT_CORPUS)))
+    parser.add_argument("--drafters", default="textlayer,rapidocr,auto")
+    parser.add_argument("--out", default=None, help="write the Markdown report here (e.g. docs/drafters.md)")
+    args = parser.parse_args(argv)
+    corpus = Path(args.corpus).resolve()
+    if not (corpus / "pairs").is_dir():
+        print(f"no corpus at {corpus} (expected a pairs/ folder)", file=sys.stderr)
+        return 2
+    results = run(corpus, args.drafters.split(","))
+    report = (
+        f"Measured {datetime.date.today().isoformat()} on {platform.machine()} "
+        f"({os.cpu_count()} CPUs), `python -m core.bench.drafters --drafters {args.drafters}`.\n\n"
+        "Cells: mean whole-document text edit distance (lower is better; corpus README normalisation; "
+        "headers, footers and page numbers left out) and drafting time per page.\n\n"
+        + markdown_table(results) + "\n\nPer document:\n\n" + per_document_table(results) + "\n"
+    )
+    print(report)
+    if args.out:
+        Path(args.out).write_text(report, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""Geometry shared by the drafters: text lines -> paragraph blocks -> reading order.
+
+Drafters differ in where lines come from (the PDF text layer, OCR) but not in how lines become
+paragraphs and how paragraphs are ordered, so that lives here. All coordinates are PDF points.
+
+Reading order is a recursive XY-cut that tries column (vertical) cuts before row (horizontal)
+cuts: in a two-column paper, paragraph gaps of the two columns often line up, so cutting rows first
+would interleave the columns; a full-width title or figure blocks every column cut, so it still
+ends up in its own band, above or between the column sections.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+
+Box = tuple[float, float, float, float]
+
+#: A line that starts with one of these is a list item (the bullet is replaced by "- ").
+BULLET_RE = re.compile(r"^\s*([\u2022\u25cf\u25cb\u25aa\u25a0\u25a1\u25e6\u2023\u2043\u2219\u27a2\u25ba\u25b6\u2013\u2014\uf0b7\uf0a7\uf0d8*-])\s+")
+#: A line that starts like "1." "1)" "(1)" "a)" "iv." is a numbered list item (kept as written).
+ENUM_RE = re.compile(r"^\s*(\(?\d{1,3}[.)]|\(?[a-z][.)]|\((?:[ivx]{1,4}|\d{1,3}|[a-z])\))\s+")
+
+
+@dataclass
+class TextLine:
+    """One visual line of text: bbox in points, font size (or glyph height) in points."""
+
+    bbox: Box
+    text: str
+    size: float
+    bold: bool = False
+    source_index: int = 0  # position in the producer's own order (tie-breaker)
+
+    @property
+    def height(self) -> float:
+        return self.bbox[3] - self.bbox[1]
+
+    @property
+    def is_list_start(self) -> bool:
+        return bool(BULLET_RE.match(self.text) or ENUM_RE.match(self.text))
+
+
+@dataclass
+class Block:
+    """Lines that read as one paragraph (or one list item), top to bottom."""
+
+    lines: list[TextLine] = field(default_factory=list)
+
+    @property
+    def bbox(self) -> Box:
+        return union_box([ln.bbox for ln in self.lines])
+
+    @property
+    def size(self) -> float:
+        return statistics.median(ln.size for ln in self.lines)
+
+    @property
+    def bold(self) -> bool:
+        return all(ln.bold for ln in self.lines)
+
+    def text(self) -> str:
+        return join_lines([ln.text for ln in self.lines])
+
+
+def union_box(boxes) -> Box:
+    boxes = list(boxes)
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def join_lines(lines: list[str]) -> str:
+    """Join the lines of a paragraph with spaces, undoing end-of-line hyphenation.
+
+    "inflam-" + "mation" -> "inflammation"; "COX-" + "2" keeps its hyphen. CJK lines join without a
+    space.
+    """
+    out = ""
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif re.search(r"[A-Za-z\u00c0-\u024f][-\u00ad\u2010]$", out) and line[:1].islower():
+            out = out[:-1] + line
+        elif out.endswith(("-", "\u2010", "/")) or (_is_cjk(out[-1]) and _is_cjk(line[0])):
+            out += line
+        else:
+            out += " " + line
+    return out
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef" or "\u3000" <= ch <= "\u303f"
+
+
+def merge_rows(lines: list[TextLine]) -> list[TextLine]:
+    """Merge pieces of the same visual line (superscripts, split spans) that sit side by side.
+
+    Pieces merge when they overlap vertically and the horizontal gap is under ~0.6 line heights,
+    so text in neighbouring columns (a gutter is wider) stays apart; two single words may be up to
+    1.5 heights apart (justified text, where the producer wrote every word as its own line).
+    """
+    pieces = sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1]))
+    rows: list[list[TextLine]] = []
+    for piece in pieces:
+        for row in rows:
+            last = row[-1]
+            h = max(min(piece.height, last.height), 1.0)
+            gap = piece.bbox[0] - last.bbox[2]
+            overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
+            narrow = max(piece.bbox[2] - piece.bbox[0], last.bbox[2] - last.bbox[0]) < 4 * h
+            if -0.5 * h <= gap <= (1.5 if narrow else 0.6) * h and overlap >= 0.5 * h:
+                row.append(piece)
+                break
+        else:
+            rows.append([piece])
+    merged = []
+    for row in rows:
+        if len(row) == 1:
+            merged.append(row[0])
+            continue
+        main = max(row, key=lambda ln: len(ln.text))
+        text = row[0].text
+        for prev, piece in zip(row, row[1:]):
+            gap = piece.bbox[0] - prev.bbox[2]
+            sep = "" if gap < 0.12 * main.height or (_is_cjk(text[-1:] or "a") and _is_cjk(piece.text[:1] or "a")) else " "
+            text = text.rstrip() + sep + piece.text.lstrip()
+        merged.append(TextLine(union_box(p.bbox for p in row), text, main.size, main.bold,
+                               min(p.source_index for p in row)))
+    return merged
+
+
+def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
+    """Group lines into paragraph blocks: a line joins the block directly above it when the gap is
+    small, the horizontal extents overlap and the style matches; a list bullet starts a new block.
+
+    ``same_style(a, b)`` decides whether two lines may share a block (default: font sizes within 15 %).
+    """
+    same_style = same_style or (lambda a, b: abs(a.size - b.size) <= 0.15 * max(a.size, b.size))
+    cells = table_cell_lines(lines)
+    blocks: list[Block] = []
+    for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
+        best, best_gap = None, None
+        if not line.is_list_start and id(line) not in cells:
+            for block in blocks:
+                last = block.lines[-1]
+                h = max(min(line.height, last.height), 1.0)
+                gap = line.bbox[1] - last.bbox[3]
+                if line.bbox[1] < last.bbox[1] + 0.4 * h or gap > 0.7 * h:
+                    continue
+                bx0, _, bx1, _ = block.bbox
+                overlap = min(line.bbox[2], bx1) - max(line.bbox[0], bx0)
+                if overlap < 0.5 * min(line.bbox[2] - line.bbox[0], bx1 - bx0):
+                    continue
+                if line.bbox[0] < bx0 - 2 * h or line.bbox[2] > bx1 + 2 * h and len(block.lines) > 1:
+                    continue  # reaches far outside this column: a wider element below it
+                if id(last) in cells or not same_style(last, line):
+                    continue
+                if best is None or gap < best_gap:
+                    best, best_gap = block, gap
+        if best is None:
+            blocks.append(Block([line]))
+        else:
+            best.lines.append(line)
+    return blocks
+
+
+def table_cell_lines(lines: list[TextLine]) -> set[int]:
+    """ids of lines that look like cells of an unruled table: short (under a third of the text
+    width) and sharing their row with another line. Such lines are kept out of paragraphs so that
+    the table reads row by row instead of column by column."""
+    if not lines:
+        return set()
+    left = min(ln.bbox[0] for ln in lines)
+    right = max(ln.bbox[2] for ln in lines)
+    short_width = (right - left) / 3
+    by_top = sorted(lines, key=lambda ln: ln.bbox[1])
+    cells: set[int] = set()
+    for i, a in enumerate(by_top):
+        if a.bbox[2] - a.bbox[0] > short_width:
+            continue
+        for b in by_top[i + 1:]:
+            if b.bbox[1] > a.bbox[3]:
+                break
+            overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+            if overlap >= 0.6 * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width:
+                cells.update((id(a), id(b)))
+    return cells
+
+
+def _rows_aligned(boxes, indices, columns) -> bool:
+    """True if most boxes have partners on the same row in two other columns or more: a grid
+    (table, form) whose rows, not columns, carry the reading order. (Two text columns often have
+    their lines on the same baselines, so one partner proves nothing.)"""
+    column_of = {i: c for c, col in enumerate(columns) for i in col}
+    aligned = 0
+    for i in indices:
+        h = boxes[i][3] - boxes[i][1]
+        partner_columns = {
+            column_of[j] for j in indices
+            if column_of[j] != column_of[i] and abs(boxes[j][1] - boxes[i][1]) < 0.3 * h
+            and abs((boxes[j][3] - boxes[j][1]) - h) < 0.5 * h
+        }
+        aligned += len(partner_columns) >= 2
+    return aligned >= 0.6 * len(indices)
+
+
+def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
+    """Indices of ``boxes`` in reading order (recursive XY-cut, columns before rows unless the boxes
+    form a grid)."""
+
+    def project(indices, axis):
+        lo_i, hi_i = (0, 2) if axis == "x" else (1, 3)
+        shrink = 0.0 if axis == "x" else 1.0  # tolerate slight vertical overlaps of stacked blocks
+        spans = sorted((boxes[i][lo_i] + shrink, boxes[i][hi_i] - shrink, i) for i in indices)
+        return spans
+
+    def split(indices, axis, min_gap):
+        spans = project(indices, axis)
+        groups, current, reach = [], [], None
+        for lo, hi, i in spans:
+            if current and lo - reach >= min_gap:
+                groups.append(current)
+                current = []
+            current.append(i)
+            reach = hi if reach is None or not current[:-1] else max(reach, hi)
+        groups.append(current)
+        return groups
+
+    def order(indices):
+        if len(indices) <= 1:
+            return list(indices)
+        columns = split(indices, "x", min_column_gap)
+        bands = split(indices, "y", 0.0)
+        grid = len(columns) >= 3 and len(bands) > 1 and _rows_aligned(boxes, indices, columns)
+        if len(columns) > 1 and not grid:
+            return [i for col in columns for i in order(col)]
+        if len(bands) > 1:
+            return [i for band in bands for i in order(band)]
+        return sorted(indices, key=lambda i: (boxes[i][1], boxes[i][0]))
+
+    return order(list(range(len(boxes))))
+
+
+def median_line_size(lines: list[TextLine], default: float = 10.0) -> float:
+    """The body font size: the size carrying the most characters."""
+    weight: dict[float, int] = {}
+    for ln in lines:
+        key = round(ln.size * 2) / 2
+        weight[key] = weight.get(key, 0) + len(ln.text)
+    return max(weight, key=weight.get) if weight else default

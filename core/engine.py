@@ -145,13 +145,20 @@ class Engine:
         t_start = time.perf_counter()
         with _Timer(seconds, "render", None):
             image = page.render(self.config.dpi)
-        regions: list[Region] = []
-        if self.config.mode != "ar":
-            with _Timer(seconds, "draft", None):
-                regions = list(self.drafter.draft(page))
+        # Drafted in every mode: AR does not decode with the drafts, but figures and the overlay
+        # come from the regions. Benchmarks leave AR's draft seconds out.
+        drafter = self.drafter  # configuration errors (unknown, not installed) surface here
+        draft_error = None
+        with _Timer(seconds, "draft", None):
+            try:
+                regions = list(drafter.draft(page))
+            except Exception as exc:  # a drafter crash costs speed, never the page: decode undrafted
+                regions, draft_error = [], f"{type(exc).__name__}: {exc}"
         result = self.convert_image(image, regions, page.width, page.height, page.number,
                                     on_event=on_event, should_cancel=should_cancel, seconds=seconds)
         result.stats.seconds["total"] = time.perf_counter() - t_start
+        result.page_image = image
+        result.stats.draft_error = draft_error
         return result
 
     # -- one page image ---------------------------------------------------------------------------

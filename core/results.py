@@ -54,6 +54,7 @@ class PageStats:
     accepted_tokens: int = 0
     tree_passes: int = 0            # page-level passes that verified a tree of several branches
     stop_reason: str = ""
+    draft_error: str | None = None  # the drafter failed on this page; it was decoded without drafts
     seconds: dict = field(default_factory=lambda: {"render": 0.0, "draft": 0.0, "prefill": 0.0,
                                                    "verify": 0.0, "total": 0.0})
 
@@ -92,6 +93,8 @@ class PageResult:
     stats: PageStats
     error: str | None = None          # set when this page failed and the rest went on
     output_tokens: list[int] = field(default_factory=list, repr=False)  # not serialised
+    figure_links: dict[int, str] = field(default_factory=dict)          # region -> exported image
+    page_image: object = field(default=None, repr=False, compare=False)  # rendered page, transient
 
     def to_dict(self) -> dict:
         return {

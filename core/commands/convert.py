@@ -1,0 +1,152 @@
+"""``hsd convert``: documents to Markdown, with figures, statistics and per-page resume."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from core.errors import HSDError
+
+MODE_HELP = ("hsd: Stage 1 + Stage 2 (default, lossless at tau 1); ar: plain decoding; "
+             "page: page-level speculation only; regions: region outputs concatenated")
+
+
+def register(sub) -> None:
+    from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES
+    from core.engine import MODES
+
+    p = sub.add_parser("convert", help="convert PDFs or page images to Markdown",
+                       description="Convert PDFs or page images to Markdown. Finished pages are kept "
+                       "in a hidden folder beside the output, so running the same command again "
+                       "after a cancel or crash resumes where it stopped.")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="PDF or image files")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="output .md file (one input) or folder (one NAME.md per input)")
+    p.add_argument("--model", default=None,
+                   help="hub id or local model folder (default: HunyuanOCR; offline, pass a folder)")
+    p.add_argument("--mode", choices=MODES, default="hsd", help=MODE_HELP)
+    p.add_argument("--tau", type=float, default=1.0,
+                   help="acceptance threshold; 1.0 is exactly the model's greedy output (default)")
+    p.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER)
+    p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")
+    p.add_argument("--dpi", type=int, default=144, help="render resolution (default 144)")
+    p.add_argument("--device", default=None, help="cuda, cuda:1, mps or cpu (default: best available)")
+    p.add_argument("--dtype", default=None, choices=["bfloat16", "float16", "float32"])
+    p.add_argument("--max-new-tokens", type=int, default=4096, help="per page (default 4096)")
+    p.add_argument("--password", default=None, help="password of encrypted PDFs")
+    p.add_argument("--stats", default=None, metavar="FILE.json", help="write statistics here")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="allow the model folder's own Python code to run (off by default)")
+    p.add_argument("--fresh", action="store_true", help="ignore pages finished by an earlier run")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def output_paths(inputs: list[Path], output: Path) -> list[Path]:
+    """Where each input's Markdown goes: OUT itself for one input and OUT ending in .md,
+    else OUT/NAME.md (names made unique when two inputs share a stem)."""
+    if len(inputs) == 1 and output.suffix.lower() == ".md":
+        return [output]
+    if output.exists() and not output.is_dir():
+        raise HSDError(f"{output} is a file; with several inputs -o must be a folder")
+    seen: dict[str, int] = {}
+    paths = []
+    for path in inputs:
+        stem = path.stem or "document"
+        n = seen.get(stem, 0)
+        seen[stem] = n + 1
+        paths.append(output / (f"{stem}.md" if n == 0 else f"{stem}-{n + 1}.md"))
+    return paths
+
+
+def run(args) -> int:
+    from core.engine import Engine, EngineConfig
+
+    inputs = [Path(p) for p in args.inputs]
+    outputs = output_paths(inputs, Path(args.output))
+    config = EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
+                          dpi=args.dpi, device=args.device, dtype=args.dtype,
+                          max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code)
+    engine = Engine(config)
+    all_stats, failures = [], 0
+    for in_path, out_path in zip(inputs, outputs):
+        try:
+            stats = convert_one(engine, in_path, out_path, args)
+        except HSDError as exc:
+            if len(inputs) == 1:
+                raise
+            print(f"hsd: error: {in_path}: {exc}", file=sys.stderr)
+            failures += 1
+            continue
+        all_stats.append(stats)
+        failed = stats["totals"]["failed_pages"]
+        if failed:
+            failures += 1
+            print(f"hsd: warning: {in_path}: pages {', '.join(map(str, failed))} failed "
+                  f"(see --stats); the others were written", file=sys.stderr)
+    if args.stats:
+        from core.export import atomic_write_text
+
+        payload = all_stats[0] if len(all_stats) == 1 else {"documents": all_stats}
+        atomic_write_text(Path(args.stats), json.dumps(payload, indent=1, ensure_ascii=False))
+    return 1 if failures else 0
+
+
+def settings_of(config, args) -> dict:
+    """What decides the output: pages converted under other settings are not reused."""
+    return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
+            "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
+            "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens}
+
+
+def convert_one(engine, in_path: Path, out_path: Path, args) -> dict:
+    from core.documents import open_document, parse_page_range
+    from core.export import DocumentOutput
+    from core.stats import document_stats
+
+    settings = settings_of(engine.config, args)
+    with open_document(in_path, password=args.password) as doc:
+        indices = parse_page_range(args.pages, doc.page_count)
+        output = DocumentOutput(in_path, out_path, settings, resume=not args.fresh)
+        results = []
+        bar = _progress(len(indices), in_path.name, args.quiet)
+        try:
+            for i in indices:
+                done = output.finished(i + 1)
+                if done is None:
+                    page = doc.page(i)
+                    done = next(iter(engine.convert_document(doc, [i])))
+                    output.save_page(done, done.page_image)
+                    done.page_image = None  # pages stream: never hold every rendered page
+                    del page
+                results.append(done)
+                if bar is not None:
+                    bar.set_postfix_str(_postfix(done), refresh=False)
+                    bar.update(1)
+        except KeyboardInterrupt:
+            print(f"\nhsd: interrupted; {len(results)} finished page(s) of {in_path.name} are kept, "
+                  "run the same command again to resume", file=sys.stderr)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        output.write_markdown(results)
+        if not args.quiet:
+            print(f"{in_path} -> {out_path}", file=sys.stderr)
+        return document_stats(str(in_path), str(out_path), settings, results)
+
+
+def _progress(total: int, name: str, quiet: bool):
+    if quiet:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=name[:30], unit="page", file=sys.stderr, dynamic_ncols=True)
+
+
+def _postfix(result) -> str:
+    s = result.stats
+    if result.error:
+        return f"page {result.page} failed"
+    return f"{s.generated_tokens} tok, {s.forward_passes} passes, acc {s.mean_accepted_length:.1f}"

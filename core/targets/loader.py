@@ -55,6 +55,10 @@ def _not_found(name: str, cause: Exception) -> ModelLoadError:
     )
 
 
+def _looks_like_path(name: str) -> bool:
+    return Path(name).is_absolute() or name.startswith(("./", "../", "~", ".\\", "..\\")) or "\\" in name
+
+
 def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,
                 trust_remote_code: bool = False) -> Target:
     """Load a document VLM by hub id or local folder.
@@ -64,8 +68,12 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     from transformers import AutoConfig, AutoModelForImageTextToText
 
     name = str(name_or_path)
-    if Path(name).expanduser().is_dir():
-        name = str(Path(name).expanduser())
+    local = Path(name).expanduser()
+    if local.is_dir():
+        name = str(local)
+    elif _looks_like_path(name):
+        # Not a hub id ("org/name"): fail at once rather than after the hub's network retries.
+        raise _not_found(name, FileNotFoundError(f"no such folder: {local}"))
     torch_device = pick_device(device)
     torch_dtype = pick_dtype(torch_device, dtype)
     try:

@@ -13,8 +13,6 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
-
 from core.targets.tiny_corpus import TOKENIZER_TRAINING_TEXT
 
 TINY_VOCAB_SIZE = 4096
@@ -307,6 +305,8 @@ def _sharpen_attention(model) -> None:
     becomes a bigram loop that ignores context and positions. Sharper attention makes the output
     depend on both, which is what the losslessness tests need to be able to fail.
     """
+    import torch
+
     with torch.no_grad():
         for name, module in model.named_modules():
             is_vision = "visual" in name or "vision" in name or "vit" in name
@@ -349,6 +349,8 @@ def build_tiny_model(out_dir, arch: str, seed: int = 0) -> Path:
     """
     if arch not in _BUILDERS:
         raise ValueError(f"unknown tiny architecture {arch!r}; choose one of {', '.join(TINY_ARCHS)}")
+    import torch
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):

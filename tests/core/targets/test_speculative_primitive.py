@@ -12,8 +12,13 @@ import copy
 import pytest
 import torch
 
-from core.targets.kv import additive_mask, cache_crop, cache_length, causal_allowed, merge_caches_left_padded
+from core.targets.kv import (
+    additive_mask, cache_crop, cache_length, cache_select, causal_allowed, merge_caches_left_padded,
+)
 from tests.core.targets.conftest import page_image
+
+# transformers' GLM-4.6V processor calls np.array(copy=False) on a list (numpy 2 deprecation).
+pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
 
 FAMILIES = ["qwen2_5_vl", "hunyuan_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr"]
 DRAFT_LEN = 20
@@ -108,10 +113,12 @@ def test_crop_after_rejection_then_continue_equals_greedy(page, arch):
     assert drafts[:accepted] + continued == reference[:accepted + 15]
 
 
-@pytest.mark.parametrize("arch", FAMILIES)
-def test_tree_mask_branches_equal_their_chains(page, arch):
-    """Root + two 3-token branches flattened with an ancestor-only mask == each branch as a chain."""
-    target, prefill, reference = page(arch)
+def two_branch_tree(target, prefill, reference, cache):
+    """Verify root + branch A (greedy's tokens 1-3) + branch B (wrong tokens) in one pass.
+
+    Nodes are flattened as [root, a1, a2, a3, b1, b2, b3] at depths [0, 1, 2, 3, 1, 2, 3]; each node
+    sees the prompt, its ancestors and itself. Returns (tokens, logits (7, V)).
+    """
     root, branch_a = reference[0], reference[1:4]
     branch_b = [(t + 17) % target.vocab_size for t in reference[1:4]]
     tokens = [root] + branch_a + branch_b
@@ -125,10 +132,18 @@ def test_tree_mask_branches_equal_their_chains(page, arch):
         while ancestor >= 0:
             allowed[0, node, columns + ancestor] = True
             ancestor = parents[ancestor]
-    cache = copy.deepcopy(prefill.cache)
-    tree_logits = target.forward(
+    logits = target.forward(
         torch.tensor([tokens]), torch.tensor([depths]) + prefill.length,
         additive_mask(allowed, target.dtype), cache, torch.tensor([prefill.rope_delta]))[0]
+    return tokens, logits
+
+
+@pytest.mark.parametrize("arch", FAMILIES)
+def test_tree_mask_branches_equal_their_chains(page, arch):
+    """Root + two 3-token branches flattened with an ancestor-only mask == each branch as a chain."""
+    target, prefill, reference = page(arch)
+    tokens, tree_logits = two_branch_tree(target, prefill, reference, copy.deepcopy(prefill.cache))
+    root, branch_a, branch_b = tokens[0], tokens[1:4], tokens[4:]
     for branch, nodes in ((branch_a, [0, 1, 2, 3]), (branch_b, [0, 4, 5, 6])):
         chain = chain_forward(target, [root] + branch, prefill.length, copy.deepcopy(prefill.cache),
                               prefill.rope_delta)
@@ -156,3 +171,31 @@ def test_batch_of_left_padded_caches_equals_rows_alone(page, arch):
         alone = chain_forward(target, toks, prefill.length, copy.deepcopy(prefill.cache), prefill.rope_delta)
         torch.testing.assert_close(batched[row], alone, **TOL)
         assert alone.argmax(-1).tolist()[:-1] == toks[1:]
+
+
+@pytest.mark.parametrize("arch", FAMILIES)
+def test_greedy_matches_transformers_generate(page, arch):
+    """Our positions (logical + rope_delta) agree with the model's own incremental decoding."""
+    target, _, reference = page(arch)
+    inputs = target.prompt_inputs(page_image(PAGE_LINES))
+    with torch.inference_mode():
+        generated = target.model.generate(**inputs, max_new_tokens=12, do_sample=False, eos_token_id=None,
+                                          pad_token_id=target.pad_token_id)
+    new_tokens = generated[0, inputs["input_ids"].shape[1]:].tolist()
+    assert new_tokens == reference[:12]
+
+
+@pytest.mark.parametrize("arch", FAMILIES)
+def test_tree_path_selected_from_cache_then_continue_equals_greedy(page, arch):
+    """Keep the accepted tree path's cache columns (cache_select), drop the other branch, decode on."""
+    target, prefill, reference = page(arch)
+    cache = copy.deepcopy(prefill.cache)
+    tokens, logits = two_branch_tree(target, prefill, reference, cache)
+    path_nodes = [0, 1, 2, 3]  # root and branch A, all equal to greedy's tokens
+    assert logits[path_nodes[:-1]].argmax(-1).tolist() == tokens[1:4]
+    bonus = int(logits[path_nodes[-1]].argmax())
+    keep = list(range(prefill.length)) + [prefill.length + node for node in path_nodes]
+    cache_select(cache, torch.tensor([keep]))
+    assert cache_length(cache) == prefill.length + 4
+    continued = greedy(target, prefill, 10, cache=cache, first=bonus, start=prefill.length + 4)
+    assert tokens[:4] + continued == reference[:14]

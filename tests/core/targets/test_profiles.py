@@ -1,0 +1,36 @@
+"""Profiles: prompts per region label, position-id layout per family."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.targets.profiles import FAMILY_MODULES, get_profile
+
+
+@pytest.mark.parametrize("family", list(FAMILY_MODULES))
+def test_prompts(family):
+    profile = get_profile(family)
+    assert profile.family == family
+    assert profile.prompt("page")
+    assert profile.prompt("region", "table") == profile.table_prompt
+    assert profile.prompt("region", "formula") == profile.formula_prompt
+    assert profile.prompt("region", "title") == profile.text_prompt
+    with pytest.raises(ValueError):
+        profile.prompt("chapter")
+
+
+def test_known_model_card_prompts():
+    assert get_profile("paddleocr_vl").prompt("region", "table") == "Table Recognition:"
+    assert get_profile("glm_ocr").prompt("region", "formula") == "Formula Recognition:"
+    assert "markdown" in get_profile("hunyuan_vl").prompt("page")
+
+
+@pytest.mark.parametrize("family,axes", [("qwen2_5_vl", 3), ("qwen3_vl", 3), ("paddleocr_vl", 3),
+                                          ("glm_ocr", 3), ("hunyuan_vl", 4)])
+def test_position_ids_add_row_delta_on_every_axis(family, axes):
+    logical = torch.tensor([[10, 11, 11], [5, 6, 7]])
+    position_ids = get_profile(family).position_ids(logical, torch.tensor([-3, 0]))
+    assert position_ids.shape == (axes, 2, 3)
+    for axis in range(axes):
+        assert position_ids[axis].tolist() == [[7, 8, 8], [5, 6, 7]]

@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from core.errors import HSDError
 
+    _quiet_libraries()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -59,6 +60,20 @@ def main(argv: list[str] | None = None) -> int:
         # Disk full, permission denied, ...: one line, no traceback.
         print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+
+
+def _quiet_libraries() -> None:
+    """Library progress bars and advice (weight loading, shard writing) are noise in a CLI."""
+    import os
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except Exception:  # transformers missing or changed: progress bars are harmless
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

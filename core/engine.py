@@ -261,7 +261,7 @@ class Engine:
                         if should_cancel and should_cancel():
                             raise CancelledError("cancelled")
                         crop = _crop(image, regions[i].bbox, scale, cfg.region_pad_pt)
-                        prefills.append(target.prefill(crop, kind="region", label=regions[i].label))
+                        prefills.append(target.prefill(crop, kind="region", label=regions[i].label, region=i))
                 cache, pad_counts = merge_caches_left_padded([p.cache for p in prefills])
                 T = int(cache.get_seq_length())
                 valid = torch.arange(T, device=target.device)[None, :] >= pad_counts.to(target.device)[:, None]

@@ -79,8 +79,11 @@ class Target:
         return {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
 
     @torch.inference_mode()
-    def prefill(self, image, kind: str = "page", label: str = "text") -> Prefill:
-        """Encode ``image`` with the page request (``kind="page"``) or a region request for ``label``."""
+    def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> Prefill:
+        """Encode ``image`` with the page request (``kind="page"``) or a region request for ``label``.
+
+        ``region`` (the region's index on the page) is ignored here; stand-in targets such as the
+        benchmark's replay target use it to know which reference span a region crop stands for."""
         inputs = self.prompt_inputs(image, kind, label)
         if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
             inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)

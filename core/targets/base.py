@@ -4,6 +4,9 @@
 holding the whole prompt. ``Target.forward`` then appends any number of new tokens per row, with
 explicit positions and an explicit additive attention mask, so that the caller can verify a chain or
 a flattened draft tree, over a batch of rows whose caches hold left padding or holes.
+
+Both run under ``torch.no_grad`` rather than ``inference_mode``: inference-mode tensors refuse later
+in-place edits outside that mode, and the caller edits caches between calls.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class Target:
         inputs = self.processor(images=[image], text=[text], return_tensors="pt")
         return {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
 
-    @torch.inference_mode()
+    @torch.no_grad()
     def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> Prefill:
         """Encode ``image`` with the page request (``kind="page"``) or a region request for ``label``.
 
@@ -121,7 +124,7 @@ class Target:
             rope_deltas = torch.zeros(positions.shape[0], dtype=torch.long, device=positions.device)
         return self.profile.position_ids(positions, rope_deltas)
 
-    @torch.inference_mode()
+    @torch.no_grad()
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor,
                 cache: DynamicCache, rope_deltas: torch.Tensor | None = None) -> torch.Tensor:
         """Run ``q`` new tokens per row on top of ``cache`` (which grows by ``q`` columns).

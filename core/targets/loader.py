@@ -6,6 +6,7 @@ calls. Weights are read from safetensors only, and remote code runs only when th
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
         processor = _load_processor(name, profile, trust_remote_code)
     except (OSError, ValueError) as exc:
         raise _not_found(name, exc) from exc
+    except ImportError as exc:  # e.g. a processor that needs a package this install lacks
+        raise ModelLoadError(f"model {name!r} needs a package that is not installed: {exc}") from exc
     model.to(torch_device).eval()
     tokenizer = processor.tokenizer
     eos = _stop_token_ids(model, tokenizer, profile)
@@ -146,10 +149,16 @@ def _image_only_processor(name: str, processor_class_name: str, trust_remote_cod
     tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=trust_remote_code)
     image_processor = AutoImageProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
     chat_template = getattr(tokenizer, "chat_template", None)
-    if not chat_template:
+    if not chat_template:  # hub checkpoints keep it in one of two files beside the tokenizer
         template_file = cached_file(name, "chat_template.jinja", _raise_exceptions_for_missing_entries=False)
         if template_file:
             chat_template = Path(template_file).read_text(encoding="utf-8")
+        else:
+            json_file = cached_file(name, "chat_template.json", _raise_exceptions_for_missing_entries=False)
+            if json_file:
+                chat_template = json.loads(Path(json_file).read_text(encoding="utf-8"))["chat_template"]
+    if not chat_template:
+        raise ModelLoadError(f"model {name!r} has no chat template")
     return ImageOnlyProcessor(image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template)
 
 

@@ -90,3 +90,19 @@ def test_loaded_tiny_target_attributes(tiny_target):
     assert all(isinstance(i, int) for i in ids) and target.decode(ids) == text
     assert target.decode([im_end] + ids + [im_end]) == text
     assert target.decode(torch.tensor(ids)) == text
+
+
+def test_chat_template_from_json_file_when_processor_needs_fallback(tiny_target_dir, tmp_path, offline):
+    """Older hub checkpoints keep the template in chat_template.json; the image-only processor finds it."""
+    import json
+    import shutil
+
+    folder = shutil.copytree(tiny_target_dir("qwen2_5_vl"), tmp_path / "model")
+    template = (folder / "chat_template.jinja").read_text()
+    (folder / "chat_template.jinja").unlink()
+    (folder / "chat_template.json").write_text(json.dumps({"chat_template": template}))
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config.pop("chat_template", None)
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    target = load_target(str(folder), device="cpu")
+    assert target.processor.chat_template == template

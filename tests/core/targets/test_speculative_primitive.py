@@ -199,3 +199,23 @@ def test_tree_path_selected_from_cache_then_continue_equals_greedy(page, arch):
     assert cache_length(cache) == prefill.length + 4
     continued = greedy(target, prefill, 10, cache=cache, first=bonus, start=prefill.length + 4)
     assert tokens[:4] + continued == reference[:14]
+
+
+@pytest.mark.parametrize("arch", FAMILIES)
+def test_rejected_branch_left_as_blocked_hole_then_continue_equals_greedy(page, arch):
+    """Instead of compacting, keep the rejected branch's columns and block them in later masks."""
+    target, prefill, reference = page(arch)
+    cache = copy.deepcopy(prefill.cache)
+    tokens, logits = two_branch_tree(target, prefill, reference, cache)
+    hole = [prefill.length + node for node in (4, 5, 6)]  # branch B, rejected
+    token, position, out = int(logits[3].argmax()), prefill.length + 4, []
+    for _ in range(8):
+        columns = cache_length(cache)
+        allowed = torch.ones(1, 1, columns + 1, dtype=torch.bool)
+        allowed[0, 0, hole] = False
+        logits_step = target.forward(torch.tensor([[token]]), torch.tensor([[position]]),
+                                     additive_mask(allowed, target.dtype), cache,
+                                     torch.tensor([prefill.rope_delta]))
+        out.append(token)
+        token, position = int(logits_step[0, -1].argmax()), position + 1
+    assert tokens[:4] + out == reference[:12]

@@ -41,3 +41,14 @@ def test_cli_writes_a_model(tmp_path, capsys):
     assert main(["tiny-model", str(tmp_path / "m"), "--arch", "paddleocr_vl", "--seed", "3"]) == 0
     assert (tmp_path / "m" / "model.safetensors").exists()
     assert "paddleocr_vl" in capsys.readouterr().out
+
+
+def test_same_seed_same_weights(tiny_target_dir, tmp_path):
+    from safetensors.torch import load_file
+
+    import torch
+
+    again = load_file(build_tiny_model(tmp_path / "again", "paddleocr_vl", seed=0) / "model.safetensors")
+    first = load_file(tiny_target_dir("paddleocr_vl") / "model.safetensors")
+    assert again.keys() == first.keys()
+    assert all(torch.equal(again[name], first[name]) for name in first)

@@ -116,6 +116,10 @@ class Engine:
             self._drafter = get_drafter(self.config.drafter)
         return self._drafter
 
+    def prepare(self) -> None:
+        """Load the target and build the drafter now (raises ModelLoadError, DrafterUnavailableError)."""
+        _ = self.target, self.drafter
+
     # -- documents --------------------------------------------------------------------------------
 
     def convert_document(self, document, page_indices: Iterable[int] | None = None,
@@ -125,6 +129,7 @@ class Engine:
         ``error`` set and the rest go on; cancelling raises ``CancelledError``."""
         indices = list(range(document.page_count) if page_indices is None else page_indices)
         emit = on_event or (lambda e: None)
+        self.prepare()  # a missing model or drafter is the job's error, not each page's
         for n, i in enumerate(indices):
             if should_cancel and should_cancel():
                 raise CancelledError("cancelled")

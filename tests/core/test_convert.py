@@ -1,0 +1,130 @@
+"""``hsd convert`` end to end on generated PDFs with a tiny model: identical output across lossless
+modes, figures, statistics, per-page resume and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pymupdf
+import pytest
+
+from core.cli import main
+
+ARCH = "qwen2_5_vl"
+
+
+def _make_pdf(path, pages=2, figure=True):
+    doc = pymupdf.open()
+    for k in range(pages):
+        page = doc.new_page(width=420, height=560)
+        page.insert_text((50, 60), f"Section {k + 1}: results", fontsize=16)
+        page.insert_textbox(pymupdf.Rect(50, 80, 370, 200),
+                            "Speculative decoding verifies drafted tokens in parallel. " * 4, fontsize=10)
+        if figure:
+            page.draw_rect(pymupdf.Rect(60, 220, 360, 380), color=(0, 0, 1), fill=(0.7, 0.8, 1.0))
+            page.insert_text((60, 400), f"Figure {k + 1}: a blue box.", fontsize=9)
+    doc.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_target_dir):
+    return str(tiny_target_dir(ARCH))
+
+
+def _convert(pdf, out, model_dir, *extra):
+    args = ["convert", str(pdf), "-o", str(out), "--model", model_dir, "--drafter", "textlayer",
+            "--max-new-tokens", "60", "-q", *extra]
+    return main(args)
+
+
+def test_ar_and_hsd_write_identical_markdown(tmp_path, model_dir):
+    pdf = _make_pdf(tmp_path / "doc.pdf")
+    assert _convert(pdf, tmp_path / "ar.md", model_dir, "--mode", "ar", "--stats", str(tmp_path / "ar.json")) == 0
+    assert _convert(pdf, tmp_path / "hsd.md", model_dir, "--mode", "hsd", "--stats", str(tmp_path / "hsd.json")) == 0
+    assert (tmp_path / "ar.md").read_bytes() == (tmp_path / "hsd.md").read_bytes()
+    ar, hsd = (json.loads((tmp_path / f"{m}.json").read_text()) for m in ("ar", "hsd"))
+    assert ar["totals"]["forward_passes"] > 0 and hsd["totals"]["forward_passes"] > 0
+    assert ar["totals"]["generated_tokens"] == hsd["totals"]["generated_tokens"]
+    page = hsd["pages"][0]
+    assert {"forward_passes", "generated_tokens", "mean_accepted_length", "seconds"} <= set(page["stats"])
+    assert set(page["stats"]["seconds"]) >= {"render", "draft", "prefill", "verify", "total"}
+    region = page["regions"][0]["stats"]
+    assert {"label", "bbox", "drafted_tokens", "accepted_tokens", "acceptance_rate", "forward_passes"} <= set(region)
+
+
+def test_figures_are_cropped_and_linked(tmp_path, model_dir):
+    pdf = _make_pdf(tmp_path / "fig.pdf", pages=1)
+    assert _convert(pdf, tmp_path / "out" / "fig.md", model_dir, "--mode", "ar") == 0
+    images = sorted((tmp_path / "out" / "fig_images").glob("*.png"))
+    text = (tmp_path / "out" / "fig.md").read_text()
+    if images:  # the text layer drafter found the drawing as a figure
+        assert f"](fig_images/{images[0].name})" in text
+
+
+def test_resume_skips_finished_pages(tmp_path, model_dir, monkeypatch):
+    pdf = _make_pdf(tmp_path / "doc.pdf", pages=3, figure=False)
+    out = tmp_path / "doc.md"
+    assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
+    first = out.read_bytes()
+    from core.engine import Engine
+
+    calls = []
+    original = Engine.convert_page
+    monkeypatch.setattr(Engine, "convert_page",
+                        lambda self, page, *a, **k: calls.append(page.number) or original(self, page, *a, **k))
+    assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
+    assert calls == [] and out.read_bytes() == first
+    # other settings: pages are redone
+    assert _convert(pdf, out, model_dir, "--mode", "ar", "--max-new-tokens", "50") == 0
+    assert calls == [1, 2, 3]
+
+
+def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir):
+    """kill -9 in the middle of page 2, then the same command finishes the job."""
+    pdf = _make_pdf(tmp_path / "doc.pdf", pages=3, figure=False)
+    out = tmp_path / "doc.md"
+    script = f"""
+import os, signal
+from core.engine import Engine
+orig = Engine.convert_page
+def convert_page(self, page, *a, **k):
+    if page.number == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return orig(self, page, *a, **k)
+Engine.convert_page = convert_page
+from core.cli import main
+main({["convert", str(pdf), "-o", str(out), "--model", model_dir, "--drafter", "textlayer", "--max-new-tokens", "60", "-q", "--mode", "ar"]!r})
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert proc.returncode == -9
+    assert not out.exists()  # the final file is only ever written whole
+    work = out.with_name(".doc.md.hsd")
+    assert sorted(p.name for p in work.glob("page-*.json")) == ["page-0001.json"]
+    assert not list(tmp_path.glob("**/*.partial"))
+    assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
+    reference = tmp_path / "ref.md"
+    assert _convert(pdf, reference, model_dir, "--mode", "ar") == 0
+    assert out.read_bytes() == reference.read_bytes()
+
+
+def test_bad_input_is_one_line_and_nonzero(tmp_path, model_dir):
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.7\n this is not really a pdf")
+    proc = subprocess.run([sys.executable, "-m", "core.cli", "convert", str(bad), "-o", str(tmp_path / "x.md"),
+                           "--model", model_dir], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_missing_model_is_one_line(tmp_path):
+    pdf = _make_pdf(tmp_path / "doc.pdf", pages=1, figure=False)
+    proc = subprocess.run([sys.executable, "-m", "core.cli", "convert", str(pdf), "-o", str(tmp_path / "x.md"),
+                           "--model", str(tmp_path / "no-such-model"), "-q"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "model" in proc.stderr.lower() and "folder" in proc.stderr.lower()

@@ -20,6 +20,7 @@ from typing import Callable
 import torch
 
 from core.errors import CancelledError
+from core.targets.kv import additive_mask, cache_select
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
@@ -177,12 +178,10 @@ class SpeculativeDecoder:
             positions[b, n:] = row.length
             tree_mask[b, :n, :n] = tree.ancestor_mask()
         allowed = torch.cat([valid[:, None, :].expand(B, q, T), tree_mask.to(device)], dim=2)
-        dtype = self.target.dtype
-        mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
-        mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+        mask = additive_mask(allowed, self.target.dtype)
         rope_deltas = torch.tensor([r.rope_delta for r in rows], dtype=torch.long)
         return self.target.forward(
-            tokens.to(device), positions.to(device), mask[:, None], cache, rope_deltas.to(device)
+            tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device)
         )
 
 
@@ -190,13 +189,9 @@ class SpeculativeDecoder:
 # DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
 
 
-def _layers(cache):
-    return cache.layers
-
-
 def _select_rows(cache, valid: torch.Tensor, rows: list[int]):
     idx = torch.tensor(rows, dtype=torch.long, device=valid.device)
-    for layer in _layers(cache):
+    for layer in cache.layers:
         layer.keys = layer.keys.index_select(0, idx)
         layer.values = layer.values.index_select(0, idx)
     return cache, valid.index_select(0, idx)
@@ -207,7 +202,7 @@ def _trim_tail(cache, valid: torch.Tensor):
     used = valid.any(dim=0).nonzero()
     keep = int(used.max()) + 1 if used.numel() else 0
     if keep < valid.shape[1]:
-        for layer in _layers(cache):
+        for layer in cache.layers:
             layer.keys = layer.keys[:, :, :keep]
             layer.values = layer.values[:, :, :keep]
         valid = valid[:, :keep]
@@ -227,10 +222,4 @@ def _compact(cache, valid: torch.Tensor):
     # sort keys: invalid columns first, then valid ones by position -> take the last `width`
     key = torch.where(valid, order + T, order)
     index = key.argsort(dim=1)[:, T - width:]
-    new_valid = torch.gather(valid, 1, index)
-    for layer in _layers(cache):
-        H, D = layer.keys.shape[1], layer.keys.shape[3]
-        gather_idx = index[:, None, :, None].expand(B, H, width, D)
-        layer.keys = torch.gather(layer.keys, 2, gather_idx)
-        layer.values = torch.gather(layer.values, 2, gather_idx)
-    return cache, new_valid
+    return cache_select(cache, index), torch.gather(valid, 1, index)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPixmap
+from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixmap
 from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QMainWindow, QMessageBox, QProgressBar, QSplitter,
                                QTabWidget, QToolBar, QVBoxLayout, QWidget)
@@ -111,9 +111,12 @@ class MainWindow(QMainWindow):
         self.thumbs.setViewMode(QListView.ViewMode.IconMode)
         self.thumbs.setFlow(QListView.Flow.TopToBottom)
         self.thumbs.setWrapping(False)
-        self.thumbs.setIconSize(QSize(96, 124))
+        self.thumbs.setIconSize(QSize(100, 130))
+        self.thumbs.setGridSize(QSize(140, 160))
+        self.thumbs.setUniformItemSizes(True)
         self.thumbs.setMovement(QListView.Movement.Static)
-        self.thumbs.setSpacing(4)
+        self.thumbs.setResizeMode(QListView.ResizeMode.Adjust)
+        self.thumbs.setStyleSheet("QListWidget::item:selected { background: #cfe3ff; color: black; }")
         self.thumbs.setAcceptDrops(False)
         self.thumbs.currentRowChanged.connect(self._thumb_row_changed)
         left = QSplitter(Qt.Orientation.Vertical)
@@ -487,11 +490,12 @@ class MainWindow(QMainWindow):
         if self.current is doc:
             return
         self.current = doc
+        self.setWindowTitle(f"{doc.name} — HSD Studio")
         self.current_page = None
         self._page_cache.clear()
         self.thumbs.blockSignals(True)
         self.thumbs.clear()
-        placeholder = QPixmap(72, 96)
+        placeholder = QPixmap(100, 130)
         placeholder.fill(QColor(250, 250, 250))
         for i in range(doc.page_count):
             item = QListWidgetItem(QIcon(placeholder), f"{i + 1}")
@@ -521,7 +525,7 @@ class MainWindow(QMainWindow):
                 continue
             item = self.thumbs.item(i)
             if item is not None:
-                item.setIcon(QIcon(QPixmap.fromImage(pil_to_qimage(image))))
+                item.setIcon(QIcon(_framed(QPixmap.fromImage(pil_to_qimage(image)))))
 
     def _mark_thumbnail(self, doc: DocumentState, page: int) -> None:
         if doc is not self.current:
@@ -784,6 +788,15 @@ class MainWindow(QMainWindow):
             except Exception:
                 pass
         super().closeEvent(event)
+
+
+def _framed(pixmap: QPixmap) -> QPixmap:
+    """A thumbnail with a thin grey frame (white pages on a white list need an edge)."""
+    painter = QPainter(pixmap)
+    painter.setPen(QColor(150, 150, 150))
+    painter.drawRect(0, 0, pixmap.width() - 1, pixmap.height() - 1)
+    painter.end()
+    return pixmap
 
 
 def _titled(title: str, widget: QWidget) -> QWidget:

@@ -389,7 +389,7 @@ class MarkdownView(QWidget):
         self._selecting = False
         self._shown = (self.scope, text)
         lines = text.count("\n") + 1 if text else 0
-        self.info.setText(f"{len(text):,} characters, {lines:,} lines")
+        self.info.setText(f"{len(text):,} characters, {lines:,} line{'s' if lines != 1 else ''}")
         if live:
             if not self._render_timer.isActive():
                 self._render_timer.start()

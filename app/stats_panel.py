@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
+STOP_NOTES = {"max_new_tokens": "token limit", "repetition": "stopped repeating"}
 COLUMNS = ("Page", "Tokens", "Forward passes", "Mean accepted", "Est. speed-up", "Time (s)", "Status")
 
 
@@ -22,8 +23,8 @@ def page_row(result) -> list[str]:
     if result.error:
         return [str(result.page), "", "", "", "", "", f"failed: {result.error}"]
     status = "ok" if not s.draft_error else f"drafter failed: {s.draft_error}"
-    if s.stop_reason and s.stop_reason not in ("eos", "stop"):
-        status += f" (stopped: {s.stop_reason})"
+    if s.stop_reason in STOP_NOTES:
+        status += f", {STOP_NOTES[s.stop_reason]}"
     return [str(result.page), str(s.generated_tokens), str(s.forward_passes), f"{s.mean_accepted_length:.2f}",
             f"{estimated_speedup(s):.2f}×", f"{s.seconds.get('total', 0.0):.2f}", status]
 

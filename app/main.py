@@ -28,7 +28,6 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("HSD Studio")
-    app.setOrganizationName("HSD Studio")
     settings = AppSettings()
     if args.model:
         conversion = settings.conversion()

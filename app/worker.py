@@ -174,7 +174,13 @@ class ConversionWorker(QObject):
         if engine._target is None:
             self.progress.emit(n, total, f"Loading model {config.model or 'default'}…")
         engine.target
-        engine.drafter
+        try:
+            engine.drafter
+        except ImportError as exc:  # a drafter whose module or dependency is missing in this install
+            from core.errors import DrafterUnavailableError
+
+            raise DrafterUnavailableError(f"The {config.drafter!r} drafter is not available here ({exc}). "
+                                          "Choose another drafter in Settings.") from None
         return engine
 
     def _on_event(self, event) -> None:

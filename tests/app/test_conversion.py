@@ -136,3 +136,22 @@ def test_bad_file_shows_an_error(qtbot, window, tmp_path):
     window.add_files([text, tmp_path / "missing.pdf"])
     assert window.documents == [] and window.last_error
 
+
+
+def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf, tmp_path):
+    conversion = app_settings.conversion()
+    conversion.model = str(tmp_path / "no-such-model")
+    app_settings.set_conversion(conversion)
+    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+        drop_files(window, [sample_pdf])
+    assert finished.args == ["failed"]
+    assert window.current.status == "failed" and window.last_error
+    assert window.error_box is not None and window.error_box.isVisible()
+    assert window.worker is None and window.isVisible()
+    # a bad page range is a message too, and the queue goes on afterwards
+    window.error_box.close()
+    conversion.pages = "5-9"
+    app_settings.set_conversion(conversion)
+    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+        window.convert_current()
+    assert finished.args == ["failed"] and "page" in window.last_error

@@ -157,6 +157,7 @@ class MainWindow(QMainWindow):
         self.status_label = QLabel("Drop PDFs or images anywhere to convert them.")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
+        self.progress.setFormat("%v / %m pages")
         self.progress.setVisible(False)
         self.settings_label = QLabel()
         self.settings_label.setStyleSheet("color: #666")

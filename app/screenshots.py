@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     converting = lambda: bool(window.running and len(window.running.live_text.get(1, "")) > 60)  # noqa: E731
     if not pump(app, converting, 300):
         print("conversion did not stream text in time", file=sys.stderr)
+    window.markdown_view._render_now()  # the live view re-renders on a timer; draw the latest text
+    pump(app, lambda: False, 0.2)
     save(window, out / "02-converting.png")
 
     finished = []

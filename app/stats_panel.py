@@ -11,7 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 STOP_NOTES = {"max_new_tokens": "token limit", "repetition": "stopped repeating"}
-COLUMNS = ("Page", "Tokens", "Forward passes", "Mean accepted", "Est. speed-up", "Time (s)", "Status")
+COLUMNS = ("Page", "Tokens", "Passes", "Mean acc.", "Speed-up*", "Time (s)", "Status")
+TIPS = ("", "output tokens", "forward passes (prefills included)", "mean accepted length: output tokens "
+        "per decoding pass", "estimated from passes: (tokens + 1) / forward passes", "wall-clock seconds", "")
 
 
 def estimated_speedup(stats) -> float:
@@ -36,6 +38,9 @@ class StatsPanel(QWidget):
         self.summary.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
+        for col, tip in enumerate(TIPS):
+            if tip:
+                self.table.horizontalHeaderItem(col).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -107,7 +107,9 @@ def test_cancel_stops_within_a_pass(qtbot, window, app_settings, tmp_path):
     conversion.max_new_tokens = 2000
     app_settings.set_conversion(conversion)
     pdf = make_pdf(tmp_path / "long.pdf", pages=3)
-    drop_files(window, [pdf])
+    other = make_pdf(tmp_path / "other.pdf")
+    drop_files(window, [pdf, other])
+    assert [d.status for d in window.documents] == ["converting", "queued"]
     # cancel in the middle of page-level decoding (2000 tokens would take minutes)
     qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()),
                     timeout=120000)
@@ -121,6 +123,7 @@ def test_cancel_stops_within_a_pass(qtbot, window, app_settings, tmp_path):
     assert window.worker is None and not window.busy
     assert len(window.current.results) < 3
     assert "cancelled" in window.status_label.text()
+    assert window.documents[1].status == "queued", "cancel pauses the queue"
 
 
 def test_bad_file_shows_an_error(qtbot, window, tmp_path):

@@ -181,3 +181,36 @@ def test_command_line():
     args = parse_args(["a.pdf", "b.png", "--model", "/m"])
     assert args.files == ["a.pdf", "b.png"] and args.model == "/m" and not args.no_convert
     assert parse_args([]).files == []
+
+
+def test_window_links_regions_and_markdown(qtbot, tmp_path):
+    """Clicking a region selects its Markdown; selecting Markdown highlights its region."""
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
+    from tests.app.conftest import make_pdf
+
+    settings = AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    settings.set_cache_dir(tmp_path / "cache")
+    win = MainWindow(settings)
+    qtbot.addWidget(win)
+    win.show()
+    pdf = make_pdf(tmp_path / "two.pdf", pages=2)
+    (doc,) = win.add_files([pdf], convert=False)
+    assert win.worker is None and doc.status == "open" and win.thumbs.count() == 2
+    assert win.app_settings.recent_files()[0].endswith("two.pdf")
+    doc.results[1] = _result()
+    win.show_page(1)
+    assert len(win.page_view.region_items) == 2
+    assert win.markdown_view.page_text() == "# Title\n\nHello world, this is text."
+    win.select_region(1)
+    assert win.markdown_view.source.textCursor().selectedText() == "Hello world, this is text."
+    assert win.inspector.region_index == 1 and win.page_view.highlighted == 1
+    cursor = win.markdown_view.source.textCursor()
+    cursor.setPosition(2)
+    cursor.setPosition(4, cursor.MoveMode.KeepAnchor)
+    win.markdown_view.source.setTextCursor(cursor)
+    assert win.page_view.highlighted == 0 and win.inspector.region_index == 0
+    win.show_page(2)
+    assert win.page_view.region_items == [] and win.markdown_view.page_text() == ""

@@ -45,6 +45,7 @@ class DocumentState:
     live_text: dict = field(default_factory=dict)  # page -> streamed Markdown so far
     live_regions: dict = field(default_factory=dict)  # page -> [regions, [stats or None]]
     markdown_path: Path | None = None        # the session file written by write_markdown
+    exported_markdown: Path | None = None    # where the user last exported the Markdown
     fresh: bool = False
 
     @property
@@ -190,6 +191,10 @@ class MainWindow(QMainWindow):
         self.zoom_in_action = action("Zoom in", self.page_view.zoom_in, QKeySequence.StandardKey.ZoomIn)
         self.zoom_out_action = action("Zoom out", self.page_view.zoom_out, QKeySequence.StandardKey.ZoomOut)
         self.zoom_fit_action = action("Fit page", self.page_view.zoom_fit, "Ctrl+0")
+        self.next_action = action("Next page", lambda: self.step_page(1), "PgDown")
+        self.prev_action = action("Previous page", lambda: self.step_page(-1), "PgUp")
+        self.remove_action = action("Remove from queue", self.remove_current, None,
+                                    "Take the selected document out of the list (not while it converts)")
         quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         file_menu = self.menuBar().addMenu("&File")
@@ -207,8 +212,11 @@ class MainWindow(QMainWindow):
         for a in (self.convert_action, self.fresh_action, self.cancel_action, self.settings_action):
             convert_menu.addAction(a)
         view_menu = self.menuBar().addMenu("&View")
-        for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action):
+        for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.prev_action,
+                  self.next_action):
             view_menu.addAction(a)
+        convert_menu.addSeparator()
+        convert_menu.addAction(self.remove_action)
 
         toolbar = QToolBar("Main")
         toolbar.setObjectName("main-toolbar")
@@ -573,6 +581,39 @@ class MainWindow(QMainWindow):
         self._show_document_text()
         self.inspector.clear()
 
+    def step_page(self, delta: int) -> None:
+        if self.current is not None and self.current_page is not None:
+            page = self.current_page + delta
+            if 1 <= page <= self.current.page_count:
+                if self.current is self.running:
+                    self.follow = False
+                self.show_page(page)
+
+    def remove_current(self) -> None:
+        doc = self.current
+        if doc is None or doc is self.running:
+            return
+        row = self.documents.index(doc)
+        self.documents.pop(row)
+        try:
+            doc.doc.close()
+        except Exception:
+            pass
+        self.current = None
+        self.queue.takeItem(row)
+        if not self.documents:
+            self.thumbs.clear()
+            self.page_view.show_message("Drop PDFs or images here\nor use File > Open")
+            self.markdown_view.set_texts("", "")
+            self.inspector.clear()
+            self.stats_panel.set_results([])
+            self.setWindowTitle("HSD Studio")
+        else:
+            self.queue.setCurrentRow(min(row, len(self.documents) - 1))
+            if self.current is None:
+                self.show_document(self.documents[self.queue.currentRow()])
+        self._update_actions()
+
     def _page_image(self, doc: DocumentState, page: int):
         key = (str(doc.path), page)
         if key not in self._page_cache:
@@ -693,6 +734,7 @@ class MainWindow(QMainWindow):
         except Exception as exc:
             self.show_error("Export failed", str(exc))
             return None
+        doc.exported_markdown = written
         self.set_status(f"Exported Markdown to {written}")
         return written
 
@@ -718,7 +760,7 @@ class MainWindow(QMainWindow):
             return None
         settings = doc.settings or self.app_settings.conversion()
         try:
-            written = export_json(path, doc.path, doc.markdown_path, settings.output_settings(),
+            written = export_json(path, doc.path, doc.exported_markdown, settings.output_settings(),
                                   list(doc.results.values()), overwrite=True)
         except Exception as exc:
             self.show_error("Export failed", str(exc))
@@ -773,6 +815,7 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(self.busy)
         self.convert_action.setEnabled(self.current is not None and self.current is not self.running)
         self.fresh_action.setEnabled(self.convert_action.isEnabled())
+        self.remove_action.setEnabled(self.convert_action.isEnabled())
         for a in (self.export_md_action, self.export_json_action):
             a.setEnabled(has_results)
 

@@ -212,5 +212,19 @@ def test_window_links_regions_and_markdown(qtbot, tmp_path):
     cursor.setPosition(4, cursor.MoveMode.KeepAnchor)
     win.markdown_view.source.setTextCursor(cursor)
     assert win.page_view.highlighted == 0 and win.inspector.region_index == 0
-    win.show_page(2)
+    win.step_page(1)
+    assert win.current_page == 2
     assert win.page_view.region_items == [] and win.markdown_view.page_text() == ""
+
+    # files dropped on any part of the window reach it (children pass drops up)
+    from tests.app.conftest import drop_files
+
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n broken")
+    for target in (win.page_view.viewport(), win.markdown_view.rendered.viewport(), win.thumbs.viewport()):
+        win.last_error = None
+        drop_files(target, [bad])
+        assert win.last_error, f"a drop on {type(target).__name__} was lost"
+        win.error_box.close()
+    win.remove_current()
+    assert win.documents == [] and win.current is None and win.thumbs.count() == 0

@@ -27,6 +27,7 @@ from app.worker import ConversionJob, ConversionWorker, EngineCache, session_dir
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
 VIEW_DPI = 110
+MAX_VIEW_DPI = 400
 THUMB_DPI = 16
 STATUS_TEXT = {"queued": "waiting", "converting": "converting…", "done": "done", "cancelled": "cancelled",
                "failed": "failed", "open": "not converted"}
@@ -127,6 +128,11 @@ class MainWindow(QMainWindow):
 
         self.page_view = PageView()
         self.page_view.region_clicked.connect(self.select_region)
+        self._sharpen_timer = QTimer(self)
+        self._sharpen_timer.setSingleShot(True)
+        self._sharpen_timer.setInterval(250)
+        self._sharpen_timer.timeout.connect(self._sharpen_page)
+        self.page_view.zoom_changed.connect(lambda _z: self._sharpen_timer.start())
         self.legend = Legend()
         page_box = QWidget()
         page_layout = QVBoxLayout(page_box)
@@ -614,13 +620,31 @@ class MainWindow(QMainWindow):
                 self.show_document(self.documents[self.queue.currentRow()])
         self._update_actions()
 
-    def _page_image(self, doc: DocumentState, page: int):
+    def _page_image(self, doc: DocumentState, page: int, dpi: int = VIEW_DPI):
         key = (str(doc.path), page)
-        if key not in self._page_cache:
-            self._page_cache[key] = pil_to_qimage(doc.doc.page(page - 1).render(VIEW_DPI))
+        cached = self._page_cache.get(key)
+        if cached is None or cached[0] < dpi:
+            cached = (dpi, pil_to_qimage(doc.doc.page(page - 1).render(dpi)))
+            self._page_cache[key] = cached
             while len(self._page_cache) > 6:
                 self._page_cache.popitem(last=False)
-        return self._page_cache[key]
+        self._page_cache.move_to_end(key)
+        return cached[1]
+
+    def _sharpen_page(self) -> None:
+        """After zooming in, render the page again at the resolution the screen now shows it."""
+        doc, page = self.current, self.current_page
+        if doc is None or page is None or self.page_view.page_item is None:
+            return
+        width_pt = self.page_view.sceneRect().width()
+        shown_px = width_pt * self.page_view.zoom * self.page_view.devicePixelRatioF()
+        if shown_px <= self.page_view.image_width * 1.2:
+            return
+        dpi = int(min(MAX_VIEW_DPI, 72.0 * shown_px / width_pt))
+        try:
+            self.page_view.replace_image(self._page_image(doc, page, dpi))
+        except Exception:
+            pass  # the softer image stays
 
     def _show_overlay(self) -> None:
         doc, page = self.current, self.current_page

@@ -155,6 +155,20 @@ class PageView(QGraphicsView):
         else:
             self._apply_zoom()
 
+    def replace_image(self, image) -> None:
+        """Swap in a sharper (or softer) rendering of the same page, keeping regions and zoom."""
+        if self.page_item is None:
+            return
+        qimage = image if isinstance(image, QImage) else pil_to_qimage(image)
+        pixmap = QPixmap.fromImage(qimage)
+        self.page_item.setPixmap(pixmap)
+        if pixmap.width():
+            self.page_item.setScale(self.sceneRect().width() / pixmap.width())
+
+    @property
+    def image_width(self) -> int:
+        return self.page_item.pixmap().width() if self.page_item is not None else 0
+
     def set_regions(self, regions, stats=None, mode: str = "hsd") -> None:
         """Draw ``regions``; ``stats`` (one per region, or None while not yet verified) colour them."""
         for item in self.region_items:

@@ -228,3 +228,43 @@ def test_window_links_regions_and_markdown(qtbot, tmp_path):
         win.error_box.close()
     win.remove_current()
     assert win.documents == [] and win.current is None and win.thumbs.count() == 0
+
+
+def test_zooming_in_renders_sharper(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
+    from tests.app.conftest import make_pdf
+
+    win = MainWindow(AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))
+    qtbot.addWidget(win)
+    win.show()
+    win.add_files([make_pdf(tmp_path / "z.pdf")], convert=False)
+    before = win.page_view.image_width
+    for _ in range(6):
+        win.page_view.zoom_in()
+    qtbot.waitUntil(lambda: win.page_view.image_width > before * 1.5, timeout=5000)
+    assert win.page_view.sceneRect().width() == 360  # still in points
+
+
+def test_encrypted_pdf_asks_for_the_password(qtbot, tmp_path, monkeypatch):
+    import pymupdf
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
+    from tests.app.conftest import make_pdf
+
+    plain = make_pdf(tmp_path / "plain.pdf")
+    locked = tmp_path / "locked.pdf"
+    with pymupdf.open(str(plain)) as d:
+        d.save(str(locked), encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="owner")
+    win = MainWindow(AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))
+    qtbot.addWidget(win)
+    answers = iter(["wrong", "pw"])
+    monkeypatch.setattr(win, "ask_password", lambda path, message: next(answers))
+    (doc,) = win.add_files([locked], convert=False)
+    assert doc.password == "pw" and doc.page_count == 1
+    monkeypatch.setattr(win, "ask_password", lambda path, message: None)
+    assert win.add_files([locked], convert=False) == [] and len(win.documents) == 1

@@ -164,3 +164,22 @@ class DraftInspector(QWidget):
         self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
         self.draft_view.setHtml(runs_html(self.diff.draft, True) if draft else "<i>empty draft</i>")
         self.verified_view.setHtml(runs_html(self.diff.verified, False) if verified else f"<i>{source}</i>")
+        _scroll_to_first_change(self.draft_view, self.diff.draft)
+        _scroll_to_first_change(self.verified_view, self.diff.verified)
+
+
+def _scroll_to_first_change(view: QTextBrowser, runs: list[tuple[str, str]]) -> None:
+    """Bring the first rewritten or added stretch into view (with a line of context above)."""
+    offset = 0
+    for kind, text in runs:
+        if kind != "same":
+            break
+        offset += len(text)
+    else:
+        return
+    cursor = view.textCursor()
+    cursor.setPosition(min(offset + 1, max(0, view.document().characterCount() - 1)))
+    view.setTextCursor(cursor)
+    bar = view.verticalScrollBar()
+    line = view.fontMetrics().lineSpacing()
+    bar.setValue(bar.value() + view.cursorRect().top() - 2 * line)

@@ -118,8 +118,9 @@ def save(window, path: Path) -> Path:
     window.repaint()
     image = window.grab().toImage()
     image.save(str(path))
-    with Image.open(path) as im:  # a 256-colour palette keeps UI screenshots small
-        im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    if path.stat().st_size > 250_000:
+        with Image.open(path) as im:  # a 256-colour palette keeps large screenshots small
+            im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
     print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
     return path
 
@@ -190,9 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     save(window, out / "03-done-overlay.png")
 
     result = window.current_result()
-    rates = [s.acceptance_rate if s.verified else -1 for s in result.region_stats]
-    middle = min(range(len(rates)), key=lambda i: abs(rates[i] - 0.6)) if rates else 0
-    window.select_region(middle)
+    # inspect a large region whose draft was partly kept and partly rewritten
+    mixed = [i for i, s in enumerate(result.region_stats) if s.verified and 0.2 <= s.acceptance_rate <= 0.9]
+    pick = max(mixed or range(len(result.regions)), key=lambda i: result.region_stats[i].drafted_tokens)
+    window.select_region(pick)
     pump(app, lambda: False, 0.3)
     save(window, out / "04-draft-inspection.png")
     window.close()

@@ -493,6 +493,9 @@ class MainWindow(QMainWindow):
         self.progress.setVisible(False)
         self._update_actions()
         self.document_finished.emit(status)
+        if getattr(self, "_close_when_idle", False):
+            self.close()
+            return
         self._start_next()
 
     # -- showing documents and pages --------------------------------------------------------------
@@ -845,11 +848,15 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event):  # noqa: N802
         if self.worker is not None:
+            # Cancel takes effect within one forward pass; loading a model cannot be interrupted,
+            # so if the worker is still busy, hide now and close once it has stopped.
             self.queue_paused = True
             self.worker.cancel()
-            if self.thread is not None:
-                self.thread.quit()
-                self.thread.wait(15000)
+            if self.thread is not None and not self.thread.wait(3000):
+                self._close_when_idle = True
+                self.hide()
+                event.ignore()
+                return
         for doc in self.documents:
             try:
                 doc.doc.close()

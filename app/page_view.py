@@ -8,6 +8,8 @@ are grey. Hovering shows the region's numbers; clicking emits ``region_clicked``
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QImage, QLinearGradient, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView,
@@ -46,7 +48,7 @@ def region_rate(stats, mode: str = "hsd") -> float | None:
 
 
 def region_tooltip(index: int, region, stats, mode: str = "hsd") -> str:
-    lines = [f"<b>Region {index + 1}: {region.label}</b>"]
+    lines = [f"<b>Region {index + 1}: {html.escape(str(region.label))}</b>"]
     if stats is None:
         lines.append("drafted, waiting for verification")
     else:

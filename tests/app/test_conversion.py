@@ -158,3 +158,16 @@ def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf,
     with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
         window.convert_current()
     assert finished.args == ["failed"] and "page" in window.last_error
+
+
+def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, tmp_path):
+    conversion = app_settings.conversion()
+    conversion.max_new_tokens = 2000
+    app_settings.set_conversion(conversion)
+    drop_files(window, [make_pdf(tmp_path / "long.pdf", pages=2)])
+    qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()),
+                    timeout=120000)
+    window.close()
+    assert not window.isVisible()
+    qtbot.waitUntil(lambda: window.worker is None, timeout=30000)
+    assert window.thread is None and window.documents[0].status == "cancelled"

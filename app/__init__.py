@@ -1,0 +1,2 @@
+"""HSD Studio, the desktop app (PySide6). It talks to ``core`` only through the engine's API and
+events; ``core`` never imports it. Entry point: ``app.main:main`` (``hsd-studio [FILE ...]``)."""

@@ -1,0 +1,185 @@
+"""Draft inspection: a region's draft beside the text the model verified, differences marked.
+
+The verified text is the region's Stage 1 output where Stage 1 ran (``hsd``, ``regions``), else
+the page Markdown the engine attributes to the region (``PageResult.spans``). A word-level diff
+(difflib) marks what the model kept from the draft (green), what it rewrote (red, struck out in the
+draft; amber where it wrote new text) and what it added.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from dataclasses import dataclass
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+ACCEPTED_BG = "#c8f0d0"
+REWRITTEN_BG = "#ffd0cc"
+ADDED_BG = "#ffe7a8"
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+
+
+@dataclass
+class DraftDiff:
+    draft: list[tuple[str, str]]      # (kind, text): kind "same" or "rewritten"
+    verified: list[tuple[str, str]]   # (kind, text): kind "same", "rewritten" or "added"
+    kept_words: int
+    draft_words: int
+
+    @property
+    def kept_share(self) -> float:
+        return self.kept_words / self.draft_words if self.draft_words else 0.0
+
+
+def diff_words(draft: str, verified: str) -> DraftDiff:
+    """Word-level alignment of a draft and the verified text (whitespace is not a difference)."""
+    a = _TOKEN.findall(draft)
+    b = _TOKEN.findall(verified)
+    a_words = [t for t in a if not t.isspace()]
+    b_words = [t for t in b if not t.isspace()]
+    a_index = [i for i, t in enumerate(a) if not t.isspace()]
+    b_index = [i for i, t in enumerate(b) if not t.isspace()]
+    a_kind = ["same"] * len(a)
+    b_kind = ["same"] * len(b)
+    kept = 0
+    matcher = difflib.SequenceMatcher(None, a_words, b_words, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            kept += i2 - i1
+            continue
+        for i in range(i1, i2):
+            a_kind[a_index[i]] = "rewritten"
+        for j in range(j1, j2):
+            b_kind[b_index[j]] = "added" if tag == "insert" else "rewritten"
+    # whitespace between two changed words belongs to the change
+    for tokens, kinds in ((a, a_kind), (b, b_kind)):
+        for i, t in enumerate(tokens):
+            if t.isspace() and 0 < i < len(tokens) - 1 and kinds[i - 1] == kinds[i + 1] != "same":
+                kinds[i] = kinds[i - 1]
+    return DraftDiff(_runs(a, a_kind), _runs(b, b_kind), kept, len(a_words))
+
+
+def _runs(tokens: list[str], kinds: list[str]) -> list[tuple[str, str]]:
+    runs: list[tuple[str, str]] = []
+    for t, k in zip(tokens, kinds):
+        if runs and runs[-1][0] == k:
+            runs[-1] = (k, runs[-1][1] + t)
+        else:
+            runs.append((k, t))
+    return runs
+
+
+def runs_html(runs: list[tuple[str, str]], draft_side: bool) -> str:
+    out = []
+    for kind, text in runs:
+        body = html.escape(text).replace("\n", "<br>")
+        if kind == "same":
+            out.append(f'<span style="background:{ACCEPTED_BG}">{body}</span>')
+        elif kind == "rewritten" and draft_side:
+            out.append(f'<span style="background:{REWRITTEN_BG}; text-decoration: line-through">{body}</span>')
+        elif kind == "rewritten":
+            out.append(f'<span style="background:{ADDED_BG}">{body}</span>')
+        else:
+            out.append(f'<span style="background:{ADDED_BG}; text-decoration: underline">{body}</span>')
+    return f'<div style="font-family: monospace; white-space: pre-wrap">{"".join(out)}</div>'
+
+
+def verified_text(result, index: int) -> tuple[str, str]:
+    """(text, where it comes from) of what the model made of region ``index``."""
+    if index < len(result.region_outputs) and result.region_outputs[index]:
+        return result.region_outputs[index], "Stage 1 output on the region crop"
+    parts = [result.markdown[s.start:s.end] for s in result.spans if s.region == index]
+    if parts:
+        return "".join(parts), "page Markdown accepted from this draft"
+    return "", "nothing verified for this region"
+
+
+class DraftInspector(QWidget):
+    """Shows one region: header with its numbers, then draft | verified side by side."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.header = QLabel("Click a region on the page to compare its draft with the verified text.")
+        self.header.setWordWrap(True)
+        self.draft_label = QLabel("<b>Draft</b> (drafter)")
+        self.verified_label = QLabel("<b>Verified</b> (model)")
+        self.draft_view = QTextBrowser()
+        self.verified_view = QTextBrowser()
+        for view in (self.draft_view, self.verified_view):
+            view.setOpenLinks(False)
+            view.setAcceptDrops(False)
+            view.viewport().setAcceptDrops(False)
+        legend = QLabel(f'<span style="background:{ACCEPTED_BG}">&nbsp;kept&nbsp;</span> '
+                        f'<span style="background:{REWRITTEN_BG}; text-decoration: line-through">&nbsp;rewritten&nbsp;</span> '
+                        f'<span style="background:{ADDED_BG}">&nbsp;model\'s own text&nbsp;</span>')
+        left = QVBoxLayout()
+        left.addWidget(self.draft_label)
+        left.addWidget(self.draft_view, 1)
+        right = QVBoxLayout()
+        right.addWidget(self.verified_label)
+        right.addWidget(self.verified_view, 1)
+        panes = QHBoxLayout()
+        panes.addLayout(left, 1)
+        panes.addLayout(right, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.header)
+        layout.addWidget(legend)
+        layout.addLayout(panes, 1)
+        self.region_index: int | None = None
+        self.diff: DraftDiff | None = None
+
+    def clear(self, message: str | None = None) -> None:
+        self.region_index = None
+        self.diff = None
+        self.header.setText(message or "Click a region on the page to compare its draft with the verified text.")
+        self.draft_view.clear()
+        self.verified_view.clear()
+
+    def show_region(self, result, index: int) -> None:
+        from core.engine import clean_draft
+
+        if result is None or not 0 <= index < len(result.regions):
+            self.clear()
+            return
+        region = result.regions[index]
+        stats = result.region_stats[index] if index < len(result.region_stats) else None
+        draft = clean_draft(region.text) if region.text else ""
+        verified, source = verified_text(result, index)
+        self.region_index = index
+        self.diff = diff_words(draft, verified)
+        numbers = ""
+        if stats is not None:
+            numbers = (f" · drafted {stats.drafted_tokens} tokens, accepted {stats.accepted_tokens}"
+                       f" ({stats.acceptance_rate:.0%}), {stats.forward_passes} forward passes")
+            if stats.page_accepted_tokens:
+                numbers += f", {stats.page_accepted_tokens} accepted on the page"
+            if stats.fallback:
+                numbers += " · output degenerated, raw draft used"
+        self.header.setText(f"<b>Page {result.page}, region {index + 1}: {html.escape(region.label)}</b>"
+                            f"{numbers}<br>{self.diff.kept_words} of {self.diff.draft_words} draft words kept "
+                            f"({self.diff.kept_share:.0%}) · verified text: {source}")
+        self.verified_label.setText(f"<b>Verified</b> ({html.escape(source)})")
+        self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
+        self.draft_view.setHtml(runs_html(self.diff.draft, True) if draft else "<i>empty draft</i>")
+        self.verified_view.setHtml(runs_html(self.diff.verified, False) if verified else f"<i>{source}</i>")
+        _scroll_to_first_change(self.draft_view, self.diff.draft)
+        _scroll_to_first_change(self.verified_view, self.diff.verified)
+
+
+def _scroll_to_first_change(view: QTextBrowser, runs: list[tuple[str, str]]) -> None:
+    """Bring the first rewritten or added stretch into view (with a line of context above)."""
+    offset = 0
+    for kind, text in runs:
+        if kind != "same":
+            break
+        offset += len(text)
+    else:
+        return
+    cursor = view.textCursor()
+    cursor.setPosition(min(offset + 1, max(0, view.document().characterCount() - 1)))
+    view.setTextCursor(cursor)
+    bar = view.verticalScrollBar()
+    line = view.fontMetrics().lineSpacing()
+    bar.setValue(bar.value() + view.cursorRect().top() - 2 * line)

@@ -1,0 +1,101 @@
+"""Export: Markdown with an images folder, JSON with regions and statistics, the clipboard.
+
+The Markdown goes through ``hsd convert``'s own path (``DocumentOutput.save_page`` then
+``write_markdown``), so for the same input and settings the file is byte-identical to the CLI's.
+Every file is written atomically (temporary name, then rename). Nothing is overwritten unless the
+caller says so: ``conflicts`` lists what an export would replace, the UI asks, and only then passes
+``overwrite=True``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+from core.export import FIGURE_LABELS, DocumentOutput, atomic_write_text, figure_filename
+
+
+class ExportConflict(FileExistsError):
+    def __init__(self, paths: list[Path]):
+        super().__init__(f"would overwrite {', '.join(str(p) for p in paths)}")
+        self.paths = paths
+
+
+def images_dir_of(markdown_path: Path) -> Path:
+    markdown_path = Path(markdown_path)
+    return markdown_path.with_name(markdown_path.stem + "_images")
+
+
+def markdown_conflicts(markdown_path: Path, results) -> list[Path]:
+    """Existing files a Markdown export to ``markdown_path`` would replace."""
+    markdown_path = Path(markdown_path)
+    found = [markdown_path] if markdown_path.exists() else []
+    images = images_dir_of(markdown_path)
+    for r in results:
+        for i, region in enumerate(r.regions):
+            if region.label in FIGURE_LABELS and (images / figure_filename(r.page, i)).exists():
+                found.append(images / figure_filename(r.page, i))
+    return found
+
+
+def export_markdown(input_path: Path, markdown_path: Path, results, settings: dict, dpi: int,
+                    password: str | None = None, overwrite: bool = False) -> Path:
+    """Write ``markdown_path`` and its ``NAME_images/`` folder exactly as ``hsd convert`` would.
+
+    Pages with figure regions are rendered again (at ``dpi``, as the engine did) to crop the figures.
+    """
+    input_path, markdown_path = Path(input_path), Path(markdown_path)
+    conflicts = markdown_conflicts(markdown_path, results)
+    if conflicts and not overwrite:
+        raise ExportConflict(conflicts)
+    results = sorted(results, key=lambda r: r.page)
+    work_dir = markdown_path.with_name(f".{markdown_path.name}.hsd")
+    had_work_dir = work_dir.exists()
+    output = DocumentOutput(input_path, markdown_path, settings, resume=False)
+    copies = []
+    doc = None
+    try:
+        for result in results:
+            r = copy.copy(result)  # save_page sets figure links; the app's results stay as they are
+            image = None
+            if not r.error and any(reg.label in FIGURE_LABELS for reg in r.regions):
+                if doc is None:
+                    from core.documents import open_document
+
+                    doc = open_document(input_path, password=password)
+                image = doc.page(r.page - 1).render(dpi)
+            output.save_page(r, image)
+            copies.append(r)
+        path = output.write_markdown(copies)
+    finally:
+        if doc is not None:
+            doc.close()
+        if not had_work_dir:  # resume data of this export: not the user's business
+            shutil.rmtree(work_dir, ignore_errors=True)
+    return path
+
+
+def stats_payload(input_path: Path, markdown_path: Path | None, settings: dict, results) -> dict:
+    from core.stats import document_stats
+
+    return document_stats(str(input_path), str(markdown_path or ""), settings,
+                          sorted(results, key=lambda r: r.page))
+
+
+def export_json(json_path: Path, input_path: Path, markdown_path: Path | None, settings: dict, results,
+                overwrite: bool = False) -> Path:
+    """Regions (with drafts, outputs and per-region statistics) and page statistics, as ``--stats``."""
+    json_path = Path(json_path)
+    if json_path.exists() and not overwrite:
+        raise ExportConflict([json_path])
+    payload = stats_payload(input_path, markdown_path, settings, results)
+    atomic_write_text(json_path, json.dumps(payload, indent=1, ensure_ascii=False))
+    return json_path
+
+
+def copy_to_clipboard(text: str) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    QGuiApplication.clipboard().setText(text)

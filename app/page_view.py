@@ -1,0 +1,298 @@
+"""The page view: the rendered page, zoomable, with the drafter's regions drawn over it.
+
+Scene coordinates are PDF points (the unit of ``Region.bbox``), so the page pixmap is scaled by
+72 / dpi and regions are placed by their bboxes directly. Each region is coloured by its acceptance
+rate on a continuous red-amber-green scale (``acceptance_color``); regions with nothing verified
+are grey. Hovering shows the region's numbers; clicking emits ``region_clicked``.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QLinearGradient, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import (QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView,
+                               QHBoxLayout, QLabel, QSizePolicy, QWidget)
+
+RED = (214, 48, 49)
+AMBER = (245, 166, 35)
+GREEN = (39, 174, 96)
+GREY = (150, 150, 150)
+FILL_ALPHA = 60
+
+
+def acceptance_color(rate: float | None) -> QColor:
+    """Continuous red (0) -> amber (0.5) -> green (1) colour of an acceptance rate; grey for None."""
+    if rate is None:
+        return QColor(*GREY)
+    rate = max(0.0, min(1.0, float(rate)))
+    if rate <= 0.5:
+        a, b, t = RED, AMBER, rate / 0.5
+    else:
+        a, b, t = AMBER, GREEN, (rate - 0.5) / 0.5
+    return QColor(*(round(x + (y - x) * t) for x, y in zip(a, b)))
+
+
+def region_rate(stats, mode: str = "hsd") -> float | None:
+    """The acceptance rate a region is coloured by: its Stage 1 rate where Stage 1 verified it; in
+    ``page`` mode the share of its draft that the page-level pass accepted; None when nothing was
+    verified (figures, empty drafts, ``ar`` mode)."""
+    if stats is None:
+        return None
+    if stats.verified and stats.drafted_tokens:
+        return stats.acceptance_rate
+    if mode == "page" and stats.drafted_tokens:
+        return min(1.0, stats.page_accepted_tokens / stats.drafted_tokens)
+    return None
+
+
+def region_tooltip(index: int, region, stats, mode: str = "hsd") -> str:
+    lines = [f"<b>Region {index + 1}: {html.escape(str(region.label))}</b>"]
+    if stats is None:
+        lines.append("drafted, waiting for verification")
+    else:
+        rate = region_rate(stats, mode)
+        lines.append(f"drafted tokens: {stats.drafted_tokens}")
+        lines.append(f"accepted tokens: {stats.accepted_tokens}")
+        if stats.page_accepted_tokens:
+            lines.append(f"accepted on the page: {stats.page_accepted_tokens}")
+        lines.append(f"forward passes: {stats.forward_passes}")
+        lines.append("acceptance: " + ("not verified" if rate is None else f"{rate:.0%}"))
+        if stats.fallback:
+            lines.append("output degenerated: the raw draft was used")
+    return "<br>".join(lines)
+
+
+class RegionItem(QGraphicsRectItem):
+    def __init__(self, index: int, region, stats=None, mode: str = "hsd"):
+        x0, y0, x1, y1 = region.bbox
+        super().__init__(QRectF(x0, y0, max(1.0, x1 - x0), max(1.0, y1 - y0)))
+        self.index = index
+        self.region = region
+        self.setAcceptHoverEvents(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.set_stats(stats, mode)
+
+    def set_stats(self, stats, mode: str = "hsd") -> None:
+        self.stats = stats
+        self.rate = region_rate(stats, mode)
+        self.color = acceptance_color(self.rate)
+        fill = QColor(self.color)
+        fill.setAlpha(FILL_ALPHA)
+        self.setBrush(QBrush(fill))
+        self._apply_pen(highlight=False)
+        self.setToolTip(region_tooltip(self.index, self.region, stats, mode))
+
+    def _apply_pen(self, highlight: bool) -> None:
+        pen = QPen(QColor(20, 90, 200) if highlight else self.color, 3.0 if highlight else 1.2)
+        pen.setCosmetic(True)
+        if self.stats is None:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        self.setPen(pen)
+
+    def set_highlighted(self, on: bool) -> None:
+        self._apply_pen(on)
+        self.setZValue(2 if on else 1)
+
+
+class PageView(QGraphicsView):
+    """Zoomable page with the region overlay. ``zoom_fit`` keeps the page fitted on resize."""
+
+    region_clicked = Signal(int)
+    zoom_changed = Signal(float)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.SmoothPixmapTransform)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setBackgroundBrush(QColor(236, 236, 236))
+        self.setAcceptDrops(False)
+        self.viewport().setAcceptDrops(False)
+        self.page_item = None
+        self.region_items: list[RegionItem] = []
+        self.mode = "hsd"
+        self._fit = True
+        self._zoom = 1.0
+        self._highlight: int | None = None
+        self._placeholder = None
+        self.show_message("Drop PDFs or images here\nor use File > Open")
+
+    # -- content ----------------------------------------------------------------------------------
+
+    def show_message(self, text: str) -> None:
+        self.clear_page()
+        item = QGraphicsSimpleTextItem(text)
+        font = QFont()
+        font.setPointSize(16)
+        item.setFont(font)
+        item.setBrush(QColor(110, 110, 110))
+        self.scene().addItem(item)
+        self._placeholder = item
+        self.scene().setSceneRect(item.boundingRect().adjusted(-40, -40, 40, 40))
+        self.resetTransform()
+        self._zoom = 1.0
+
+    def clear_page(self) -> None:
+        self.scene().clear()
+        self.page_item = None
+        self.region_items = []
+        self._placeholder = None
+        self._highlight = None
+
+    def set_page(self, image, width_pt: float, height_pt: float) -> None:
+        """Show a rendered page (PIL image or QImage) of ``width_pt`` x ``height_pt`` points."""
+        self.clear_page()
+        qimage = image if isinstance(image, QImage) else pil_to_qimage(image)
+        pixmap = QPixmap.fromImage(qimage)
+        self.page_item = self.scene().addPixmap(pixmap)
+        self.page_item.setTransformationMode(Qt.TransformationMode.SmoothTransformation)
+        if pixmap.width():
+            self.page_item.setScale(width_pt / pixmap.width())
+        self.page_item.setZValue(0)
+        self.scene().setSceneRect(QRectF(0, 0, width_pt, height_pt))
+        if self._fit:
+            self.zoom_fit()
+        else:
+            self._apply_zoom()
+
+    def replace_image(self, image) -> None:
+        """Swap in a sharper (or softer) rendering of the same page, keeping regions and zoom."""
+        if self.page_item is None:
+            return
+        qimage = image if isinstance(image, QImage) else pil_to_qimage(image)
+        pixmap = QPixmap.fromImage(qimage)
+        self.page_item.setPixmap(pixmap)
+        if pixmap.width():
+            self.page_item.setScale(self.sceneRect().width() / pixmap.width())
+
+    @property
+    def image_width(self) -> int:
+        return self.page_item.pixmap().width() if self.page_item is not None else 0
+
+    def set_regions(self, regions, stats=None, mode: str = "hsd") -> None:
+        """Draw ``regions``; ``stats`` (one per region, or None while not yet verified) colour them."""
+        for item in self.region_items:
+            self.scene().removeItem(item)
+        self.mode = mode
+        self.region_items = []
+        for i, region in enumerate(regions):
+            item = RegionItem(i, region, stats[i] if stats and i < len(stats) else None, mode)
+            item.setZValue(1)
+            self.scene().addItem(item)
+            self.region_items.append(item)
+        self._highlight = None
+
+    def update_region(self, index: int, stats) -> None:
+        if 0 <= index < len(self.region_items):
+            self.region_items[index].set_stats(stats, self.mode)
+
+    def highlight_region(self, index: int | None, center: bool = False) -> None:
+        if self._highlight is not None and self._highlight < len(self.region_items):
+            self.region_items[self._highlight].set_highlighted(False)
+        self._highlight = index
+        if index is not None and 0 <= index < len(self.region_items):
+            self.region_items[index].set_highlighted(True)
+            if center:
+                self.ensureVisible(self.region_items[index], 20, 20)
+
+    @property
+    def highlighted(self) -> int | None:
+        return self._highlight
+
+    # -- zoom -------------------------------------------------------------------------------------
+
+    def zoom_fit(self) -> None:
+        self._fit = True
+        if self.page_item is None:
+            return
+        self.fitInView(self.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self._zoom = self.transform().m11()
+        self.zoom_changed.emit(self._zoom)
+
+    def zoom_by(self, factor: float) -> None:
+        self._fit = False
+        self._zoom = max(0.1, min(12.0, self._zoom * factor))
+        self._apply_zoom()
+
+    def zoom_in(self) -> None:
+        self.zoom_by(1.25)
+
+    def zoom_out(self) -> None:
+        self.zoom_by(0.8)
+
+    @property
+    def zoom(self) -> float:
+        return self._zoom
+
+    def _apply_zoom(self) -> None:
+        self.resetTransform()
+        self.scale(self._zoom, self._zoom)
+        self.zoom_changed.emit(self._zoom)
+
+    def wheelEvent(self, event):  # noqa: N802 (Qt)
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.zoom_by(1.15 if event.angleDelta().y() > 0 else 1 / 1.15)
+            event.accept()
+        else:
+            super().wheelEvent(event)
+
+    def resizeEvent(self, event):  # noqa: N802
+        super().resizeEvent(event)
+        if self._fit:
+            self.zoom_fit()
+
+    def mousePressEvent(self, event):  # noqa: N802
+        item = self.itemAt(event.position().toPoint())
+        while item is not None and not isinstance(item, RegionItem):
+            item = item.parentItem()
+        if isinstance(item, RegionItem):
+            self.highlight_region(item.index)
+            self.region_clicked.emit(item.index)
+        super().mousePressEvent(event)
+
+
+def pil_to_qimage(image) -> QImage:
+    image = image.convert("RGB")
+    data = image.tobytes("raw", "RGB")
+    qimage = QImage(data, image.width, image.height, 3 * image.width, QImage.Format.Format_RGB888)
+    return qimage.copy()  # own the pixels: ``data`` goes away
+
+
+class Legend(QWidget):
+    """The colour scale: a red-amber-green gradient from 0 % to 100 % accepted, and grey."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        layout.addWidget(QLabel("Draft accepted:"))
+        layout.addWidget(QLabel("0%"))
+        self.bar = _GradientBar()
+        layout.addWidget(self.bar, 1)
+        layout.addWidget(QLabel("100%"))
+        grey = QLabel("■")
+        grey.setStyleSheet(f"color: rgb{GREY}")
+        layout.addSpacing(8)
+        layout.addWidget(grey)
+        layout.addWidget(QLabel("not verified"))
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+
+class _GradientBar(QWidget):
+    def __init__(self):
+        super().__init__()
+        self.setMinimumSize(120, 12)
+        self.setMaximumHeight(14)
+
+    def paintEvent(self, event):  # noqa: N802
+        painter = QPainter(self)
+        rect = self.rect().adjusted(0, 1, -1, -1)
+        gradient = QLinearGradient(QPointF(rect.left(), 0), QPointF(rect.right(), 0))
+        for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
+            gradient.setColorAt(stop, acceptance_color(stop))
+        painter.fillRect(rect, gradient)
+        painter.setPen(QColor(120, 120, 120))
+        painter.drawRect(rect)
+        painter.end()

@@ -1,0 +1,209 @@
+"""The background conversion: a QObject worker that runs the engine in a QThread.
+
+The worker converts one document the way ``hsd convert`` does (``core.commands.convert.convert_one``):
+pages already finished under the same input and settings are taken from a session folder, the others
+go through ``Engine.convert_document`` one page at a time and are saved with
+``DocumentOutput.save_page``; at the end ``write_markdown`` writes the document. So the Markdown the
+app shows is the bytes the CLI writes.
+
+Engine events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
+``cancel()`` may be called from any thread: it sets a flag that the engine polls between forward
+passes (``should_cancel``), so a cancel takes effect within one pass. Errors never escape ``run``:
+they become the ``error`` signal and ``finished("failed")``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from app.settings import ConversionSettings
+
+
+@dataclass
+class ConversionJob:
+    path: Path
+    settings: ConversionSettings
+    session_dir: Path                 # cache folder of this document's session output
+    password: str | None = None
+    fresh: bool = False               # ignore pages finished by an earlier run
+
+    @property
+    def markdown_path(self) -> Path:
+        """The session's Markdown file, named like the CLI's default output (``NAME.md``)."""
+        return self.session_dir / f"{self.path.stem or 'document'}.md"
+
+
+def session_dir_for(cache_dir: Path, path: Path) -> Path:
+    """One cache folder per input file (by absolute path); DocumentOutput checks content and settings."""
+    key = hashlib.sha1(str(Path(path).resolve()).encode("utf-8")).hexdigest()[:16]
+    return Path(cache_dir) / key
+
+
+class EngineCache:
+    """Keeps the last engine so the model loads once for many documents with the same settings.
+
+    Used only from the worker thread of the running job (jobs run one at a time)."""
+
+    def __init__(self, factory=None):
+        self._factory = factory
+        self._key = None
+        self._engine = None
+        self.lock = threading.Lock()
+
+    def get(self, config):
+        from core.engine import Engine
+
+        key = (config.model, config.device, config.dtype, config.trust_remote_code, config.mode,
+               config.tau, config.drafter, config.dpi, config.max_new_tokens)
+        if self._engine is None or key != self._key:
+            target = None
+            if self._engine is not None and self._key[:4] == key[:4]:
+                target = self._engine._target  # same model: reuse the loaded weights
+            self._engine = (self._factory or Engine)(config, target=target)
+            self._key = key
+        return self._engine
+
+
+@dataclass
+class JobResult:
+    status: str                        # "done", "cancelled" or "failed"
+    results: list = field(default_factory=list)
+    markdown_path: Path | None = None
+
+
+class ConversionWorker(QObject):
+    """Converts one ``ConversionJob``; move to a QThread and connect ``QThread.started`` to ``run``."""
+
+    started = Signal(int)                      # pages in this job
+    progress = Signal(int, int, str)           # pages done, pages total, message
+    page_started = Signal(int, int, int)       # page (1-based), index in job, total
+    regions_drafted = Signal(int, object)      # page, list[Region]
+    region_verified = Signal(int, int, object, str)  # page, region index, RegionStats, text
+    text_appended = Signal(int, str)           # page, Markdown delta
+    page_done = Signal(object)                 # PageResult (markdown links set as the export writes them)
+    error = Signal(str)                        # a message for the user
+    finished = Signal(str)                     # "done", "cancelled" or "failed"
+
+    def __init__(self, job: ConversionJob, engines: EngineCache):
+        super().__init__()
+        self.job = job
+        self.engines = engines
+        self._cancel = threading.Event()
+        self.outcome = JobResult("failed")
+
+    # -- called from any thread -------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def is_cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    # -- worker thread ----------------------------------------------------------------------------
+
+    @Slot()
+    def run(self) -> None:
+        from core.errors import CancelledError, HSDError
+
+        status = "failed"
+        try:
+            with self.engines.lock:
+                self._convert()
+            status = "done"
+        except CancelledError:
+            status = "cancelled"
+        except HSDError as exc:
+            self.error.emit(str(exc))
+        except MemoryError:
+            self.error.emit("Out of memory. Try a lower DPI, fewer pages or the CPU device.")
+        except OSError as exc:
+            where = f": {exc.filename}" if exc.filename else ""
+            self.error.emit(f"{exc.strerror or exc}{where}")
+        except Exception as exc:  # a bug must not take the app down: report it
+            traceback.print_exc()
+            self.error.emit(f"Unexpected error: {type(exc).__name__}: {exc}")
+        self.outcome.status = status
+        self.finished.emit(status)
+
+    def _convert(self) -> None:
+        from core.documents import open_document, parse_page_range
+        from core.errors import CancelledError
+        from core.export import DocumentOutput
+
+        job = self.job
+        config = job.settings.engine_config()
+        settings = job.settings.output_settings()
+        with open_document(job.path, password=job.password) as doc:
+            indices = parse_page_range(job.settings.pages or None, doc.page_count)
+            output = DocumentOutput(job.path, job.markdown_path, settings, resume=not job.fresh)
+            total = len(indices)
+            self.started.emit(total)
+            results = self.outcome.results
+            engine = None
+            for n, i in enumerate(indices):
+                if self.is_cancelled():
+                    raise CancelledError("cancelled")
+                done = output.finished(i + 1)
+                if done is None:
+                    if engine is None:
+                        engine = self._engine(config, n, total)
+                    self._index = n
+                    self._total = total
+                    self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
+                    done = next(iter(engine.convert_document(doc, [i], on_event=self._on_event,
+                                                             should_cancel=self.is_cancelled)))
+                    output.save_page(done, done.page_image)
+                    done.page_image = None  # pages stream: never hold every rendered page
+                else:
+                    self.page_started.emit(i + 1, n, total)
+                results.append(done)
+                self.page_done.emit(done)
+                self.progress.emit(n + 1, total, f"Page {i + 1} done ({n + 1} of {total})")
+            self.outcome.markdown_path = output.write_markdown(results)
+
+    def _engine(self, config, n: int, total: int):
+        """The engine with its model and drafter loaded here, in the worker thread, so that a missing
+        model or drafter is one clear error instead of a failure on every page."""
+        engine = self.engines.get(config)
+        if engine._target is None:
+            self.progress.emit(n, total, f"Loading model {config.model or 'default'}…")
+        engine.target
+        try:
+            engine.drafter
+        except ImportError as exc:  # a drafter whose module or dependency is missing in this install
+            from core.errors import DrafterUnavailableError
+
+            raise DrafterUnavailableError(f"The {config.drafter!r} drafter is not available here ({exc}). "
+                                          "Choose another drafter in Settings.") from None
+        return engine
+
+    def _on_event(self, event) -> None:
+        from core.results import PageStarted, RegionsDrafted, RegionVerified, TextAppended
+
+        if isinstance(event, TextAppended):
+            self.text_appended.emit(event.page, event.text)
+        elif isinstance(event, RegionVerified):
+            self.region_verified.emit(event.page, event.region, event.stats, event.text)
+        elif isinstance(event, RegionsDrafted):
+            self.regions_drafted.emit(event.page, list(event.regions))
+        elif isinstance(event, PageStarted):
+            self.page_started.emit(event.page, self._index, self._total)
+
+
+def start_worker(worker: ConversionWorker) -> QThread:
+    """Run ``worker`` in a new QThread; the thread quits when the worker finishes.
+
+    The caller keeps references to both until ``QThread.finished``."""
+    thread = QThread()
+    thread.setObjectName(f"convert-{worker.job.path.name}")
+    worker.moveToThread(thread)
+    thread.started.connect(worker.run)
+    worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)  # quit is thread-safe
+    thread.start()
+    return thread

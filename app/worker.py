@@ -64,7 +64,7 @@ class EngineCache:
         if self._engine is None or key != self._key:
             target = None
             if self._engine is not None and self._key[:4] == key[:4]:
-                target = self._engine._target  # same model: reuse the loaded weights
+                target = self._engine.loaded_target  # same model: reuse the loaded weights
             self._engine = (self._factory or Engine)(config, target=target)
             self._key = key
         return self._engine
@@ -171,7 +171,7 @@ class ConversionWorker(QObject):
         """The engine with its model and drafter loaded here, in the worker thread, so that a missing
         model or drafter is one clear error instead of a failure on every page."""
         engine = self.engines.get(config)
-        if engine._target is None:
+        if engine.loaded_target is None:
             self.progress.emit(n, total, f"Loading model {config.model or 'default'}…")
         engine.target
         try:

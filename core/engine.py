@@ -116,6 +116,11 @@ class Engine:
             self._drafter = get_drafter(self.config.drafter)
         return self._drafter
 
+    @property
+    def loaded_target(self):
+        """The target if it is loaded already, else None (never loads)."""
+        return self._target
+
     def prepare(self) -> None:
         """Load the target and build the drafter now (raises ModelLoadError, DrafterUnavailableError)."""
         _ = self.target, self.drafter

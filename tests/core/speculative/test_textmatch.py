@@ -1,0 +1,68 @@
+from core.speculative.proposers import FirstProposal, NoDrafts, TextProposer, TokenNgramProposer
+from core.speculative.matching import ProposalConfig
+from core.speculative.textmatch import NormalizedText, TextMatcher
+
+
+def test_normalized_text_maps_back_to_raw():
+    t = NormalizedText.of("Ａb, c-1")
+    assert t.norm == "Abc1"
+    assert [t.raw[i] for i in t.raw_index] == ["Ａ", "b", "c", "1"]
+
+
+def test_continuation_absorbs_whitespace_and_markup_differences():
+    m = TextMatcher(["The  quick brown fox jumps over the lazy dog."])
+    # output wrote the same words with different spacing and emphasis
+    (text, d, _), = m.continuations("**The quick brown fox** ")
+    assert d == 0 and text.startswith("jumps over")
+
+
+def test_continuation_mid_word():
+    m = TextMatcher(["Hierarchical speculative decoding"])
+    (text, _, _), = m.continuations("Hierarchical specul")
+    assert text.startswith("ative decoding")
+
+
+def test_separator_is_not_repeated():
+    m = TextMatcher(["Totals: 12.5, then more"])
+    (text, _, _), = m.continuations("Totals: 12.5, ")
+    assert text.startswith("then more")
+
+
+def test_window_grows_until_hits_agree():
+    m = TextMatcher(["alpha beta gamma one", "zeta beta gamma two"], min_chars=6)
+    conts = m.continuations("alpha beta gamma ")
+    assert [c[0].strip()[:3] for c in conts] == ["one"]
+
+
+def test_too_short_tail_gives_nothing():
+    assert TextMatcher(["abc def"]).continuations("ab") == []
+
+
+def _toy_codec():
+    vocab = {}
+
+    def encode(text):
+        return [vocab.setdefault(w, len(vocab) + 10) for w in text.split(" ") if w]
+
+    def decode(ids):
+        inv = {v: k for k, v in vocab.items()}
+        return " ".join(inv.get(i, "?") for i in ids)
+
+    return encode, decode
+
+
+def test_first_proposal_prefers_exact_tokens_then_text():
+    encode, decode = _toy_codec()
+    cfg = ProposalConfig()
+    draft = "one two three four five six seven"
+    toks = encode(draft)
+    exact = TokenNgramProposer([toks], cfg, fallback=False)
+    text = TextProposer([draft], [0], encode, decode, cfg)
+    chain = FirstProposal([exact, text])
+    tree = chain.propose(toks[:2], toks[2], budget=8)
+    assert tree.tokens == toks[2:]
+    # a context the token index cannot place but the text matcher can
+    other = encode("zz yy")
+    tree = chain.propose(other + encode("one two"), encode("three")[0], budget=3)
+    assert tree.tokens[1:] == encode("four five six")
+    assert NoDrafts().propose([1, 2], 3, 8).tokens == [3]

@@ -3,8 +3,8 @@
     python -m core.bench.drafters [CORPUS] [--drafters textlayer,rapidocr,auto] [--out docs/drafters.md]
 
 For each ``CORPUS/pairs/*.pdf`` with a reference ``.md`` beside it, every drafter drafts every page;
-the drafts of a document are concatenated in reading order (page headers, footers and page numbers
-left out, as the references leave them out) and compared with the reference using the corpus README's
+the drafts of a document are concatenated in reading order (page headers, footers, page numbers and
+text inside figures left out, as the references leave them out) and compared with the reference using the corpus README's
 normalisation (``text_edit_distance``). Reported per document group: mean distance and ms/page.
 Not a test: numbers depend on the machine.
 """
@@ -24,7 +24,7 @@ from core.documents import open_document
 from core.drafters import get_drafter
 from core.drafters.normalize import text_edit_distance
 
-SKIPPED_LABELS = {"header", "footer", "page_number"}
+SKIPPED_LABELS = {"header", "footer", "page_number", "figure"}
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 CJK_GROUPS = ("chinese",)
 
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Measured {datetime.date.today().isoformat()} on {platform.machine()} "
         f"({os.cpu_count()} CPUs), `python -m core.bench.drafters --drafters {args.drafters}`.\n\n"
         "Cells: mean whole-document text edit distance (lower is better; corpus README normalisation; "
-        "headers, footers and page numbers left out) and drafting time per page.\n\n"
+        "headers, footers, page numbers and figure text left out) and drafting time per page.\n\n"
         + markdown_table(results) + "\n\nPer document:\n\n" + per_document_table(results) + "\n"
     )
     print(report)

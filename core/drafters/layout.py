@@ -32,6 +32,7 @@ class TextLine:
     size: float
     bold: bool = False
     source_index: int = 0  # position in the producer's own order (tie-breaker)
+    group: int | None = None  # the producer's block id, when it has one (PyMuPDF blocks)
 
     @property
     def height(self) -> float:
@@ -99,8 +100,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
     """Merge pieces of the same visual line (superscripts, split spans) that sit side by side.
 
     Pieces merge when they overlap vertically and the horizontal gap is under ~0.6 line heights,
-    so text in neighbouring columns (a gutter is wider) stays apart; two single words may be up to
-    1.5 heights apart (justified text, where the producer wrote every word as its own line).
+    so text in neighbouring columns (a gutter is wider) stays apart; pieces of one producer block
+    may be up to two heights apart (justified text where every word is its own line).
     """
     pieces = sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1]))
     rows: list[list[TextLine]] = []
@@ -110,8 +111,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             h = max(min(piece.height, last.height), 1.0)
             gap = piece.bbox[0] - last.bbox[2]
             overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
-            narrow = max(piece.bbox[2] - piece.bbox[0], last.bbox[2] - last.bbox[0]) < 4 * h
-            if -0.5 * h <= gap <= (1.5 if narrow else 0.6) * h and overlap >= 0.5 * h:
+            same_group = piece.group is not None and piece.group == last.group
+            if -0.5 * h <= gap <= (2.0 if same_group else 0.6) * h and overlap >= 0.5 * h:
                 row.append(piece)
                 break
         else:
@@ -128,7 +129,7 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             sep = "" if gap < 0.12 * main.height or (_is_cjk(text[-1:] or "a") and _is_cjk(piece.text[:1] or "a")) else " "
             text = text.rstrip() + sep + piece.text.lstrip()
         merged.append(TextLine(union_box(p.bbox for p in row), text, main.size, main.bold,
-                               min(p.source_index for p in row)))
+                               min(p.source_index for p in row), main.group))
     return merged
 
 

@@ -21,7 +21,9 @@ from core.drafters.normalize import clean_draft_text
 # Ligature glyphs that some PDFs follow with a spurious space ("signiﬁ cantly").
 _LIGATURE_GAP = re.compile(r"([\ufb00-\ufb06]) (?=[a-z])")
 _PAGE_NUMBER = re.compile(r"^(page\s*)?(\d{1,4}|[ivxlc]{1,6})(\s*(of|/)\s*\d{1,4})?$", re.IGNORECASE)
-_CAPTION = re.compile(r"^(fig\.?|figure|table|tab\.|chart|图|表)\s*[0-9IVX一二三四五六七八九十]", re.IGNORECASE)
+# "Fig. 3." / "Table 2 Results" / "图 1" start a caption; "Fig. 3 shows" starts body text.
+_CAPTION = re.compile(r"^(fig\.?|figure|table|tab\.|chart|图|表)\s*[0-9IVX一二三四五六七八九十][-.\d]*"
+                      r"(\s*$|[.:]|\s+[A-Z(\u4e00-\u9fff])", re.IGNORECASE)
 _RTL_CHAR = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 #: Fraction of the page height at the top/bottom where running headers and footers live.
@@ -50,7 +52,7 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
     """Horizontal text lines of the page with their dominant font size and boldness."""
     lines: list[TextLine] = []
     data = fitz_page.get_text("dict", flags=_TEXT_FLAGS)
-    for block in data["blocks"]:
+    for block_number, block in enumerate(data["blocks"]):
         for line in block.get("lines", []):
             spans = [s for s in line["spans"] if s["text"].strip()]
             if not spans:
@@ -63,18 +65,28 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
             if abs(dy) > 0.2:  # rotated margin text (arXiv stamps, vertical labels)
                 continue
             lines.append(TextLine(tuple(line["bbox"]), _LIGATURE_GAP.sub(r"\1", text), size,
-                                  bold_chars >= 0.6 * chars, len(lines)))
+                                  bold_chars >= 0.6 * chars, len(lines), block_number))
     return lines
 
 
 def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
-    """Ruled tables as (bbox, html). Skipped fast when the page has too few vector lines to rule one."""
+    """Ruled tables as (bbox, html). Skipped fast when the page lacks horizontal and vertical rules."""
     try:
         paths = fitz_page.get_cdrawings()
     except Exception:
         return []
-    if len(paths) < 4:
-        return []
+    horizontal = vertical = 0
+    for path in paths:
+        x0, y0, x1, y1 = path["rect"]
+        if abs(y1 - y0) <= 3 and x1 - x0 > 10:
+            horizontal += 1
+        elif abs(x1 - x0) <= 3 and y1 - y0 > 10:
+            vertical += 1
+        elif path.get("type") != "s" and x1 - x0 > 10 and y1 - y0 > 10:
+            horizontal += 1  # filled or framed boxes can be cells too
+            vertical += 1
+    if horizontal < 2 or horizontal + vertical < 4:
+        return []  # find_tables costs 100s of ms; without ruling lines it finds nothing we want
     try:
         found = fitz_page.find_tables()
     except Exception:
@@ -86,8 +98,29 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
         empty = sum(1 for c in cells if not c.strip())
         if table.row_count < 2 or table.col_count < 2 or empty > 0.5 * len(cells):
             continue  # mostly empty grids are page frames or forms, better read as text
+        split = _side_by_side_split(rows)
+        if split:
+            x_split = table.cells[split][0] if len(table.cells) > split and table.cells[split] else None
+            left = [r[:split] for r in rows]
+            right = [r[split:] for r in rows]
+            x0, y0, x1, y1 = table.bbox
+            mid = x_split if x_split is not None else (x0 + x1) / 2
+            tables.append(((x0, y0, mid, y1), table_to_html(left)))
+            tables.append(((mid, y0, x1, y1), table_to_html(right)))
+            continue
         tables.append((tuple(table.bbox), table_to_html(rows)))
     return tables
+
+
+def _side_by_side_split(rows) -> int | None:
+    """Column index where a table is really two tables side by side: the first row's column
+    headers repeat ("item 2021 2022E | item 2021 2022E"), as in financial statements."""
+    head = [(c or "").strip() for c in rows[0]]
+    n = len(head)
+    for k in range(2, n - 1):
+        if n - k == k and head[1:k] == head[k + 1:] and any(head[1:k]):
+            return k
+    return None
 
 
 def table_to_html(rows: list[list[str | None]]) -> str:
@@ -121,9 +154,12 @@ def lines_to_regions(lines, tables, page_width: float, page_height: float, sourc
     blocks = group_blocks(lines, same_style=_same_style)
     # Running headers/footers are taken out before ordering: one that sits over the gutter (a
     # centred page label) would otherwise stop the column cut.
+    ticks = axis_tick_blocks(blocks)
     margin, body = [], []
     for block in blocks:
         label, text, extra = label_block(block, body_size, page_height)
+        if id(block) in ticks:
+            label, extra = "figure", {"role": "axis_labels"}
         if label in ("header", "footer") and _touches_body(block, blocks):
             label = "text"
         (margin if label in ("header", "footer", "page_number") else body).append((block.bbox, label, text, extra))
@@ -146,6 +182,28 @@ def lines_to_regions(lines, tables, page_width: float, page_height: float, sourc
             continue
         regions.append(Region(label, bbox, text, source, confidence, extra))
     return regions
+
+
+_TICK = re.compile(r"^[-+]?\d[\d.,]*\s*%?$|^\d{2,4}[-/.]\d{1,2}([-/.]\d{1,2})?$|^\d{1,2}[A-Z]?$")
+
+
+def axis_tick_blocks(blocks: list[Block]) -> set[int]:
+    """ids of one-line numeric blocks stacked four or more in a row or column: chart axis labels,
+    which a document reader leaves out (the references do too)."""
+    candidates = [b for b in blocks if len(b.lines) == 1 and _TICK.match(b.lines[0].text.strip())]
+    if len(candidates) < 4:
+        return set()
+    others = [b for b in blocks if b not in candidates]
+    ticks: set[int] = set()
+    for b in candidates:
+        x0, y0, x1, y1 = b.bbox
+        if any(abs((o.bbox[1] + o.bbox[3]) - (y0 + y1)) < 4 for o in others):
+            continue  # a number with a label on its row is a table cell, not an axis label
+        same_column = [c for c in candidates if abs(c.bbox[2] - x1) < 3 or abs((c.bbox[0] + c.bbox[2]) - (x0 + x1)) < 6]
+        same_row = [c for c in candidates if abs((c.bbox[1] + c.bbox[3]) - (y0 + y1)) < 4]
+        if len(same_column) >= 4 or len(same_row) >= 4:
+            ticks.add(id(b))
+    return ticks
 
 
 def _touches_body(block: Block, blocks: list[Block]) -> bool:
@@ -176,7 +234,7 @@ def _mirror(box, page_width):
 
 
 def _mirrored_line(line: TextLine, page_width: float) -> TextLine:
-    return TextLine(_mirror(line.bbox, page_width), line.text, line.size, line.bold, line.source_index)
+    return TextLine(_mirror(line.bbox, page_width), line.text, line.size, line.bold, line.source_index, line.group)
 
 
 def _stacked(upper, lower) -> bool:
@@ -199,7 +257,8 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
         return "caption", text, {}
     if BULLET_RE.match(first):
         return "list", BULLET_RE.sub("- ", text, count=1), {}
-    if len(block.lines) <= 3 and len(text) <= 160 and not block.lines[0].is_list_start:
+    if len(block.lines) <= 3 and len(text) <= 160 and not block.lines[0].is_list_start \
+            and any(c.isalpha() for c in text):
         level = 0
         if block.size >= 1.6 * body_size:
             level = 1

@@ -6,7 +6,9 @@ paragraphs and how paragraphs are ordered, so that lives here. All coordinates a
 Reading order is a recursive XY-cut that tries column (vertical) cuts before row (horizontal)
 cuts: in a two-column paper, paragraph gaps of the two columns often line up, so cutting rows first
 would interleave the columns; a full-width title or figure blocks every column cut, so it still
-ends up in its own band, above or between the column sections.
+ends up in its own band, above or between the column sections. Where a full-width element forces
+a row cut, consecutive bands that share a column gutter are joined again before recursing. Grids
+(three or more columns whose boxes share rows: tables, forms) read row by row.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class TextLine:
     bold: bool = False
     source_index: int = 0  # position in the producer's own order (tie-breaker)
     group: int | None = None  # the producer's block id, when it has one (PyMuPDF blocks)
+    score: float = 1.0  # the producer's confidence in the text (OCR score; 1.0 for a text layer)
 
     @property
     def height(self) -> float:
@@ -60,6 +63,10 @@ class Block:
     @property
     def bold(self) -> bool:
         return all(ln.bold for ln in self.lines)
+
+    @property
+    def score(self) -> float:
+        return sum(ln.score for ln in self.lines) / len(self.lines)
 
     def text(self) -> str:
         return join_lines([ln.text for ln in self.lines])
@@ -129,7 +136,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             sep = "" if gap < 0.12 * main.height or (_is_cjk(text[-1:] or "a") and _is_cjk(piece.text[:1] or "a")) else " "
             text = text.rstrip() + sep + piece.text.lstrip()
         merged.append(TextLine(union_box(p.bbox for p in row), text, main.size, main.bold,
-                               min(p.source_index for p in row), main.group))
+                               min(p.source_index for p in row), main.group,
+                               min(p.score for p in row)))
     return merged
 
 
@@ -230,6 +238,31 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
         groups.append(current)
         return groups
 
+    def gutters(indices):
+        """Empty vertical strips (x0, x1) between the columns of ``indices``."""
+        spans, out, reach = project(indices, "x"), [], None
+        for lo, hi, _ in spans:
+            if reach is not None and lo - reach >= min_column_gap:
+                out.append((reach, lo))
+            reach = hi if reach is None else max(reach, hi)
+        return out
+
+    def common(a, b):
+        return [(max(x0, y0), min(x1, y1)) for x0, x1 in a for y0, y1 in b
+                if min(x1, y1) - max(x0, y0) >= min_column_gap]
+
+    def merge_bands(bands):
+        """Join consecutive bands whose columns share a gutter: two columns whose paragraph gaps
+        happen to line up are cut into bands, which must read column by column again."""
+        merged = [(list(bands[0]), gutters(bands[0]))]
+        for band in bands[1:]:
+            shared = common(merged[-1][1], gutters(band))
+            if shared:
+                merged[-1] = (merged[-1][0] + band, shared)
+            else:
+                merged.append((list(band), gutters(band)))
+        return [m[0] for m in merged]
+
     def order(indices):
         if len(indices) <= 1:
             return list(indices)
@@ -238,6 +271,8 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
         grid = len(columns) >= 3 and len(bands) > 1 and _rows_aligned(boxes, indices, columns)
         if len(columns) > 1 and not grid:
             return [i for col in columns for i in order(col)]
+        if len(bands) > 1 and not grid:
+            bands = merge_bands(bands)
         if len(bands) > 1:
             return [i for band in bands for i in order(band)]
         return sorted(indices, key=lambda i: (boxes[i][1], boxes[i][0]))

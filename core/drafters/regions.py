@@ -8,6 +8,7 @@ labels). Right-to-left pages are mirrored so that the ordering reads them right 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from core.drafters.base import Region
@@ -26,12 +27,13 @@ MARGIN_BAND = 0.085
 
 
 def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], page_width: float,
-                     page_height: float, source: str, confidence: float = 1.0,
-                     size_tolerance: float = 0.12) -> list[Region]:
+                     page_height: float, source: str, size_tolerance: float = 0.12,
+                     table_confidence: float = 1.0) -> list[Region]:
     """Group, order and label lines (plus pre-built ``(bbox, html)`` tables) into Markdown regions.
 
     ``size_tolerance``: relative font-size difference still allowed inside one paragraph (OCR line
-    heights vary more than font sizes). A region's confidence is the mean of its lines' ``score``.
+    heights vary more than font sizes). A region's confidence is the mean of its lines' ``score``;
+    tables get ``table_confidence``.
     """
     def same_style(a: TextLine, b: TextLine) -> bool:
         return abs(a.size - b.size) <= size_tolerance * max(a.size, b.size) and a.bold == b.bold
@@ -53,13 +55,14 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
             label, extra = "figure", {"role": "axis_labels"}
         if label in ("header", "footer") and _touches_body(block, blocks):
             label = "text"
-        (margin if label in ("header", "footer", "page_number") else body).append((block.bbox, label, text, extra))
-    body += [(bbox, "table", table_html, {}) for bbox, table_html in tables]
+        item = (block.bbox, label, text, extra, block.score)
+        (margin if label in ("header", "footer", "page_number") else body).append(item)
+    body += [(bbox, "table", table_html, {}, table_confidence) for bbox, table_html in tables]
     order = reading_order([it[0] for it in body], min_column_gap=max(2.0, 0.3 * body_size))
     tops = sorted((m for m in margin if m[1] == "header" or m[0][1] < page_height / 2), key=lambda m: m[0][0])
     bottoms = sorted((m for m in margin if m not in tops), key=lambda m: (m[0][1], m[0][0]))
     regions: list[Region] = []
-    for bbox, label, text, extra in tops + [body[i] for i in order] + bottoms:
+    for bbox, label, text, extra, confidence in tops + [body[i] for i in order] + bottoms:
         if rtl:
             bbox = _mirror(bbox, page_width)
         if label != "table":
@@ -125,7 +128,7 @@ def _mirror(box, page_width):
 
 
 def _mirrored_line(line: TextLine, page_width: float) -> TextLine:
-    return TextLine(_mirror(line.bbox, page_width), line.text, line.size, line.bold, line.source_index, line.group)
+    return dataclasses.replace(line, bbox=_mirror(line.bbox, page_width))
 
 
 def _stacked(upper, lower) -> bool:

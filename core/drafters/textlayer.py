@@ -55,7 +55,7 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
             if abs(dy) > 0.2:  # rotated margin text (arXiv stamps, vertical labels)
                 continue
             lines.append(TextLine(tuple(line["bbox"]), _LIGATURE_GAP.sub(r"\1", text), size,
-                                  bold_chars >= 0.6 * chars, len(lines), block_number))
+                                  bold_chars >= 0.95 * chars, len(lines), block_number))
     return lines
 
 

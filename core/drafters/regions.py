@@ -69,7 +69,8 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
             text = clean_draft_text(text)
         if not text:
             continue
-        if label == "list" and regions and regions[-1].label == "list" and _stacked(regions[-1].bbox, bbox):
+        if label == "list" and regions and regions[-1].label == "list" and _stacked(regions[-1].bbox, bbox) \
+                and _list_kind(regions[-1].text.splitlines()[-1]) == _list_kind(text):
             prev = regions[-1]
             prev.text += "\n" + text
             prev.bbox = union_box([prev.bbox, bbox])
@@ -131,6 +132,11 @@ def _mirrored_line(line: TextLine, page_width: float) -> TextLine:
     return dataclasses.replace(line, bbox=_mirror(line.bbox, page_width))
 
 
+def _list_kind(item: str) -> str:
+    """"bullet" or "numbered": a bulleted list and a numbered one stay separate regions."""
+    return "bullet" if item.startswith("- ") else "numbered"
+
+
 def _stacked(upper, lower) -> bool:
     """True if ``lower`` sits just under ``upper`` in the same column (consecutive list items)."""
     return abs(upper[0] - lower[0]) < 30 and 0 <= lower[1] - upper[3] < 20
@@ -151,8 +157,10 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
         return "caption", text, {}
     if BULLET_RE.match(first):
         return "list", BULLET_RE.sub("- ", text, count=1), {}
-    if len(block.lines) <= 3 and len(text) <= 160 and not block.lines[0].is_list_start \
-            and any(c.isalpha() for c in text):
+    # "2. Methods" in a larger or bold font is a numbered heading, not a list item.
+    heading_font = block.size >= 1.15 * body_size or block.bold
+    if len(block.lines) <= 3 and len(text) <= 160 and any(c.isalpha() for c in text) \
+            and (heading_font or not block.lines[0].is_list_start):
         level = 0
         if block.size >= 1.6 * body_size:
             level = 1

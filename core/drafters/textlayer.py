@@ -67,14 +67,22 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
         return []
     horizontal = vertical = 0
     for path in paths:
-        x0, y0, x1, y1 = path["rect"]
-        if abs(y1 - y0) <= 3 and x1 - x0 > 10:
-            horizontal += 1
-        elif abs(x1 - x0) <= 3 and y1 - y0 > 10:
-            vertical += 1
-        elif path.get("type") != "s" and x1 - x0 > 10 and y1 - y0 > 10:
-            horizontal += 1  # filled or framed boxes can be cells too
-            vertical += 1
+        for item in path["items"]:
+            if item[0] in ("re", "qu"):  # a rectangle brings two edges of each direction
+                rect = pymupdf.Rect(item[1]) if item[0] == "re" else pymupdf.Quad(item[1]).rect
+                if rect.width > 10 and rect.height > 10:
+                    horizontal += 2
+                    vertical += 2
+                elif rect.width > 10:
+                    horizontal += 1
+                elif rect.height > 10:
+                    vertical += 1
+            elif item[0] == "l":
+                (x0, y0), (x1, y1) = item[1], item[2]
+                if abs(y1 - y0) <= 1 and abs(x1 - x0) > 10:
+                    horizontal += 1
+                elif abs(x1 - x0) <= 1 and abs(y1 - y0) > 10:
+                    vertical += 1
     if horizontal < 2 or horizontal + vertical < 4:
         return []  # find_tables costs 100s of ms; without ruling lines it finds nothing we want
     try:
@@ -82,24 +90,42 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
     except Exception:
         return []  # find_tables is heuristic; a failure must not cost the page its text
     tables = []
+    words = fitz_page.get_text("words", flags=_TEXT_FLAGS)
     for table in found.tables:
-        rows = table.extract()
+        rows = table_cell_texts(table, words)
         cells = [c for r in rows for c in r if c is not None]
         empty = sum(1 for c in cells if not c.strip())
         if table.row_count < 2 or table.col_count < 2 or empty > 0.5 * len(cells):
             continue  # mostly empty grids are page frames or forms, better read as text
         split = _side_by_side_split(rows)
         if split:
-            x_split = table.cells[split][0] if len(table.cells) > split and table.cells[split] else None
+            first_right = table.rows[0].cells[split]
             left = [r[:split] for r in rows]
             right = [r[split:] for r in rows]
             x0, y0, x1, y1 = table.bbox
-            mid = x_split if x_split is not None else (x0 + x1) / 2
+            mid = first_right[0] if first_right else (x0 + x1) / 2
             tables.append(((x0, y0, mid, y1), table_to_html(left)))
             tables.append(((mid, y0, x1, y1), table_to_html(right)))
             continue
         tables.append((tuple(table.bbox), table_to_html(rows)))
     return tables
+
+
+def table_cell_texts(table, words) -> list[list[str | None]]:
+    """Cell texts row by row (None where a merged cell covers the slot), built from the page's
+    words so that spaces survive (``Table.extract`` glues some words together)."""
+    rows = []
+    for row in table.rows:
+        texts = []
+        for cell in row.cells:
+            if cell is None:
+                texts.append(None)
+                continue
+            inside = [w for w in words if _center_inside(w[:4], cell)]
+            inside.sort(key=lambda w: (w[5], w[6], w[7]))  # block, line, word number
+            texts.append(" ".join(w[4] for w in inside))
+        rows.append(texts)
+    return rows
 
 
 def _side_by_side_split(rows) -> int | None:

@@ -216,7 +216,7 @@ def _rows_aligned(boxes, indices, columns) -> bool:
     return aligned >= 0.6 * len(indices)
 
 
-def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
+def reading_order(boxes: list[Box], min_column_gap: float = 4.0, line_height: float = 10.0) -> list[int]:
     """Indices of ``boxes`` in reading order (recursive XY-cut, columns before rows unless the boxes
     form a grid)."""
 
@@ -251,13 +251,22 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
         return [(max(x0, y0), min(x1, y1)) for x0, x1 in a for y0, y1 in b
                 if min(x1, y1) - max(x0, y0) >= min_column_gap]
 
+    def height(indices):
+        return max(boxes[i][3] for i in indices) - min(boxes[i][1] for i in indices)
+
     def merge_bands(bands):
         """Join consecutive bands whose columns share a gutter: two columns whose paragraph gaps
-        happen to line up are cut into bands, which must read column by column again."""
+        happen to line up are cut into bands, which must read column by column again. Runs of
+        short bands (one or two lines) stay apart: those are form rows ("label | value"), read
+        across; a short band joins only as a bridge between tall ones."""
+        def tall(indices):
+            return height(indices) > 2.5 * line_height
+
         merged = [(list(bands[0]), gutters(bands[0]))]
-        for band in bands[1:]:
+        for k, band in enumerate(bands[1:], 1):
             shared = common(merged[-1][1], gutters(band))
-            if shared:
+            bridge = tall(merged[-1][0]) and k + 1 < len(bands) and tall(bands[k + 1])
+            if shared and (tall(band) and tall(merged[-1][0]) or bridge):
                 merged[-1] = (merged[-1][0] + band, shared)
             else:
                 merged.append((list(band), gutters(band)))

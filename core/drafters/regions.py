@@ -58,7 +58,8 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
         item = (block.bbox, label, text, extra, block.score)
         (margin if label in ("header", "footer", "page_number") else body).append(item)
     body += [(bbox, "table", table_html, {}, table_confidence) for bbox, table_html in tables]
-    order = reading_order([it[0] for it in body], min_column_gap=max(2.0, 0.3 * body_size))
+    order = reading_order([it[0] for it in body], min_column_gap=max(2.0, 0.3 * body_size),
+                          line_height=1.2 * body_size)
     tops = sorted((m for m in margin if m[1] == "header" or m[0][1] < page_height / 2), key=lambda m: m[0][0])
     bottoms = sorted((m for m in margin if m not in tops), key=lambda m: (m[0][1], m[0][0]))
     regions: list[Region] = []

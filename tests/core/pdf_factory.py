@@ -24,7 +24,8 @@ HEADER = "Widget Council Report 2026"
 
 def expected_page_one() -> list[str]:
     """The drafts of page one, in reading order, without Markdown markers."""
-    return [TITLE, INTRO_HEADING, INTRO, LEFT, RIGHT, RESULTS_HEADING, *BULLETS, *STEPS,
+    return [TITLE, INTRO_HEADING, INTRO, LEFT, RIGHT, RESULTS_HEADING, *BULLETS,
+            *[f"{n}. {step}" for n, step in enumerate(STEPS, 1)],
             *[" ".join(row) for row in TABLE], CAPTION]
 
 

@@ -269,8 +269,14 @@ class Page:
         return self._pixmap_to_image(rect, self._capped_dpi(dpi, rect.width, rect.height))
 
     def words(self) -> list[Word]:
-        """Text-layer words in PyMuPDF's extraction order, bboxes in points (empty for images)."""
-        return [Word(*w[:5]) for w in self.fitz_page.get_text("words")]
+        """Text-layer words in PyMuPDF's extraction order, bboxes in points (empty for images).
+
+        On a rotated page the boxes are turned into the page's displayed (rendered) space."""
+        words = self.fitz_page.get_text("words")
+        if not self.fitz_page.rotation:
+            return [Word(*w[:5]) for w in words]
+        matrix = self.fitz_page.rotation_matrix
+        return [Word(*tuple(pymupdf.Rect(w[:4]) * matrix), w[4]) for w in words]
 
     @property
     def is_born_digital(self) -> bool:

@@ -35,7 +35,13 @@ class TextLayerDrafter:
         tables = find_ruled_tables(fitz_page) if self.tables else []
         if tables:
             lines = [ln for ln in lines if not any(_center_inside(ln.bbox, t[0]) for t in tables)]
-        return lines_to_regions(lines, tables, fitz_page.rect.width, fitz_page.rect.height, source=self.name)
+        # Text comes in the unrotated page space; order it there, then turn the boxes with the page.
+        unrotated = fitz_page.rect * fitz_page.derotation_matrix
+        regions = lines_to_regions(lines, tables, abs(unrotated.width), abs(unrotated.height), source=self.name)
+        if fitz_page.rotation:
+            for region in regions:
+                region.bbox = tuple(pymupdf.Rect(region.bbox) * fitz_page.rotation_matrix)
+        return regions
 
 
 def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:

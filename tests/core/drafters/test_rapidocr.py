@@ -1,0 +1,66 @@
+"""The OCR drafter on a page image rendered from known text (one OCR run for the module)."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+from rapidfuzz.distance import Levenshtein
+
+from core.documents import open_document
+from core.drafters.normalize import normalize_for_match
+from core.drafters.rapidocr import RapidOCRDrafter, scan_resolution
+
+TITLE = "Quarterly Widget Survey"
+LEFT = ["The survey asked one hundred", "workshops how many widgets", "they used in the spring and",
+        "which sizes they preferred."]
+RIGHT = ["Most answers came from small", "shops near the river. They", "reported steady demand and",
+         "asked for faster delivery."]
+
+
+@pytest.fixture(scope="module")
+def ocr_regions(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ocr")
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=300)
+    page.insert_text((40, 50), TITLE, fontsize=18, fontname="hebo")
+    for i, (left, right) in enumerate(zip(LEFT, RIGHT)):
+        page.insert_text((40, 100 + 18 * i), left, fontsize=11, fontname="helv")
+        page.insert_text((230, 100 + 18 * i), right, fontsize=11, fontname="helv")
+    page.get_pixmap(dpi=200).save(folder / "page.png")
+    with open_document(folder / "page.png") as image_doc:
+        drafter = RapidOCRDrafter(layout=False)
+        page = image_doc.page(0)
+        return drafter.draft(page), page.width
+
+
+def test_character_error_rate_under_two_percent(ocr_regions):
+    regions, _ = ocr_regions
+    got = normalize_for_match("".join(r.text for r in regions))
+    want = normalize_for_match(TITLE + "".join(LEFT) + "".join(RIGHT))
+    cer = Levenshtein.distance(got, want) / len(want)
+    assert cer < 0.02, (cer, got)
+
+
+def test_columns_in_reading_order_and_bboxes_in_points(ocr_regions):
+    regions, width = ocr_regions
+    texts = [r.text for r in regions]
+    assert texts[0].lstrip("# ").startswith("Quarterly")
+    joined = " ".join(texts)
+    assert joined.index("workshops") < joined.index("which sizes") < joined.index("Most answers")
+    for region in regions:
+        assert 0 <= region.bbox[0] < region.bbox[2] <= width + 1
+        assert region.source == "rapidocr" and 0 < region.confidence <= 1
+
+
+def test_scan_resolution_from_the_page_image(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=72, height=72)  # one inch
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 300, 300), False)
+    page.insert_image(page.rect, pixmap=pix)
+    assert scan_resolution(page) == pytest.approx(300)
+    assert scan_resolution(doc.new_page()) is None
+
+
+def test_engine_loads_once():
+    drafter = RapidOCRDrafter(layout=False)
+    assert drafter._ocr_engine() is drafter._ocr_engine()

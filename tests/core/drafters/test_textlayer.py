@@ -1,0 +1,116 @@
+"""The text-layer drafter on generated PDFs whose text is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from core.documents import open_document
+from core.drafters import get_drafter
+from core.drafters.normalize import normalize_for_metric
+from core.drafters.textlayer import TextLayerDrafter, extract_lines
+from tests.core import pdf_factory
+
+
+@pytest.fixture(scope="module")
+def page_one_regions(tmp_path_factory):
+    pdf = pdf_factory.report_pdf(tmp_path_factory.mktemp("tl") / "report.pdf")
+    with open_document(pdf) as doc:
+        return TextLayerDrafter().draft(doc.page(0))
+
+
+def test_text_in_reading_order_exactly(page_one_regions):
+    body = [r for r in page_one_regions if r.label not in ("header", "footer", "page_number")]
+    got = normalize_for_metric("".join(r.text for r in body))  # drops the table's HTML tags
+    assert got == normalize_for_metric("".join(pdf_factory.expected_page_one()))
+
+
+def test_labels_and_markdown(page_one_regions):
+    by_text = {r.text: r for r in page_one_regions}
+    assert by_text["# " + pdf_factory.TITLE].label == "title"
+    assert by_text["## " + pdf_factory.INTRO_HEADING].label == "title"
+    assert "- Output grew by a third.\n- Costs fell slightly.\n- Returns stayed low." in by_text
+    assert "1. Count the widgets.\n2. Weigh the widgets." in by_text
+    assert by_text[pdf_factory.CAPTION].label == "caption"
+    assert by_text[pdf_factory.HEADER].label == "header"
+    assert by_text["1"].label == "page_number"
+
+
+def test_table_is_html(page_one_regions):
+    tables = [r for r in page_one_regions if r.label == "table"]
+    assert len(tables) == 1
+    assert tables[0].text == ("<table><tr><td>Region</td><td>Units</td><td>Weight</td></tr>"
+                              "<tr><td>North</td><td>1200</td><td>30 kg</td></tr>"
+                              "<tr><td>South</td><td>800</td><td>16 kg</td></tr></table>")
+
+
+def test_regions_have_page_bboxes_and_source(page_one_regions):
+    for region in page_one_regions:
+        x0, y0, x1, y1 = region.bbox
+        assert 0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842
+        assert region.source == "textlayer" and region.confidence == 1.0
+
+
+def test_hyphenation_is_undone(tmp_path):
+    pdf = pdf_factory.text_pdf(tmp_path / "hyphen.pdf", [
+        "The committee discussed the inter-", "national standard for widgets and", "agreed on a new version of it."])
+    with open_document(pdf) as doc:
+        (region,) = TextLayerDrafter().draft(doc.page(0))
+    assert region.text == "The committee discussed the international standard for widgets and agreed on a new version of it."
+
+
+def test_ligature_gap_is_closed(tmp_path):
+    pdf = tmp_path / "lig.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page()
+    font = pymupdf.Font("cjk")  # a built-in font that has the \ufb01 ligature glyph
+    writer = pymupdf.TextWriter(page.rect)
+    writer.append((72, 72), "signi\ufb01 cantly more e\ufb03cient", font=font, fontsize=11)
+    writer.write_text(page)
+    doc.save(pdf)
+    with open_document(pdf) as opened:
+        lines = extract_lines(opened.page(0).fitz_page)
+    from core.drafters.normalize import clean_draft_text
+    assert clean_draft_text(lines[0].text) == "significantly more efficient"
+
+
+def test_right_to_left_columns(tmp_path):
+    pdf = tmp_path / "rtl.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    font_file = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    if not font_file.exists():
+        pytest.skip("needs a system font with Hebrew glyphs (DejaVu Sans)")
+    font = pymupdf.Font(fontfile=str(font_file))
+    writer = pymupdf.TextWriter(page.rect)
+    writer.append((350, 100), "\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5", font=font, fontsize=12, right_to_left=True)
+    writer.append((60, 100), "\u05d6\u05d7\u05d8 \u05d9\u05db\u05dc", font=font, fontsize=12, right_to_left=True)
+    writer.write_text(page)
+    doc.save(pdf)
+    with open_document(pdf) as opened:
+        regions = TextLayerDrafter().draft(opened.page(0))
+    assert [r.bbox[0] > 300 for r in regions] == [True, False]  # right column first
+
+
+def test_registry_builds_textlayer():
+    assert get_drafter("textlayer").name == "textlayer"
+
+
+def test_rotated_page_boxes_follow_the_rendered_page(tmp_path):
+    pdf = tmp_path / "rotated.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page(width=600, height=800)
+    page.insert_text((50, 100), "Hello rotated world, this line is long enough to be a text layer.", fontsize=12)
+    page.set_rotation(90)
+    doc.save(pdf)
+    with open_document(pdf) as opened:
+        page = opened.page(0)
+        (region,) = TextLayerDrafter().draft(page)
+        word = page.words()[0]
+        assert (page.width, page.height) == (800, 600)
+    x0, y0, x1, y1 = region.bbox
+    assert 0 <= x0 < x1 <= 800 and 0 <= y0 < y1 <= 600
+    assert y1 - y0 > x1 - x0  # the line now runs downwards
+    assert word.y1 - word.y0 > word.x1 - word.x0

@@ -56,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         print("hsd: error: out of memory", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `hsd draft x.pdf | head`: the reader left; not an error worth a message.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as exc:
         # Disk full, permission denied, ...: one line, no traceback.
         print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)

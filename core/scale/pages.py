@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from core.drafters.base import Region
-from core.errors import HSDError
+from core.errors import DrafterUnavailableError, HSDError
 from core.export import FIGURE_LABELS
 from core.results import PageResult
 
@@ -95,7 +95,7 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
             t0 = time.perf_counter()
             image = page.render(dpi)
             seconds = {"render": time.perf_counter() - t0}
-            instance = _drafter(drafter)  # configuration errors fail the page, as in convert_page
+            instance = _drafter(drafter)
             draft_error = None
             t0 = time.perf_counter()
             try:
@@ -107,6 +107,8 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
                                 image_size=image.size, image_mode=image.mode,
                                 image_bytes=image.tobytes(), regions=regions, seconds=seconds,
                                 draft_error=draft_error, attempts=attempt)
+        except DrafterUnavailableError:
+            raise  # a drafter that cannot run is the job's error, not each page's (as in convert)
         except Exception as exc:
             error = exc
             _DOCS.pop(path, None)  # reopen on the next attempt

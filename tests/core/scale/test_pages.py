@@ -32,6 +32,25 @@ def test_render_and_draft_then_decode_is_convert_page(engine, scale_inputs):
     assert result.page_image is None  # no figure regions: no image travels back
 
 
+def test_figures_travel_back_and_crop_like_the_single_path(engine, scale_inputs, tmp_path):
+    from core.documents import open_document
+    from core.drafters.base import Region
+    from core.export import DocumentOutput
+
+    path = scale_inputs[0]
+    rendered = render_and_draft(0, str(path), 1, engine.config.dpi, "textlayer")
+    rendered.regions.append(Region("figure", (40.0, 150.0, 260.0, 300.0), "", "test"))
+    result = convert_rendered(engine, RenderedPage.loads(rendered.dumps()))
+    assert result.page_image is not None
+    with open_document(path) as doc:
+        direct = doc.page(1).render(engine.config.dpi)
+    settings = {"test": 1}
+    DocumentOutput(path, tmp_path / "a" / "x.md", settings).save_page(result, result.page_image)
+    DocumentOutput(path, tmp_path / "b" / "x.md", settings).save_page(result, direct)
+    a, b = (sorted((tmp_path / d / "x_images").glob("*.png")) for d in ("a", "b"))
+    assert len(a) == 1 and a[0].read_bytes() == b[0].read_bytes()
+
+
 def test_a_failing_page_is_retried_then_recorded(engine, scale_inputs):
     calls = []
 

@@ -13,6 +13,8 @@ def add_arguments(parser) -> None:
     g = parser.add_argument_group("Ray (with --ray; see docs/scale-out.md)")
     g.add_argument("--ray-actors", type=int, default=None, metavar="N",
                    help="model actors, one model each (default: one per GPU in the cluster, else 1)")
+    g.add_argument("--ray-gpus-per-actor", type=float, default=1.0, metavar="F",
+                   help="GPU share per model actor; 0.5 puts two models on each GPU (default 1)")
     g.add_argument("--ray-batch-size", type=int, default=4, metavar="N",
                    help="pages handed to a model actor at a time (default 4)")
     g.add_argument("--ray-retries", type=int, default=2, metavar="N",
@@ -44,9 +46,12 @@ def run(args) -> int:
         raise HSDError(f"convert needs at least one INPUT (is {args.ray!r} meant as one? it does not exist)"
                        if address != "local" else "convert needs at least one INPUT")
     options = RayOptions(address=address, actors=args.ray_actors, batch_size=args.ray_batch_size,
-                         retries=args.ray_retries, cpus_per_actor=args.ray_cpus_per_actor)
+                         retries=args.ray_retries, cpus_per_actor=args.ray_cpus_per_actor,
+                         gpus_per_actor=args.ray_gpus_per_actor)
     if options.batch_size < 1 or options.retries < 0 or (options.actors is not None and options.actors < 1):
         raise HSDError("--ray-batch-size and --ray-actors must be at least 1, --ray-retries at least 0")
+    if not 0 < options.gpus_per_actor <= 1:
+        raise HSDError("--ray-gpus-per-actor must be in (0, 1]")
     report = convert_with_ray(inputs, Path(args.output), engine_config(args), pages=args.pages,
                               password=args.password, fresh=args.fresh, options=options,
                               quiet=args.quiet)

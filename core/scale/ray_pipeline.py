@@ -42,7 +42,9 @@ WORKER_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS":
 @dataclass
 class RayOptions:
     address: str | None = None          # None or "local": start a local Ray instance; else join it
-    actors: int | None = None           # model actors; default: one per GPU in the cluster, else 1
+    actors: int | None = None           # model actors; default: GPUs / gpus_per_actor, else 1
+    gpus_per_actor: float = 1.0         # below 1 packs several models on a GPU (small models decode
+                                        # one page at a time and leave a big GPU partly idle)
     batch_size: int = 4                 # pages handed to an actor per call
     retries: int = 2                    # further attempts of a page that raised, then "failed"
     max_task_retries: int = 3           # re-runs of a batch whose worker process died
@@ -246,7 +248,8 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
     ctx.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     gpus = int(ray.cluster_resources().get("GPU", 0))
-    actors = options.actors or max(1, gpus)
+    per_gpu = options.gpus_per_actor if options.gpus_per_actor > 0 else 1.0
+    actors = options.actors or max(1, int(gpus / per_gpu + 1e-9))
     actor_config = config
     if gpus and (config.device or "").startswith("cuda:"):
         actor_config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
@@ -261,7 +264,7 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
                                "retries": options.retries},
         batch_size=max(1, options.batch_size), batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=actors),
-        num_gpus=1 if gpus else 0, num_cpus=options.cpus_per_actor)
+        num_gpus=per_gpu if gpus else 0, num_cpus=options.cpus_per_actor)
     with warnings.catch_warnings():
         # Ray Data restarts a dead actor and re-runs its batch without limit by default; a page
         # that kills its process every time would loop forever, so the re-runs are capped. Ray
@@ -289,9 +292,10 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
             if result.error:
                 progress.pages_failed += 1
                 say(f"hsd: warning: {job.input_path}: page {result.page} failed: {result.error}")
-            load = progress.actors.setdefault(row["actor"], ActorLoad(first_seen=t0))
+            busy = float(row["busy"])
+            load = progress.actors.setdefault(row["actor"], ActorLoad(first_seen=now - busy))
             load.pages += 1
-            load.busy_seconds += float(row["busy"])
+            load.busy_seconds += busy
             load.gpu_utilization = None if int(row["gpu"]) < 0 else int(row["gpu"])
             if job.done:
                 finish(job)

@@ -111,7 +111,9 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
             raise  # a drafter that cannot run is the job's error, not each page's (as in convert)
         except Exception as exc:
             error = exc
-            _DOCS.pop(path, None)  # reopen on the next attempt
+            stale = _DOCS.pop(path, None)  # reopen on the next attempt
+            if stale is not None:
+                stale.close()
     message = str(error) if isinstance(error, HSDError) else f"{type(error).__name__}: {error}"
     return RenderedPage(doc=doc, index=index, error=message, attempts=retries + 1)
 

@@ -250,6 +250,12 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
     gpus = int(ray.cluster_resources().get("GPU", 0))
     per_gpu = options.gpus_per_actor if options.gpus_per_actor > 0 else 1.0
     actors = options.actors or max(1, int(gpus / per_gpu + 1e-9))
+    cpus = float(ray.cluster_resources().get("CPU", 0))
+    if actors * options.cpus_per_actor + options.render_cpus > cpus + 1e-9:
+        # Ray Data would wait forever for a CPU to render on
+        raise HSDError(f"{actors} model actor(s) x {options.cpus_per_actor:g} CPU leave no CPU for "
+                       f"rendering (the cluster has {cpus:g}); use fewer --ray-actors or "
+                       "--ray-cpus-per-actor")
     actor_config = config
     if gpus and (config.device or "").startswith("cuda:"):
         actor_config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
@@ -321,13 +327,17 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
 
 
 def _user_error(exc: BaseException) -> HSDError | None:
-    """The HSDError (bad model folder, ...) inside a Ray error, if there is one."""
+    """The HSDError (bad model folder, unusable drafter, ...) inside a Ray error, if there is one.
+
+    Ray's task errors subclass the original exception type but carry a traceback as their message;
+    the original is their ``cause``, which is preferred."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, HSDError):
+        cause = getattr(exc, "cause", None)
+        if isinstance(exc, HSDError) and not isinstance(cause, BaseException):
             return exc
-        exc = getattr(exc, "cause", None) or exc.__cause__
+        exc = cause if isinstance(cause, BaseException) else (exc.__cause__ or exc.__context__)
     return None
 
 

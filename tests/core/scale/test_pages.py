@@ -108,3 +108,24 @@ def test_ray_address_or_first_input(tmp_path):
     assert split_address("ray://head:10001", ["x"]) == ("ray://head:10001", ["x"])
     assert split_address("auto", ["x"]) == ("auto", ["x"])
     assert split_address(str(pdf), ["x"]) == ("local", [str(pdf), "x"])
+
+
+def test_user_errors_are_found_inside_ray_errors():
+    from core.errors import ModelLoadError
+    from core.scale.ray_pipeline import _user_error
+
+    original = ModelLoadError("no model at /nowhere")
+
+    class TaskError(ModelLoadError):  # how Ray wraps: a subclass of the original type, traceback text
+        def __init__(self):
+            super().__init__("Traceback (most recent call last): ... long ...")
+            self.cause = original
+
+    try:
+        try:
+            raise TaskError()
+        except TaskError as inner:
+            raise RuntimeError("dataset failed") from inner
+    except RuntimeError as outer:
+        assert _user_error(outer) is original
+    assert _user_error(RuntimeError("plain")) is None

@@ -40,6 +40,7 @@ class RenderedPage:
     seconds: dict = field(default_factory=dict)
     draft_error: str | None = None
     error: str | None = None
+    fatal: str | None = None         # the run cannot go on (the drafter cannot run at all)
     attempts: int = 1
 
     @property
@@ -107,8 +108,10 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
                                 image_size=image.size, image_mode=image.mode,
                                 image_bytes=image.tobytes(), regions=regions, seconds=seconds,
                                 draft_error=draft_error, attempts=attempt)
-        except DrafterUnavailableError:
-            raise  # a drafter that cannot run is the job's error, not each page's (as in convert)
+        except DrafterUnavailableError as exc:
+            # the job's error, not each page's (as in convert); returned, not raised, because Ray
+            # hands exceptions back to the driver as text only
+            return RenderedPage(doc=doc, index=index, fatal=str(exc))
         except Exception as exc:
             error = exc
             stale = _DOCS.pop(path, None)  # reopen on the next attempt

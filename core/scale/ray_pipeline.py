@@ -123,28 +123,36 @@ class _ModelActor:
         from core.engine import Engine
 
         _quiet_libraries()
-        self.engine = (engine_factory or Engine)(config)
-        self.engine.target  # load now: a model that cannot load fails the run at once
         self.retries = retries
         self.name = _actor_name()
+        self.load_error: HSDError | None = None
+        try:
+            self.engine = (engine_factory or Engine)(config)
+            self.engine.target  # load now, not inside the first page's timing
+        except HSDError as exc:
+            # Reported as a "fatal" row instead: Ray hands exceptions to the driver as text only
+            # (with traceback), and the user should see the one-line error.
+            self.load_error = exc
 
     def __call__(self, batch: dict) -> dict:
         import numpy as np
 
-        out: dict[str, list] = {"doc": [], "index": [], "result": [], "actor": [], "busy": [], "gpu": []}
+        out: dict[str, list] = {"doc": [], "index": [], "result": [], "actor": [], "busy": [], "gpu": [],
+                                "fatal": []}
         for doc, index, data in zip(batch["doc"], batch["index"], batch["page"]):
             page = RenderedPage.loads(bytes(data))
+            fatal = str(self.load_error) if self.load_error is not None else page.fatal
             t0 = time.perf_counter()
-            result = convert_rendered(self.engine, page, self.retries)
+            result = None if fatal else convert_rendered(self.engine, page, self.retries)
             out["busy"].append(time.perf_counter() - t0)
             out["doc"].append(int(doc))
             out["index"].append(int(index))
             out["result"].append(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
             out["actor"].append(self.name)
             out["gpu"].append(_gpu_utilization())
-        return {"doc": np.array(out["doc"], dtype=np.int64), "index": np.array(out["index"], dtype=np.int64),
-                "result": np.array(out["result"], dtype=object), "actor": np.array(out["actor"], dtype=object),
-                "busy": np.array(out["busy"], dtype=np.float64), "gpu": np.array(out["gpu"], dtype=np.int64)}
+            out["fatal"].append(fatal or "")
+        columns = {"doc": np.int64, "index": np.int64, "busy": np.float64, "gpu": np.int64}
+        return {k: np.array(v, dtype=columns.get(k, object)) for k, v in out.items()}
 
 
 def _actor_name() -> str:
@@ -288,6 +296,8 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
     last = t0
     try:
         for row in ds.iter_rows():
+            if row["fatal"]:
+                raise HSDError(row["fatal"])
             job = jobs.get(int(row["doc"]))
             result = pickle.loads(row["result"])
             if job is None or not job.add(result):

@@ -129,3 +129,15 @@ def test_user_errors_are_found_inside_ray_errors():
     except RuntimeError as outer:
         assert _user_error(outer) is original
     assert _user_error(RuntimeError("plain")) is None
+
+
+def test_an_unusable_drafter_stops_the_run_not_each_page(scale_inputs, monkeypatch):
+    import core.scale.pages as pages
+    from core.errors import DrafterUnavailableError
+
+    def unavailable(name):
+        raise DrafterUnavailableError(f"drafter {name!r} is not installed")
+
+    monkeypatch.setattr(pages, "_drafter", unavailable)
+    rendered = render_and_draft(0, str(scale_inputs[0]), 0, 72, "paddle")
+    assert rendered.fatal == "drafter 'paddle' is not installed" and rendered.error is None

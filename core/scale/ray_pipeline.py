@@ -178,13 +178,19 @@ def _gpu_utilization() -> int:
 # --- driver --------------------------------------------------------------------------------------
 
 
+def _require_ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise HSDError("--ray needs Ray: pip install 'hsd-studio[ray]' (ray[data])") from None
+    return ray
+
+
 def connect(address: str | None, num_cpus: int | None = None) -> bool:
     """Start a local Ray instance (``address`` None or "local") or join a cluster; True when this
     call started or joined it (and so should shut it down), False when Ray was already running."""
-    try:
-        import ray
-    except ImportError:
-        raise HSDError("--ray needs Ray: pip install 'hsd-studio[ray]' (ray[data])") from None
+    ray = _require_ray()
     if ray.is_initialized():
         return False
     runtime_env = {"env_vars": dict(WORKER_ENV)}
@@ -213,6 +219,7 @@ def convert_with_ray(inputs, output, config, *, pages: str | None = None, passwo
     from core.commands.convert import output_paths, settings_of
 
     options = options or RayOptions()
+    _require_ray()  # before any output folder is touched
     inputs = expand_inputs(inputs)
     outputs = output_paths(inputs, Path(output))
     settings = settings_of(config, None)

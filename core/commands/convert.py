@@ -20,7 +20,8 @@ def register(sub) -> None:
                        description="Convert PDFs or page images to Markdown. Finished pages are kept "
                        "in a hidden folder beside the output, so running the same command again "
                        "after a cancel or crash resumes where it stopped.")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="PDF or image files")
+    # "*", not "+": ``--ray`` takes an optional ADDRESS and would otherwise swallow a lone INPUT
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="PDF or image files (with --ray, folders too)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output .md file (one input) or folder (one NAME.md per input)")
     p.add_argument("--model", default=None,
@@ -40,6 +41,11 @@ def register(sub) -> None:
                    help="allow the model folder's own Python code to run (off by default)")
     p.add_argument("--fresh", action="store_true", help="ignore pages finished by an earlier run")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="convert on Ray: a local instance, or the cluster at ADDRESS (see docs/scale-out.md)")
+    from core.scale.cli import add_arguments as add_ray_arguments
+
+    add_ray_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -60,14 +66,27 @@ def output_paths(inputs: list[Path], output: Path) -> list[Path]:
     return paths
 
 
-def run(args) -> int:
-    from core.engine import Engine, EngineConfig
+def engine_config(args):
+    """The engine settings of a ``convert`` command line (shared with ``--ray``)."""
+    from core.engine import EngineConfig
 
+    return EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
+                        dpi=args.dpi, device=args.device, dtype=args.dtype,
+                        max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code)
+
+
+def run(args) -> int:
+    from core.engine import Engine
+
+    if getattr(args, "ray", None):
+        from core.scale.cli import run as run_on_ray
+
+        return run_on_ray(args)
+    if not args.inputs:
+        raise HSDError("convert needs at least one INPUT file")
     inputs = [Path(p) for p in args.inputs]
     outputs = output_paths(inputs, Path(args.output))
-    config = EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
-                          dpi=args.dpi, device=args.device, dtype=args.dtype,
-                          max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code)
+    config = engine_config(args)
     engine = Engine(config)
     all_stats, failures = [], 0
     for in_path, out_path in zip(inputs, outputs):

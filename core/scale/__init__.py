@@ -1,0 +1,13 @@
+"""Scale-out: batch conversion across processes, GPUs and machines on Ray (``hsd convert --ray``).
+
+Modules:
+
+* ``pages``         the two halves of ``Engine.convert_page`` as separate work units: render + draft
+                    (CPU workers) and decode (model actors). No Ray here.
+* ``jobs``          driver side: inputs to documents, per-document resume through
+                    ``core.export.DocumentOutput``, assembly and statistics. No Ray here.
+* ``ray_pipeline``  the Ray Data pipeline, progress and the ``convert_with_ray`` entry point.
+* ``cli``           the ``--ray`` options of ``hsd convert``.
+
+Ray is an optional dependency (``pip install 'hsd-studio[ray]'``); only ``ray_pipeline`` imports it.
+"""

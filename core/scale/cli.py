@@ -1,0 +1,73 @@
+"""The Ray options of ``hsd convert`` and the ``--ray`` run (``core.commands.convert`` calls in)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser) -> None:
+    """Options that only matter with ``--ray`` (``--ray`` itself is declared by ``convert``)."""
+    g = parser.add_argument_group("Ray (with --ray; see docs/scale-out.md)")
+    g.add_argument("--ray-actors", type=int, default=None, metavar="N",
+                   help="model actors, one model each (default: one per GPU in the cluster, else 1)")
+    g.add_argument("--ray-gpus-per-actor", type=float, default=1.0, metavar="F",
+                   help="GPU share per model actor; 0.5 puts two models on each GPU (default 1)")
+    g.add_argument("--ray-batch-size", type=int, default=4, metavar="N",
+                   help="pages handed to a model actor at a time (default 4)")
+    g.add_argument("--ray-retries", type=int, default=2, metavar="N",
+                   help="further attempts of a page that fails before it is recorded as failed (default 2)")
+    g.add_argument("--ray-cpus-per-actor", type=float, default=1.0, metavar="N",
+                   help="CPUs reserved per model actor (default 1)")
+
+
+_ADDRESS = re.compile(r"^(local|auto|(ray|ray\+\w+|https?)://\S+|[\w.\-]+:\d+)$")
+
+
+def split_address(value: str, inputs: list[str]) -> tuple[str, list[str]]:
+    """``--ray`` takes an optional ADDRESS, so ``--ray in.pdf ...`` hands argparse's first input to
+    ``--ray``: a value that is not an address but an existing path is given back to the inputs."""
+    if value != "local" and not _ADDRESS.match(value) and Path(value).exists():
+        return "local", [value, *inputs]
+    return value, inputs
+
+
+def run(args) -> int:
+    """``hsd convert --ray [ADDRESS] INPUT... -o OUT``: same output, resume rules, statistics and
+    exit codes as the single-machine path; folders given as inputs contribute their PDFs and images."""
+    from core.commands.convert import engine_config
+    from core.errors import HSDError
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+
+    address, inputs = split_address(args.ray, list(args.inputs))
+    if not inputs:
+        raise HSDError(f"convert needs at least one INPUT (is {args.ray!r} meant as one? it does not exist)"
+                       if address != "local" else "convert needs at least one INPUT")
+    options = RayOptions(address=address, actors=args.ray_actors, batch_size=args.ray_batch_size,
+                         retries=args.ray_retries, cpus_per_actor=args.ray_cpus_per_actor,
+                         gpus_per_actor=args.ray_gpus_per_actor)
+    if options.batch_size < 1 or options.retries < 0 or (options.actors is not None and options.actors < 1):
+        raise HSDError("--ray-batch-size and --ray-actors must be at least 1, --ray-retries at least 0")
+    if not 0 < options.gpus_per_actor <= 1:
+        raise HSDError("--ray-gpus-per-actor must be in (0, 1]")
+    report = convert_with_ray(inputs, Path(args.output), engine_config(args), pages=args.pages,
+                              password=args.password, fresh=args.fresh, options=options,
+                              quiet=args.quiet)
+    if report.failures and len(report.failures) + len(report.documents) == 1:
+        raise HSDError(report.failures[0].message)  # one input: its error is the command's error
+    for failure in report.failures:
+        print(f"hsd: error: {failure.input_path}: {failure.message}", file=sys.stderr)
+    for stats in report.documents:
+        failed = stats["totals"]["failed_pages"]
+        if failed:
+            print(f"hsd: warning: {stats['file']}: pages {', '.join(map(str, failed))} failed "
+                  f"(see --stats); the others were written", file=sys.stderr)
+    if args.stats:
+        from core.export import atomic_write_text
+
+        docs = report.documents
+        payload = docs[0] if len(docs) == 1 else {"documents": docs}
+        atomic_write_text(Path(args.stats), json.dumps(payload, indent=1, ensure_ascii=False))
+    return 1 if report.failed else 0

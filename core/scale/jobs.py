@@ -1,0 +1,118 @@
+"""Driver side of a distributed conversion: documents, resume, assembly, statistics.
+
+The same code decides what is done and writes the output as the single-machine path
+(``core.commands.convert``): ``core.export.DocumentOutput`` for per-page resume and atomic writes,
+``settings_of`` for the resume key, ``output_paths`` for names, ``document_stats`` for statistics.
+So a document started by ``hsd convert`` resumes under ``hsd convert --ray`` and the other way round,
+and the Markdown and figures are byte-identical.
+
+Only the driver writes output: workers return results, so the output folder need not be shared
+with the cluster (the inputs must be readable at the same path on every node).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.errors import HSDError, UnsupportedFileError
+from core.results import PageResult
+
+#: File names a folder given as input contributes (the type is still decided by content).
+INPUT_SUFFIXES = frozenset({".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp",
+                            ".gif", ".jp2", ".jpx"})
+
+
+def expand_inputs(inputs) -> list[Path]:
+    """Files stay as given; a folder becomes its PDFs and images (recursively, hidden entries
+    skipped, sorted by path) so that the same folder always gives the same order and names."""
+    out: list[Path] = []
+    for item in inputs:
+        path = Path(item)
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in files:
+                if not name.startswith(".") and Path(name).suffix.lower() in INPUT_SUFFIXES:
+                    found.append(Path(root) / name)
+        if not found:
+            raise UnsupportedFileError(f"{path}: the folder holds no PDF or image files")
+        out.extend(sorted(found))
+    return out
+
+
+@dataclass
+class DocumentFailure:
+    """A document that could not be opened or planned (the single path prints it and goes on)."""
+
+    input_path: Path
+    message: str
+
+
+@dataclass
+class DocumentJob:
+    """One document of a run: which pages it has, which are still to do, and what came back."""
+
+    id: int
+    input_path: Path
+    output_path: Path
+    indices: list[int]                      # 0-based pages of the job (the --pages range)
+    output: object                          # core.export.DocumentOutput
+    todo: list[int]                         # 0-based pages not finished by an earlier run
+    results: dict[int, PageResult] = field(default_factory=dict)  # page number -> this run's result
+
+    @property
+    def done(self) -> bool:
+        return len(self.results) >= len(self.todo)
+
+    def add(self, result: PageResult) -> bool:
+        """Save a page that came back (figures cropped from ``result.page_image``); False when it is
+        a duplicate (a retried task can deliver a page twice) or not part of this job."""
+        if result.page in self.results or result.page - 1 not in self.todo:
+            return False
+        self.output.save_page(result, result.page_image)
+        result.page_image = None
+        self.results[result.page] = result
+        return True
+
+    def finish(self, settings: dict) -> dict:
+        """Write the Markdown (pages in order: this run's and the earlier runs') and return the
+        document's statistics, as ``convert_one`` does."""
+        from core.engine import failed_page
+        from core.stats import document_stats
+
+        results = []
+        for i in self.indices:
+            result = self.results.get(i + 1) or self.output.finished(i + 1)
+            if result is None:  # a saved page vanished under us: report it, never invent it
+                result = failed_page(i + 1, 0.0, 0.0, settings.get("mode", ""),
+                                     HSDError("the saved result of this page disappeared"))
+            results.append(result)
+        self.output.write_markdown(results)
+        return document_stats(str(self.input_path), str(self.output_path), settings, results)
+
+
+def plan_documents(inputs: list[Path], outputs: list[Path], settings: dict, pages: str | None,
+                   password: str | None, fresh: bool) -> list[DocumentJob | DocumentFailure]:
+    """Open each input (page count, page range), set up its output with the resume rules of the
+    single-machine path and list the pages still to do. Bad inputs become ``DocumentFailure``."""
+    from core.documents import open_document, parse_page_range
+    from core.export import DocumentOutput
+
+    plan: list[DocumentJob | DocumentFailure] = []
+    for n, (in_path, out_path) in enumerate(zip(inputs, outputs)):
+        try:
+            with open_document(in_path, password=password) as doc:
+                indices = parse_page_range(pages, doc.page_count)
+            output = DocumentOutput(in_path, out_path, settings, resume=not fresh)
+        except HSDError as exc:
+            plan.append(DocumentFailure(in_path, str(exc)))
+            continue
+        todo = [i for i in indices if output.finished(i + 1) is None]
+        plan.append(DocumentJob(id=n, input_path=in_path, output_path=out_path, indices=indices,
+                                output=output, todo=todo))
+    return plan

@@ -1,0 +1,172 @@
+"""One page as two work units, so that rendering and drafting (CPU) run apart from decoding (GPU).
+
+``render_and_draft`` does what ``Engine.convert_page`` does before decoding: render at the configured
+DPI and draft the page (a drafter crash costs speed, never the page). ``convert_rendered`` hands the
+result to ``Engine.convert_image``, the same call ``convert_page`` makes, so the Markdown is the same
+as the single-machine path's for the same settings. Both retry a failing page before giving up, and
+a page that still fails becomes ``failed_page(...)`` exactly as in ``Engine.convert_document``.
+
+No Ray in this module: it is the unit that Ray workers run, testable without Ray.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from dataclasses import dataclass, field
+
+from core.drafters.base import Region
+from core.errors import DrafterUnavailableError, HSDError
+from core.export import FIGURE_LABELS
+from core.results import PageResult
+
+
+@dataclass
+class RenderedPage:
+    """What a CPU worker hands a model actor: the rendered page, its regions and timings.
+
+    ``error`` is set when the page could not be loaded or rendered (after retries); the model actor
+    then records it as failed without decoding.
+    """
+
+    doc: int
+    index: int                       # 0-based page index in the document
+    width: float = 0.0               # points
+    height: float = 0.0
+    image_size: tuple[int, int] = (0, 0)
+    image_mode: str = "RGB"
+    image_bytes: bytes = b""
+    regions: list[Region] = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+    draft_error: str | None = None
+    error: str | None = None
+    fatal: str | None = None         # the run cannot go on (the drafter cannot run at all)
+    attempts: int = 1
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+    def image(self):
+        from PIL import Image
+
+        return Image.frombytes(self.image_mode, self.image_size, self.image_bytes)
+
+    def dumps(self) -> bytes:
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def loads(data: bytes) -> "RenderedPage":
+        return pickle.loads(data)
+
+
+# --- CPU side: render + draft --------------------------------------------------------------------
+
+_DOCS: dict[str, object] = {}     # per worker process: the last document opened (pages of one
+_DRAFTERS: dict[str, object] = {}  # document usually arrive together) and one drafter per name
+
+
+def _document(path: str, password: str | None):
+    from core.documents import open_document
+
+    doc = _DOCS.get(path)
+    if doc is None:
+        for old in _DOCS.values():
+            old.close()
+        _DOCS.clear()
+        doc = _DOCS[path] = open_document(path, password=password)
+    return doc
+
+
+def _drafter(name: str):
+    if name not in _DRAFTERS:
+        from core.drafters import get_drafter
+
+        _DRAFTERS[name] = get_drafter(name)
+    return _DRAFTERS[name]
+
+
+def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
+                     password: str | None = None, retries: int = 2) -> RenderedPage:
+    """Render page ``index`` of ``path`` at ``dpi`` and draft it, as ``Engine.convert_page`` does."""
+    error = None
+    for attempt in range(1, retries + 2):
+        try:
+            page = _document(path, password).page(index)
+            t0 = time.perf_counter()
+            image = page.render(dpi)
+            seconds = {"render": time.perf_counter() - t0}
+            instance = _drafter(drafter)
+            draft_error = None
+            t0 = time.perf_counter()
+            try:
+                regions = list(instance.draft(page))
+            except Exception as exc:  # a drafter crash costs speed, never the page
+                regions, draft_error = [], f"{type(exc).__name__}: {exc}"
+            seconds["draft"] = time.perf_counter() - t0
+            return RenderedPage(doc=doc, index=index, width=page.width, height=page.height,
+                                image_size=image.size, image_mode=image.mode,
+                                image_bytes=image.tobytes(), regions=regions, seconds=seconds,
+                                draft_error=draft_error, attempts=attempt)
+        except DrafterUnavailableError as exc:
+            # the job's error, not each page's (as in convert); returned, not raised, because Ray
+            # hands exceptions back to the driver as text only
+            return RenderedPage(doc=doc, index=index, fatal=str(exc))
+        except Exception as exc:
+            error = exc
+            stale = _DOCS.pop(path, None)  # reopen on the next attempt
+            if stale is not None:
+                stale.close()
+    message = str(error) if isinstance(error, HSDError) else f"{type(error).__name__}: {error}"
+    return RenderedPage(doc=doc, index=index, error=message, attempts=retries + 1)
+
+
+# --- model side: decode --------------------------------------------------------------------------
+
+
+def convert_rendered(engine, page: RenderedPage, retries: int = 2) -> PageResult:
+    """Decode one rendered page with ``engine`` (a ``core.engine.Engine``: ``convert_image``), retrying on errors.
+
+    The result carries ``page_image`` only when the page has figure regions (the writer crops them);
+    a page that fails every attempt is ``failed_page(...)`` with the last error, as in
+    ``Engine.convert_document``.
+    """
+    from core.engine import failed_page  # torch: model workers only, never render workers
+
+    mode = engine.config.mode
+    if page.error is not None:
+        return failed_page(page.number, page.width, page.height, mode, HSDError(page.error))
+    image = page.image()
+    error: BaseException | None = None
+    for _ in range(retries + 1):
+        seconds = {"render": page.seconds.get("render", 0.0), "draft": page.seconds.get("draft", 0.0),
+                   "prefill": 0.0, "verify": 0.0, "total": 0.0}
+        t0 = time.perf_counter()
+        try:
+            result = engine.convert_image(image, list(page.regions), page.width, page.height,
+                                          page.number, seconds=seconds)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            error = exc
+            _free_memory(engine)
+            continue
+        result.stats.seconds["total"] = seconds["render"] + seconds["draft"] + time.perf_counter() - t0
+        result.stats.draft_error = page.draft_error
+        if any(r.label in FIGURE_LABELS for r in result.regions):
+            result.page_image = image
+        return result
+    return failed_page(page.number, page.width, page.height, mode, error)
+
+
+def _free_memory(engine) -> None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:
+        pass
+
+
+__all__ = ["RenderedPage", "render_and_draft", "convert_rendered"]

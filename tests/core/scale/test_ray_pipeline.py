@@ -1,0 +1,165 @@
+"""``hsd convert --ray`` on a local Ray instance (CPU, tiny model): same output as the single-machine
+path, resume after an interruption, a failing page isolated, a killed model worker's pages redone."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.engine import Engine
+from tests.core.scale.conftest import cli_args, output_files
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore::DeprecationWarning")]  # Ray Data's own, at import
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers_unpickle_this_module():
+    """Engine factories defined here travel to the Ray workers by value (tests are not installed)."""
+    cloudpickle = pytest.importorskip("ray.cloudpickle")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+class LoggingEngine(Engine):
+    """Appends "<page number> <first draft word>" to a log file per decode, so the test can tell
+    which pages (of which documents) a run converted, across worker processes."""
+
+    log: str = ""
+    fail_page: int | None = None    # raise on every attempt at this page number
+    crash_page: int | None = None   # kill the worker process the first time it sees this page
+
+    def convert_image(self, image, regions, width, height, page_number=1, **kw):
+        doc = regions[0].text.split()[0] if regions else "?"
+        with open(self.log, "a") as f:
+            f.write(f"{doc} {page_number}\n")
+        if page_number == self.fail_page:
+            raise RuntimeError("injected failure")
+        marker = Path(self.log + ".crashed")
+        if page_number == self.crash_page and not marker.exists():
+            marker.write_text("once")
+            os._exit(1)
+        return super().convert_image(image, regions, width, height, page_number, **kw)
+
+
+def factory(log: Path, **attrs):
+    def make(config):
+        engine = LoggingEngine(config)
+        engine.log = str(log)
+        for k, v in attrs.items():
+            setattr(engine, k, v)
+        return engine
+    return make
+
+
+def logged(log: Path) -> list[tuple[str, int]]:
+    if not log.exists():
+        return []
+    return [(d, int(p)) for d, p in (line.split() for line in log.read_text().splitlines())]
+
+
+def single_markdown_of(folder: Path, name: str, pages: list[int]) -> bytes:
+    """The single-machine document ``name`` made of ``pages`` only (from its saved pages)."""
+    from core.export import assemble, page_markdown
+    from core.results import PageResult
+
+    texts = []
+    for page in pages:
+        data = json.loads((folder / f".{name}.md.hsd" / f"page-{page:04d}.json").read_text("utf-8"))
+        texts.append(page_markdown(PageResult.from_dict(data["result"]), data.get("figures", {})))
+    return assemble(texts).encode("utf-8")
+
+
+def test_cli_output_is_identical_to_single_machine(ray_local, scale_inputs, scale_model, single_output,
+                                                   tmp_path):
+    from core.cli import main
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for p in scale_inputs:
+        (folder / p.name).write_bytes(p.read_bytes())
+    out = tmp_path / "out"
+    stats = tmp_path / "stats.json"
+    assert main(["convert", "--ray", str(folder), "-o", str(out), *cli_args(scale_model),
+                 "--stats", str(stats)]) == 0
+    assert output_files(out) == output_files(single_output)
+    assert set(output_files(out)) == {"alpha.md", "beta.md", "gamma.md"}
+    docs = json.loads(stats.read_text())["documents"]
+    assert [d["totals"]["pages"] for d in docs] == [3, 2, 1]
+
+
+def test_interrupted_run_resumes_without_redoing_finished_documents(ray_local, scale_inputs, scale_config,
+                                                                   single_output, tmp_path):
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+
+    out, log = tmp_path / "out", tmp_path / "pages.log"
+    options = RayOptions(batch_size=1)
+
+    saved = []
+
+    def stop_after_first_document(progress):
+        if progress.documents_done >= 1:
+            saved.append(progress.pages_done)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        convert_with_ray(scale_inputs, out, scale_config, options=options,
+                         engine_factory=factory(log), on_progress=stop_after_first_document)
+    finished = [p.stem for p in scale_inputs if (out / f"{p.stem}.md").exists()]
+    assert finished, "the first run finished no document before it was stopped"
+    log.unlink()
+    report = convert_with_ray(scale_inputs, out, scale_config, options=options, engine_factory=factory(log))
+    second = logged(log)
+    assert not {d for d, _ in second} & set(finished), "a finished document was converted again"
+    # pages saved before the stop are kept; only pages still in flight then are decoded again
+    assert report.progress.pages_skipped == saved[0] >= 1
+    assert len(second) == report.progress.pages_total == 6 - saved[0]
+    assert output_files(out) == output_files(single_output)
+    # and a third run converts nothing at all
+    log.unlink()
+    again = convert_with_ray(scale_inputs, out, scale_config, options=options, engine_factory=factory(log))
+    assert logged(log) == [] and again.progress.pages_total == 0 and len(again.documents) == 3
+    assert output_files(out) == output_files(single_output)
+
+
+def test_a_failing_page_is_retried_recorded_and_isolated(ray_local, scale_inputs, scale_config,
+                                                         single_output, tmp_path):
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+
+    out, log = tmp_path / "out", tmp_path / "pages.log"
+    report = convert_with_ray(scale_inputs, out, scale_config, options=RayOptions(retries=1),
+                              engine_factory=factory(log, fail_page=2))
+    failed = {Path(d["file"]).stem: d["totals"]["failed_pages"] for d in report.documents}
+    assert failed == {"alpha": [2], "beta": [2], "gamma": []}
+    assert report.failed and report.progress.pages_failed == 2
+    page2 = [d for d, p in logged(log) if p == 2]
+    assert sorted(page2) == ["alpha", "alpha", "beta", "beta"]  # one retry each, then recorded
+    error = next(p for p in report.documents[0]["pages"] if p["page"] == 2)["error"]
+    assert error == "RuntimeError: injected failure"
+    ref, got = output_files(single_output), output_files(out)
+    assert got["gamma.md"] == ref["gamma.md"]
+    # the other pages are written: the single-machine document without page 2
+    for name, pages in (("alpha", [1, 3]), ("beta", [1])):
+        assert got[f"{name}.md"] == single_markdown_of(single_output, name, pages)
+    # a re-run (the failure gone) redoes only the failed pages and completes the output
+    log.unlink()
+    convert_with_ray(scale_inputs, out, scale_config, engine_factory=factory(log))
+    assert sorted(logged(log)) == [("alpha", 2), ("beta", 2)]
+    assert output_files(out) == output_files(single_output)
+
+
+def test_a_killed_model_worker_is_replaced_and_its_pages_redone(ray_local, scale_inputs, scale_config,
+                                                                single_output, tmp_path):
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+
+    out, log = tmp_path / "out", tmp_path / "pages.log"
+    report = convert_with_ray(scale_inputs, out, scale_config, options=RayOptions(batch_size=2),
+                              engine_factory=factory(log, crash_page=3))
+    assert Path(str(log) + ".crashed").exists(), "the worker was never killed"
+    assert not report.failed and report.progress.pages_done == 6
+    assert output_files(out) == output_files(single_output)

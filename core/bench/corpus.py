@@ -163,6 +163,26 @@ def pipe_tables_to_html(markdown: str) -> str:
     return "\n".join(out)
 
 
+_SPACE_RUN = re.compile(r"(?<=\S)[ \t\u00a0]{2,}(?=\S)")
+
+
+def collapse_spaces(markdown: str) -> str:
+    """Runs of spaces between two non-space characters become one space (leading indentation, code
+    included, is kept). PDF text extraction leaves such runs in silver references (justified lines);
+    a VLM does not write them, and drafts are cleaned the same way."""
+    return _SPACE_RUN.sub(" ", markdown)
+
+
+def prepare_reference(markdown: str, tables: str = "html", spaces: str = "collapse") -> str:
+    """The reference as the replay target writes it: pipe tables as HTML and space runs collapsed
+    (each step optional: ``tables="keep"``, ``spaces="keep"``)."""
+    if tables == "html":
+        markdown = pipe_tables_to_html(markdown)
+    if spaces == "collapse":
+        markdown = collapse_spaces(markdown)
+    return markdown
+
+
 # --- 1. document reference -> page references ----------------------------------------------------
 
 _BLOCK_SPLIT = re.compile(r"\n[ \t]*\n")

@@ -150,6 +150,10 @@ class ReplayTokenizer:
     def __len__(self) -> int:
         return len(self.to_base)
 
+    def reset(self) -> None:
+        """Forget the numbering (ids are only meaningful until the next reset): keeps logits narrow."""
+        self.to_base, self.from_base = [-1, -1], {}
+
     def encode(self, text: str) -> list[int]:
         out = []
         for t in self.base.encode(text):
@@ -183,8 +187,9 @@ class ReplayTarget:
         self.region_references: list[str] = []
         self._seqs: list[tuple[list[int], int]] = [([EOS], 0)]  # id -> (reference + eos, prompt length)
         self._kinds: list[str] = [""]
-        self._last_root: dict[int, int] = {}
-        self.pass_log: list[tuple[str, int]] = []  # (kind, tokens gained) per row per observed pass
+        self._last_root: dict[int, tuple[int, int]] = {}
+        #: per row per observed pass: (kind, tokens gained, tree size proposed incl. root, sequence id)
+        self.pass_log: list[tuple[str, int, int, int]] = []
         self.prefills = 0
         self.forwards = 0
 
@@ -200,6 +205,8 @@ class ReplayTarget:
         self.page_reference = page_reference
         self.region_references = list(region_references)
         self.reset()
+        if self.tokenizer is not None:
+            self.tokenizer.reset()  # one page's tokens only: one-hot logits stay a few hundred wide
 
     def reset(self) -> None:
         """Forget the sequences and the pass log (call between runs; old caches are gone by then)."""
@@ -211,7 +218,7 @@ class ReplayTarget:
         """Tokens gained per pass by the rows of ``kind`` since ``reset``: each pass's accepted path
         (root included), read from where the next pass's root sits. The last pass of a row is never
         followed by another; ``final`` (the page's generated tokens, one page row) closes it."""
-        out = [g for k, g in self.pass_log if k == kind]
+        out = [g for k, g, _, _ in self.pass_log if k == kind]
         if final is not None and kind == "page":
             rest = final - sum(out)
             if rest > 0:
@@ -254,18 +261,21 @@ class ReplayTarget:
         return Prefill(cache=cache, length=self.prompt_length, rope_delta=0,
                        logits=self._one_hot(torch.tensor(ref[0]))[...])
 
-    def _next_tokens(self, positions: torch.Tensor, cache) -> torch.Tensor:
+    def _next_tokens(self, positions: torch.Tensor, cache, tokens: torch.Tensor | None = None) -> torch.Tensor:
         """(B, q) reference token following each node; reads row identity from the tracker layer."""
         tracker = cache.layers[-1].keys[:, 0, :, 0]  # (B, T)
         seq_ids = tracker.max(dim=1).values.round().long().tolist()
         out = torch.empty(positions.shape, dtype=torch.long)
         pos = positions.cpu().tolist()
+        sizes = ((tokens != self.pad_token_id).sum(dim=1).tolist() if tokens is not None
+                 else [positions.shape[1]] * positions.shape[0])
         for b, seq in enumerate(seq_ids):
             ref, prompt = self._seqs[seq]
             root = pos[b][0]
             if seq in self._last_root:
-                self.pass_log.append((self._kinds[seq], root - self._last_root[seq]))
-            self._last_root[seq] = root
+                last_root, last_size = self._last_root[seq]
+                self.pass_log.append((self._kinds[seq], root - last_root, last_size, seq))
+            self._last_root[seq] = (root, max(1, int(sizes[b])))
             last = len(ref) - 1
             out[b] = torch.tensor([ref[min(max(p - prompt + 1, 0), last)] for p in pos[b]])
         return out
@@ -284,7 +294,7 @@ class ReplayTarget:
         expected = (B, 1, q, cache.get_seq_length() + q)
         if tuple(attention_mask.shape) != expected:
             raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected {expected}")
-        nxt = self._next_tokens(positions, cache)
+        nxt = self._next_tokens(positions, cache, tokens.cpu())
         self._grow_tracker(cache, q)
         return self._one_hot(nxt)
 
@@ -334,7 +344,7 @@ class CostReplayTarget(ReplayTarget):
     def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None) -> torch.Tensor:
         self.forwards += 1
         q = tokens.shape[1]
-        nxt = self._next_tokens(positions, cache)
+        nxt = self._next_tokens(positions, cache, tokens.cpu())
         tracker = cache.layers.pop()
         try:
             ids = tokens % self.real_vocab if self.replay else tokens

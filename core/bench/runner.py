@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, pipe_tables_to_html,
+from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
 from core.engine import Engine, EngineConfig
@@ -87,6 +87,7 @@ class BenchConfig:
     dtype: str | None = None
     cost_layers: int | None = None    # shrink the random real-size model (CPU tests)
     reference_tables: str = "html"    # html: pipe tables in references become HTML (the prompts' convention)
+    reference_spaces: str = "collapse"  # collapse: runs of spaces inside lines become one (see corpus)
 
 
 @dataclass
@@ -204,7 +205,7 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None) -> dic
 def _run_document(doc, cfg, methods, target, drafter, budget, log) -> list[dict]:
     from core.documents import open_document
 
-    reference = pipe_tables_to_html(doc.reference) if cfg.reference_tables == "html" else doc.reference
+    reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
     out = []
     with open_document(doc.pdf) as document:
         n = document.page_count

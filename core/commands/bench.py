@@ -43,6 +43,9 @@ def register(sub) -> None:
     p.add_argument("--reference-tables", choices=["html", "keep"], default="html",
                    help="html: Markdown pipe tables in references become HTML, the prompts' table "
                    "convention (default)")
+    p.add_argument("--reference-spaces", choices=["collapse", "keep"], default="collapse",
+                   help="collapse: runs of spaces inside lines of references become one, as a VLM writes "
+                   "(default)")
     p.add_argument("--out", default="bench-out", metavar="DIR", help="output folder (default bench-out)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-page progress lines")
     p.set_defaults(func=run)
@@ -61,6 +64,7 @@ def run(args) -> int:
         docs=args.docs.split(",") if args.docs else None, drafter=args.drafter, dpi=args.dpi,
         max_new_tokens=args.max_new_tokens, tokenizer=args.tokenizer, device=args.device, dtype=args.dtype,
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
+        reference_spaces=args.reference_spaces,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     result = run_bench(cfg, log)

@@ -329,3 +329,43 @@ def write_outputs(result: dict, out_dir: str | Path, command: str | None = None)
                                                ensure_ascii=False, default=str), encoding="utf-8")
     (out / "report.md").write_text(markdown_report(result, agg, plots, command), encoding="utf-8")
     return agg
+
+
+def merge_results(results: list[dict]) -> dict:
+    """One result from runs over disjoint parts of a corpus (``--docs`` shards run side by side):
+    pages in document-name order, the first run's info with the methods all runs share."""
+    if not results:
+        raise ValueError("nothing to merge")
+    methods = [m for m in results[0]["info"]["methods"] if all(m in r["info"]["methods"] for r in results)]
+    pages = sorted((p for r in results for p in r["pages"]), key=lambda p: (p["doc"], p["page"]))
+    seen = set()
+    for p in pages:
+        key = (p["doc"], p["page"])
+        if key in seen:
+            raise ValueError(f"page {key} appears in two runs")
+        seen.add(key)
+    info = dict(results[0]["info"], methods=methods)
+    info["shards"] = len(results)
+    drafters = sorted({r["info"]["drafter"] for r in results})
+    info["drafter"] = ", ".join(drafters)
+    return {"info": info, "config": results[0].get("config"), "pages": pages}
+
+
+def main(argv=None) -> int:
+    """``python -m core.bench.report merge OUT RUN1/bench.json RUN2/bench.json ... [--command CMD]``"""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m core.bench.report")
+    p.add_argument("action", choices=["merge"])
+    p.add_argument("out")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--command", default=None, help="the command line to print in the report")
+    a = p.parse_args(argv)
+    results = [json.loads(Path(r).read_text(encoding="utf-8")) for r in a.runs]
+    agg = write_outputs(merge_results(results), a.out, a.command)
+    print(f"{agg['pages']} pages -> {a.out}/report.md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -57,7 +57,15 @@ def test_real_tiny_model_lossless_and_cost_replay(synthetic_corpus, tiny_target_
     assert hsd["edit_distance"] == 0.0 and hsd["forward_passes"] < cost["pages"][0]["methods"]["ar"]["forward_passes"]
 
 
-def test_random_real_size_model_runs_shrunk(synthetic_corpus):
+def test_random_real_size_model_runs_shrunk(synthetic_corpus, monkeypatch):
+    """The GPU configuration's code path (``--model hunyuan-ocr-random``), shrunk to run on a CPU."""
+    from core.bench import replay
+
+    monkeypatch.setattr(replay, "HUNYUAN_OCR_TEXT", dict(replay.HUNYUAN_OCR_TEXT, hidden_size=256, intermediate_size=512,
+                                                         num_attention_heads=2, num_key_value_heads=1))
+    monkeypatch.setattr(replay, "HUNYUAN_OCR_VISION", dict(replay.HUNYUAN_OCR_VISION, hidden_size=128,
+                                                           intermediate_size=256, num_attention_heads=2,
+                                                           out_hidden_size=256))
     cfg = BenchConfig(corpus=str(synthetic_corpus), target="replay-cost", model="hunyuan-ocr-random", cost_layers=1,
                       methods="hsd", docs=["beta"], drafter="textlayer", tokenizer="tiny", dpi=20, device="cpu",
                       dtype="fp32")

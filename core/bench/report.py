@@ -242,7 +242,7 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     for p in result["pages"]:
         hsd = p["methods"].get("hsd")
         L.append(f"| {p['doc']} | {p['page']} | {p.get('reference_tokens') or '-'} | {p['regions']} "
-                 f"({p['matched_regions']}) | {_f(p['drafts']['edit_distance'], 3)} | "
+                 f"({p.get('matched_regions', '-')}) | {_f(p['drafts']['edit_distance'], 3)} | "
                  + " | ".join(str(p["methods"][m]["forward_passes"]) if m in p["methods"] else "-" for m in methods)
                  + f" | {_f(hsd and hsd['mean_accepted_length'])} |")
     return "\n".join(L) + "\n"

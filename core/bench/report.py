@@ -367,6 +367,18 @@ def merge_results(results: list[dict]) -> dict:
     return {"info": info, "config": results[0].get("config"), "pages": pages}
 
 
+def load_run(path: str | Path) -> dict:
+    """A run's ``bench.json``, or the ``pages.jsonl`` an unfinished run left (info line, then pages)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if not lines:
+            raise ValueError(f"{path}: no pages yet")
+        return {"info": lines[0]["info"], "config": None, "pages": lines[1:]}
+    return json.loads(text)
+
+
 def main(argv=None) -> int:
     """``python -m core.bench.report merge OUT RUN1/bench.json RUN2/bench.json ... [--command CMD]``"""
     import argparse
@@ -377,7 +389,7 @@ def main(argv=None) -> int:
     p.add_argument("runs", nargs="+")
     p.add_argument("--command", default=None, help="the command line to print in the report")
     a = p.parse_args(argv)
-    results = [json.loads(Path(r).read_text(encoding="utf-8")) for r in a.runs]
+    results = [load_run(r) for r in a.runs]
     agg = write_outputs(merge_results(results), a.out, a.command)
     print(f"{agg['pages']} pages -> {a.out}/report.md")
     return 0

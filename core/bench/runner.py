@@ -167,8 +167,12 @@ def _draft_text(regions) -> str:
     return "\n\n".join(r.text for r in regions if r.label not in UNJUDGED_LABELS and r.text.strip())
 
 
-def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None) -> dict:
-    """Run every method on every page; returns ``{"info": ..., "pages": [record, ...]}``."""
+def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
+              on_page: Callable[[dict, dict], None] | None = None) -> dict:
+    """Run every method on every page; returns ``{"info": ..., "pages": [record, ...]}``.
+
+    ``on_page(info, record)`` is called as each page finishes (the CLI appends it to ``pages.jsonl``,
+    so an interrupted run keeps its finished pages)."""
     import datetime
     import os
     import platform
@@ -196,13 +200,14 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None) -> dic
     for doc in docs:
         if budget is not None and budget <= 0:
             break
-        records += _run_document(doc, cfg, methods, target, drafter, budget, log)
+        records += _run_document(doc, cfg, methods, target, drafter, budget, log,
+                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None)
         if budget is not None:
             budget -= sum(1 for r in records if r["doc"] == doc.name)
     return {"info": asdict(info), "config": asdict(cfg), "pages": records}
 
 
-def _run_document(doc, cfg, methods, target, drafter, budget, log) -> list[dict]:
+def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None) -> list[dict]:
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
@@ -229,6 +234,8 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log) -> list[dict]
             rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
                             cfg, methods, target)
             out.append(rec)
+            if on_page:
+                on_page(rec)
             hsd = rec["methods"].get("hsd") or next(iter(rec["methods"].values()))
             log(f"{doc.name} p{i + 1}/{n}: {rec['reference_tokens']} tok, {len(regions)} regions, "
                 + ", ".join(f"{k} {v['forward_passes']}fp/{v['wall_seconds']:.2f}s" for k, v in rec["methods"].items())

@@ -67,7 +67,20 @@ def run(args) -> int:
         reference_spaces=args.reference_spaces,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-    result = run_bench(cfg, log)
+    import json
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "pages.jsonl"
+    partial.write_text("", encoding="utf-8")
+
+    def on_page(info, record):
+        with partial.open("a", encoding="utf-8") as f:
+            if f.tell() == 0:
+                f.write(json.dumps({"info": info}, ensure_ascii=False) + "\n")
+            f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+    result = run_bench(cfg, log, on_page)
     command = "hsd bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None
     agg = write_outputs(result, args.out, command)
     o = agg["overall"]

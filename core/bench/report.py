@@ -162,9 +162,12 @@ def check_targets(result: dict, agg: dict) -> dict:
     put("oracle_over_hsd", hsd and oracle and _ratio(oracle["fp_speedup_mean"], hsd["fp_speedup_mean"]))
     multi = [p for p in result["pages"] if p["regions"] > 1 and "hsd" in p["methods"]]
     wins = [p for p in multi if p["methods"]["hsd"]["wall_seconds"] < p["methods"]["ar"]["wall_seconds"]]
+    # Replay passes cost nothing: its wall-clock is the engine's Python time, no model's. The target is
+    # about a real model (tiny on CPU): judged on real / replay-cost runs only.
+    judged = result["info"].get("target") != "replay"
     out["wall_wins_multi_region"] = {
         "what": TARGETS_DOC["wall_wins_multi_region"][0], "value": f"{len(wins)}/{len(multi)}", "op": "all",
-        "threshold": None, "met": (len(wins) == len(multi)) if multi and hsd else None,
+        "threshold": None, "met": (len(wins) == len(multi)) if multi and hsd and judged else None,
         "losing_pages": [f"{p['doc']} p{p['page']}" for p in multi if p not in wins],
     }
     return out

@@ -16,7 +16,7 @@ def _page(doc, page, ar, hsd, page_fp, kind="k", regions=3, oracle=None):
 
 
 def _result(pages, methods=("ar", "page", "hsd", "hsd-oracle")):
-    return {"info": {"methods": list(methods), "target": "replay", "target_detail": "t", "tokenizer": "x",
+    return {"info": {"methods": list(methods), "target": "replay-cost", "target_detail": "t", "tokenizer": "x",
                      "drafter": "d", "corpus": "/c", "started": "now", "machine": {}}, "pages": pages}
 
 

@@ -1,0 +1,404 @@
+"""Aggregates, the issue's targets, the Markdown report and the PNG plots of a benchmark run.
+
+Every average is over **all** pages (or documents) of a group: nothing is filtered for length,
+repetition or errors. A method that failed on a page counts with speed-up 0 there and is listed.
+
+Definitions (per page, ``m`` a method, ``ar`` the baseline from the same run):
+
+* forward-pass speed-up ``ar.forward_passes / m.forward_passes``; forward passes count every prefill
+  (one per region crop and the page) and every decoding pass of both stages;
+* wall-clock speed-up ``ar.wall / m.wall``, wall = render + draft + engine seconds (``ar`` is not
+  charged the drafter);
+* mean accepted length = output tokens per page-level (Stage 2) pass, 1.0 for ``ar``;
+  ``regions``: tokens per Stage 1 pass (its passes are batched over regions).
+
+``mean`` = mean of per-page ratios; ``total`` = ratio of the sums (the whole corpus as one job).
+Document level (longest documents): ratio of the sums over the document's pages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+TARGETS_DOC = {
+    "fp_speedup_mean": ("hsd forward-pass speed-up over ar, mean over pages", ">=", 3.5),
+    "fp_speedup_longest": ("hsd forward-pass speed-up on the longest documents (each, min)", ">=", 7.0),
+    "mean_accepted_length": ("hsd mean accepted length (tokens per Stage 2 pass, all pages pooled)", ">=", 6.0),
+    "hsd_over_page": ("hsd speed-up / page speed-up (mean over pages)", ">=", 1.3),
+    "oracle_over_hsd": ("hsd-oracle speed-up / hsd speed-up (mean over pages)", "<=", 2.0),
+    "wall_wins_multi_region": ("pages with >1 region where hsd beats ar in wall-clock (drafter included)", "all", None),
+}
+
+
+def _mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else None
+
+
+def _ratio(a, b):
+    return a / b if b else 0.0
+
+
+def method_names(result: dict) -> list[str]:
+    return list(result["info"]["methods"])
+
+
+def batched_prefill_passes(method: str, r: dict, batch: int = 16) -> int:
+    """Projection: forward passes had the region prefills run as one batch per ``batch`` regions
+    (the engine runs them one crop at a time today). Not measured: an estimate for the engine owner."""
+    prefill = r.get("prefill_passes", 0)
+    page_prefill = 0 if method.startswith("regions") else min(1, prefill)
+    regions = prefill - page_prefill
+    return r.get("stage1_passes", 0) + r.get("stage2_passes", 0) + page_prefill + -(-regions // batch)
+
+
+def summarize(pages: list[dict], methods: list[str]) -> dict:
+    """Aggregates of one group of pages, per method (see the module docstring)."""
+    out = {}
+    for m in methods:
+        fp_r, wall_r, mal, ed, teds_, proj_r = [], [], [], [], [], []
+        fp_sum = ar_fp_sum = wall_sum = ar_wall_sum = gen = s2 = dec = ar_dec = 0
+        errors = 0
+        for p in pages:
+            ar, r = p["methods"]["ar"], p["methods"].get(m)
+            if r is None:
+                continue
+            if r.get("error"):
+                errors += 1
+            fp_r.append(_ratio(ar["forward_passes"], r["forward_passes"]))
+            if "prefill_passes" in r:
+                proj_r.append(_ratio(ar["forward_passes"], batched_prefill_passes(m, r)))
+            wall_r.append(_ratio(ar["wall_seconds"], r["wall_seconds"]))
+            fp_sum += r["forward_passes"]
+            ar_fp_sum += ar["forward_passes"]
+            wall_sum += r["wall_seconds"]
+            ar_wall_sum += ar["wall_seconds"]
+            dec += r.get("decode_passes", 0)
+            ar_dec += ar.get("decode_passes", 0)
+            mal.append(r["mean_accepted_length"])
+            gen += r.get("generated_tokens", 0)
+            s2 += r.get("stage2_passes", 0) or (r.get("stage1_passes", 0) if m.startswith("regions") else 0)
+            if r.get("edit_distance") is not None:
+                ed.append(r["edit_distance"])
+            if r.get("teds") is not None:
+                teds_.append(r["teds"])
+        out[m] = {
+            "pages": len(fp_r), "errors": errors,
+            "fp_speedup_mean": _mean(fp_r), "fp_speedup_total": _ratio(ar_fp_sum, fp_sum),
+            "decode_speedup_total": _ratio(ar_dec, dec),
+            "fp_speedup_batched_prefill_mean": _mean(proj_r),
+            "wall_speedup_mean": _mean(wall_r), "wall_speedup_total": _ratio(ar_wall_sum, wall_sum),
+            "forward_passes": fp_sum, "wall_seconds": wall_sum,
+            "mean_accepted_length": _ratio(gen, s2), "mean_accepted_length_page_mean": _mean(mal),
+            "edit_distance": _mean(ed), "teds": _mean(teds_), "teds_pages": len(teds_),
+        }
+    return out
+
+
+def longest_documents(pages: list[dict], share: float = 0.25) -> list[str]:
+    """The documents with the longest references (top ``share`` by reference length, at least one)."""
+    size: dict[str, int] = defaultdict(int)
+    for p in pages:
+        size[p["doc"]] += p.get("reference_tokens") or p["reference_chars"]
+    ranked = sorted(size, key=lambda d: -size[d])
+    return ranked[:max(1, round(share * len(ranked)))]
+
+
+def document_speedups(pages: list[dict], method: str) -> dict[str, float]:
+    ar, m = defaultdict(int), defaultdict(int)
+    for p in pages:
+        if method in p["methods"]:
+            ar[p["doc"]] += p["methods"]["ar"]["forward_passes"]
+            m[p["doc"]] += p["methods"][method]["forward_passes"]
+    return {d: _ratio(ar[d], m[d]) for d in ar}
+
+
+def aggregate(result: dict) -> dict:
+    pages, methods = result["pages"], method_names(result)
+    kinds = sorted({p["kind"] for p in pages})
+    longest = longest_documents(pages)
+    agg = {
+        "overall": summarize(pages, methods),
+        "by_kind": {k: summarize([p for p in pages if p["kind"] == k], methods) for k in kinds},
+        "longest_documents": {
+            "documents": longest,
+            "summary": summarize([p for p in pages if p["doc"] in longest], methods),
+            "per_document": {m: {d: v for d, v in document_speedups(pages, m).items() if d in longest}
+                             for m in methods},
+        },
+        "drafts": {"edit_distance": _mean(p["drafts"]["edit_distance"] for p in pages),
+                   "teds": _mean(p["drafts"]["teds"] for p in pages if p["drafts"]["teds"] is not None)},
+        "pages": len(pages), "documents": len({p["doc"] for p in pages}),
+    }
+    if any("lossless" in p for p in pages):
+        checked = [p for p in pages if "lossless" in p]
+        agg["lossless"] = {"pages": len(checked), "identical": sum(1 for p in checked if p["lossless"])}
+    agg["targets"] = check_targets(result, agg)
+    return agg
+
+
+def check_targets(result: dict, agg: dict) -> dict:
+    """The issue's targets, each ``{value, threshold, op, met, what}`` (None where a method is missing)."""
+    o = agg["overall"]
+    out = {}
+
+    def put(key, value):
+        what, op, thr = TARGETS_DOC[key]
+        met = None
+        if value is not None:
+            met = value >= thr if op == ">=" else value <= thr if op == "<=" else value
+        out[key] = {"what": what, "value": value, "op": op, "threshold": thr, "met": met}
+
+    hsd = o.get("hsd")
+    put("fp_speedup_mean", hsd and hsd["fp_speedup_mean"])
+    per_doc = agg["longest_documents"]["per_document"].get("hsd")
+    put("fp_speedup_longest", min(per_doc.values()) if per_doc else None)
+    put("mean_accepted_length", hsd and hsd["mean_accepted_length"])
+    page = o.get("page")
+    put("hsd_over_page", hsd and page and _ratio(hsd["fp_speedup_mean"], page["fp_speedup_mean"]))
+    oracle = o.get("hsd-oracle")
+    put("oracle_over_hsd", hsd and oracle and _ratio(oracle["fp_speedup_mean"], hsd["fp_speedup_mean"]))
+    multi = [p for p in result["pages"] if p["regions"] > 1 and "hsd" in p["methods"]]
+    wins = [p for p in multi if p["methods"]["hsd"]["wall_seconds"] < p["methods"]["ar"]["wall_seconds"]]
+    # Replay passes cost nothing: its wall-clock is the engine's Python time, no model's. The target is
+    # about a real model (tiny on CPU): judged on real / replay-cost runs only.
+    judged = result["info"].get("target") != "replay"
+    out["wall_wins_multi_region"] = {
+        "what": TARGETS_DOC["wall_wins_multi_region"][0], "value": f"{len(wins)}/{len(multi)}", "op": "all",
+        "threshold": None, "met": (len(wins) == len(multi)) if multi and hsd and judged else None,
+        "losing_pages": [f"{p['doc']} p{p['page']}" for p in multi if p not in wins],
+    }
+    return out
+
+
+# --- Markdown ------------------------------------------------------------------------------------
+
+
+def _f(v, digits=2, suffix=""):
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    return f"{v:.{digits}f}{suffix}"
+
+
+def _pages_note(s: dict) -> str:
+    return "" if s["teds"] is None else " (%d p)" % s["teds_pages"]
+
+
+def _method_table(summary: dict, methods: list[str]) -> list[str]:
+    lines = ["| method | pages | fwd-pass speed-up (mean / total) | decode speed-up (total) | wall speed-up "
+             "(mean / total) | mean accepted length | edit distance | TEDS |",
+             "|---|---|---|---|---|---|---|---|"]
+    for m in methods:
+        s = summary.get(m)
+        if not s:
+            continue
+        err = f" ({s['errors']} errors)" if s["errors"] else ""
+        lines.append(
+            f"| {m} | {s['pages']}{err} | {_f(s['fp_speedup_mean'])}x / {_f(s['fp_speedup_total'])}x | "
+            f"{_f(s['decode_speedup_total'])}x | {_f(s['wall_speedup_mean'])}x / {_f(s['wall_speedup_total'])}x | "
+            f"{_f(s['mean_accepted_length'])} | {_f(s['edit_distance'], 3)} | "
+            f"{_f(s['teds'], 3)}{_pages_note(s)} |")
+    return lines
+
+
+def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, command: str | None = None) -> str:
+    info, methods = result["info"], method_names(result)
+    L = [f"# HSD benchmark: {Path(info['corpus']).name}", ""]
+    L.append(f"- target: **{info['target']}**, {info['target_detail']}; tokenizer: {info['tokenizer']}")
+    L.append(f"- drafter: {info['drafter']}; methods: {', '.join(methods)}")
+    L.append(f"- {agg['pages']} pages of {agg['documents']} documents, every page counted; started {info['started']}; "
+             f"machine: {info['machine']}")
+    if command:
+        L.append(f"- command: `{command}`")
+    if info["target"] != "real":
+        L += ["", "The replay target's greedy output *is* the reference Markdown (for a region crop: the "
+              "reference span that region covers). It stands for a reader exactly as accurate as the "
+              "reference: these numbers show how the engine's acceptance behaves with real drafts of real "
+              "documents, not how accurate any model is. Its one-hot logits leave nothing for the relaxed "
+              "rule, so `tau < 1` equals `tau = 1` under replay."]
+    L += ["", "## Targets (issue 4)", "", "| target | value | threshold | met |", "|---|---|---|---|"]
+    for t in agg["targets"].values():
+        thr = "all" if t["op"] == "all" else f"{t['op']} {t['threshold']}"
+        met = {True: "yes", False: "**no**", None: "-"}[t["met"]]
+        if t["op"] == "all" and t["met"] is None and info["target"] == "replay":
+            met = "n/a (replay passes cost nothing; judged on real / replay-cost runs)"
+        L.append(f"| {t['what']} | {_f(t['value'])} | {thr} | {met} |")
+    lose = agg["targets"]["wall_wins_multi_region"].get("losing_pages")
+    if lose and agg["targets"]["wall_wins_multi_region"]["met"] is not None:
+        L.append(f"\nPages where hsd is slower than ar in wall-clock: {', '.join(lose[:30])}"
+                 + (" ..." if len(lose) > 30 else ""))
+    L += ["", "## All pages", ""] + _method_table(agg["overall"], methods)
+    d = agg["drafts"]
+    L.append(f"\nDrafts alone: edit distance {_f(d['edit_distance'], 3)}, TEDS {_f(d['teds'], 3)}.")
+    if "lossless" in agg:
+        ll = agg["lossless"]
+        L.append(f"\nLossless check (hsd at tau 1 token-identical to ar): {ll['identical']}/{ll['pages']} pages.")
+    L += ["", "Projection (not measured): forward-pass speed-up (mean) had region prefills run as one batch "
+          "per 16 regions instead of one crop at a time: "
+          + ", ".join(f"{m} {_f(agg['overall'][m].get('fp_speedup_batched_prefill_mean'))}x" for m in methods
+                      if m != "ar" and m in agg["overall"]) + "."]
+    L += ["", "## Per document kind", "", "Forward-pass speed-up over ar (mean over pages) / wall-clock speed-up "
+          "(mean) / mean accepted length.", ""]
+    L.append("| kind | pages | " + " | ".join(m for m in methods if m != "ar") + " |")
+    L.append("|---|---|" + "---|" * (len(methods) - 1))
+    for kind, s in agg["by_kind"].items():
+        cells = [f"{_f(s[m]['fp_speedup_mean'])}x / {_f(s[m]['wall_speedup_mean'])}x / {_f(s[m]['mean_accepted_length'])}"
+                 for m in methods if m != "ar"]
+        L.append(f"| {kind} | {s['ar']['pages']} | " + " | ".join(cells) + " |")
+    ld = agg["longest_documents"]
+    L += ["", f"## Longest documents ({', '.join(ld['documents'])})", ""] + _method_table(ld["summary"], methods)
+    for m in ("hsd", "hsd-oracle", "page"):
+        if m in ld["per_document"]:
+            L.append(f"\n{m} per document (ratio of sums): "
+                     + ", ".join(f"{k} {v:.2f}x" for k, v in ld["per_document"][m].items()))
+    if plots:
+        L += ["", "## Plots", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
+    L += ["", "## Per page", "", "| document | page | ref tokens | regions (matched) | draft edit | "
+          + " | ".join(f"{m} fp" for m in methods) + " | hsd mal |",
+          "|---|---|---|---|---|" + "---|" * len(methods) + "---|"]
+    for p in result["pages"]:
+        hsd = p["methods"].get("hsd")
+        L.append(f"| {p['doc']} | {p['page']} | {p.get('reference_tokens') or '-'} | {p['regions']} "
+                 f"({p.get('matched_regions', '-')}) | {_f(p['drafts']['edit_distance'], 3)} | "
+                 + " | ".join(str(p["methods"][m]["forward_passes"]) if m in p["methods"] else "-" for m in methods)
+                 + f" | {_f(hsd and hsd['mean_accepted_length'])} |")
+    return "\n".join(L) + "\n"
+
+
+# --- plots ---------------------------------------------------------------------------------------
+
+
+def make_plots(result: dict, agg: dict, out_dir: Path) -> list[str]:
+    """Three small PNGs; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    methods = [m for m in method_names(result) if m != "ar"]
+    paths = []
+
+    # 1. speed-up per document kind
+    kinds = list(agg["by_kind"]) + ["all"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=False)
+    width = 0.8 / max(1, len(methods))
+    for ax, key, title in ((axes[0], "fp_speedup_mean", "forward-pass speed-up over ar"),
+                           (axes[1], "wall_speedup_mean", "wall-clock speed-up over ar (drafter incl.)")):
+        for k, m in enumerate(methods):
+            vals = [(agg["by_kind"][kd] if kd != "all" else agg["overall"])[m][key] or 0 for kd in kinds]
+            ax.bar([i + k * width for i in range(len(kinds))], vals, width, label=m)
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_xticks([i + width * (len(methods) - 1) / 2 for i in range(len(kinds))])
+        ax.set_xticklabels(kinds, rotation=35, ha="right", fontsize=7)
+        ax.set_title(title, fontsize=9)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(str(out_dir / "speedup_by_kind.png"))
+    fig.savefig(paths[-1], dpi=80)
+    plt.close(fig)
+
+    # 2. accepted-length histogram (tokens per page-level pass)
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for m in methods:
+        hist: dict[int, int] = defaultdict(int)
+        for p in result["pages"]:
+            for g, c in (p["methods"].get(m, {}).get("gains") or {}).items():
+                hist[int(g)] += c
+        if not hist:
+            continue
+        xs = sorted(hist)
+        ax.step(xs, [hist[x] for x in xs], where="mid", label=m)
+    ax.set_yscale("log")
+    ax.set_xlabel("tokens gained per page-level pass (accepted + bonus)")
+    ax.set_ylabel("passes")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(str(out_dir / "accepted_length_hist.png"))
+    fig.savefig(paths[-1], dpi=80)
+    plt.close(fig)
+
+    # 3. forward passes against output length
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in ["ar"] + methods:
+        xs = [p["methods"]["ar"]["generated_tokens"] for p in result["pages"] if m in p["methods"]]
+        ys = [p["methods"][m]["forward_passes"] for p in result["pages"] if m in p["methods"]]
+        ax.scatter([max(1, x) for x in xs], [max(1, y) for y in ys], s=8, label=m, alpha=0.7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("output length (ar tokens)")
+    ax.set_ylabel("forward passes (prefills included)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(str(out_dir / "passes_vs_length.png"))
+    fig.savefig(paths[-1], dpi=80)
+    plt.close(fig)
+    return paths
+
+
+def write_outputs(result: dict, out_dir: str | Path, command: str | None = None) -> dict:
+    """``bench.json`` (config, info, per-page records, aggregates), ``report.md`` and the plots."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    agg = aggregate(result)
+    plots = make_plots(result, agg, out)
+    (out / "bench.json").write_text(json.dumps(dict(result, aggregate=agg, command=command), indent=1,
+                                               ensure_ascii=False, default=str), encoding="utf-8")
+    (out / "report.md").write_text(markdown_report(result, agg, plots, command), encoding="utf-8")
+    return agg
+
+
+def merge_results(results: list[dict]) -> dict:
+    """One result from runs over disjoint parts of a corpus (``--docs`` shards run side by side):
+    pages in document-name order, the first run's info with the methods all runs share."""
+    if not results:
+        raise ValueError("nothing to merge")
+    methods = [m for m in results[0]["info"]["methods"] if all(m in r["info"]["methods"] for r in results)]
+    pages = sorted((p for r in results for p in r["pages"]), key=lambda p: (p["doc"], p["page"]))
+    seen = set()
+    for p in pages:
+        key = (p["doc"], p["page"])
+        if key in seen:
+            raise ValueError(f"page {key} appears in two runs")
+        seen.add(key)
+    info = dict(results[0]["info"], methods=methods)
+    info["shards"] = len(results)
+    drafters = sorted({r["info"]["drafter"] for r in results})
+    info["drafter"] = ", ".join(drafters)
+    return {"info": info, "config": results[0].get("config"), "pages": pages}
+
+
+def load_run(path: str | Path) -> dict:
+    """A run's ``bench.json``, or the ``pages.jsonl`` an unfinished run left (info line, then pages)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if not lines:
+            raise ValueError(f"{path}: no pages yet")
+        return {"info": lines[0]["info"], "config": None, "pages": lines[1:]}
+    return json.loads(text)
+
+
+def main(argv=None) -> int:
+    """``python -m core.bench.report merge OUT RUN1/bench.json RUN2/bench.json ... [--command CMD]``"""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m core.bench.report")
+    p.add_argument("action", choices=["merge"])
+    p.add_argument("out")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--command", default=None, help="the command line to print in the report")
+    a = p.parse_args(argv)
+    results = [load_run(r) for r in a.runs]
+    agg = write_outputs(merge_results(results), a.out, a.command)
+    print(f"{agg['pages']} pages -> {a.out}/report.md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

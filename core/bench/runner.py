@@ -1,0 +1,324 @@
+"""Methods and the benchmark loop: every page of every document, every method, one run.
+
+Per page the document is rendered and drafted **once** (timed); every method then converts the same
+image with the same regions, so ratios compare like with like. Wall-clock per method is
+``render + draft + engine`` seconds, except ``ar``, which does not use drafts and so is not charged
+the drafter's time. Oracle methods use the drafter's boxes with reference text (``oracle_regions``);
+they are charged the drafter's time too (the boxes come from it).
+
+Targets (``--target``):
+
+* ``replay``: ``ReplayTarget``, greedy output = the reference (see ``core.bench.replay``);
+* ``replay-cost``: ``CostReplayTarget`` around a real model (``--model``; without one a tiny random
+  HunyuanVL on CPU, or a random real-size HunyuanOCR with ``--model hunyuan-ocr-random``), real passes
+  of HSD's exact shapes, acceptance from the reference;
+* ``real``: the model itself (its own greedy output); the lossless check compares ``hsd`` at tau 1
+  with ``ar`` token for token.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
+                               region_references, region_spans, split_reference)
+from core.bench.metrics import page_teds, text_edit_distance
+from core.engine import Engine, EngineConfig
+from core.errors import HSDError
+
+TARGETS = ("replay", "replay-cost", "real")
+DEFAULT_METHODS = "ar,page,regions,hsd,hsd-tau0.75,hsd-oracle"
+#: Labels left out of a page's draft text when judging drafts (references leave them out too).
+UNJUDGED_LABELS = frozenset({"header", "footer", "page_number"}) | NON_TEXT_LABELS
+RANDOM_HUNYUAN = "hunyuan-ocr-random"
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    mode: str
+    tau: float = 1.0
+    oracle: bool = False
+
+    @property
+    def uses_drafts(self) -> bool:
+        return self.mode != "ar"
+
+
+_METHOD = re.compile(r"^(ar|page|regions|hsd)(?:-tau([0-9.]+))?(-oracle)?$")
+
+
+def parse_methods(spec: str) -> list[Method]:
+    """``"ar,page,hsd-tau0.75,hsd-oracle"`` -> methods. Grammar: ``MODE[-tauT][-oracle]``."""
+    out = []
+    for name in [s.strip() for s in spec.split(",") if s.strip()]:
+        m = _METHOD.match(name)
+        if not m:
+            raise HSDError(f"unknown method {name!r}; use MODE[-tauT][-oracle] with MODE in ar, page, regions, hsd "
+                           "(e.g. hsd-tau0.75, hsd-oracle)")
+        tau = float(m.group(2)) if m.group(2) else 1.0
+        if not 0.0 < tau <= 1.0:
+            raise HSDError(f"{name}: tau must be in (0, 1]")
+        out.append(Method(name, m.group(1), tau, bool(m.group(3))))
+    if not any(m.name == "ar" for m in out):
+        out.insert(0, Method("ar", "ar"))  # every ratio is against ar from the same run
+    return out
+
+
+@dataclass
+class BenchConfig:
+    corpus: str
+    target: str = "replay"
+    model: str | None = None
+    methods: str = DEFAULT_METHODS
+    pages: int | None = None          # at most this many pages in all (documents in name order)
+    docs: list[str] | None = None     # only documents whose name starts with one of these
+    drafter: str = "auto"
+    dpi: int = 144
+    max_new_tokens: int = 8192
+    tokenizer: str = "auto"           # replay granularity: auto | qwen | tiny (see replay.base_tokenizer)
+    device: str | None = None
+    dtype: str | None = None
+    cost_layers: int | None = None    # shrink the random real-size model (CPU tests)
+    reference_tables: str = "html"    # html: pipe tables in references become HTML (the prompts' convention)
+    reference_spaces: str = "collapse"  # collapse: runs of spaces inside lines become one (see corpus)
+
+
+@dataclass
+class RunInfo:
+    target: str
+    target_detail: str
+    tokenizer: str
+    drafter: str
+    methods: list[str]
+    corpus: str
+    started: str
+    machine: dict = field(default_factory=dict)
+
+
+# --- targets and drafters ------------------------------------------------------------------------
+
+
+def make_target(cfg: BenchConfig):
+    """(target, description, tokenizer name)."""
+    from core.bench.replay import CostReplayTarget, ReplayTarget, ReplayTokenizer, base_tokenizer
+
+    if cfg.target not in TARGETS:
+        raise HSDError(f"unknown target {cfg.target!r}; choose one of {', '.join(TARGETS)}")
+    if cfg.target == "replay":
+        tok = ReplayTokenizer(base_tokenizer(cfg.tokenizer, cfg.model))
+        return ReplayTarget(tok), "replay (greedy output = reference; no network)", tok.name
+    real, detail = _real_target(cfg)
+    if cfg.target == "real":
+        return CostReplayTarget(real, replay=False), detail, "model"
+    model_dir = cfg.model if cfg.model and Path(cfg.model).is_dir() and cfg.tokenizer == "model" else None
+    tok = ReplayTokenizer(base_tokenizer(cfg.tokenizer, model_dir))
+    return CostReplayTarget(real, tok), f"replay-cost over {detail}", tok.name
+
+
+def _real_target(cfg: BenchConfig):
+    import tempfile
+
+    from core.targets.loader import load_target
+
+    if cfg.model == RANDOM_HUNYUAN:
+        from core.bench.replay import real_size_hunyuan_target
+
+        t = real_size_hunyuan_target(cfg.device or "cuda", cfg.dtype or "bf16", layers=cfg.cost_layers,
+                                     vision_layers=cfg.cost_layers)
+        n = sum(p.numel() for p in t.model.parameters())
+        return t, f"random HunyuanOCR-size model ({n / 1e9:.2f} B parameters, {t.dtype}, {t.device})"
+    model = cfg.model
+    if model is None:  # a tiny random model: every code path runs, on CPU, in seconds
+        from core.targets.tiny import build_tiny_model
+
+        model = str(build_tiny_model(Path(tempfile.mkdtemp(prefix="hsd-bench-tiny-")), "hunyuan_vl"))
+        label = "tiny random hunyuan_vl"
+    else:
+        label = model
+    t = load_target(model, device=cfg.device, dtype=cfg.dtype)
+    return t, f"{label} ({t.dtype}, {t.device})"
+
+
+def make_drafter(name: str):
+    """The named drafter; ``auto`` falls back to ``textlayer`` where it is not built yet."""
+    from core.drafters import get_drafter
+
+    try:
+        return get_drafter(name), name
+    except Exception as exc:  # ModuleNotFoundError inside the registry, DrafterUnavailableError
+        if name != "auto":
+            raise
+        print(f"hsd bench: drafter 'auto' unavailable ({type(exc).__name__}: {exc}); using 'textlayer'",
+              file=sys.stderr)
+        return get_drafter("textlayer"), "textlayer (auto unavailable)"
+
+
+# --- the loop ------------------------------------------------------------------------------------
+
+
+def _draft_text(regions) -> str:
+    return "\n\n".join(r.text for r in regions if r.label not in UNJUDGED_LABELS and r.text.strip())
+
+
+def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
+              on_page: Callable[[dict, dict], None] | None = None) -> dict:
+    """Run every method on every page; returns ``{"info": ..., "pages": [record, ...]}``.
+
+    ``on_page(info, record)`` is called as each page finishes (the CLI appends it to ``pages.jsonl``,
+    so an interrupted run keeps its finished pages)."""
+    import datetime
+    import os
+    import platform
+
+    log = log or (lambda s: print(s, file=sys.stderr))
+    methods = parse_methods(cfg.methods)
+    docs = load_corpus(cfg.corpus, cfg.docs)
+    if not docs:
+        raise HSDError(f"{cfg.corpus}: no pairs/NAME.pdf with a NAME.md beside it")
+    target, detail, tok_name = make_target(cfg)
+    drafter, drafter_name = make_drafter(cfg.drafter)
+    machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    try:
+        import torch
+
+        machine["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            machine["gpu"] = torch.cuda.get_device_name(0)
+    except Exception:
+        pass
+    info = RunInfo(cfg.target, detail, tok_name, drafter_name, [m.name for m in methods], str(cfg.corpus),
+                   datetime.datetime.now().isoformat(timespec="seconds"), machine)
+    records = []
+    budget = cfg.pages
+    for doc in docs:
+        if budget is not None and budget <= 0:
+            break
+        records += _run_document(doc, cfg, methods, target, drafter, budget, log,
+                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None)
+        if budget is not None:
+            budget -= sum(1 for r in records if r["doc"] == doc.name)
+    return {"info": asdict(info), "config": asdict(cfg), "pages": records}
+
+
+def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None) -> list[dict]:
+    from core.documents import open_document
+
+    reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
+    out = []
+    with open_document(doc.pdf) as document:
+        n = document.page_count
+        prepared = []
+        for i in range(n):
+            page = document.page(i)
+            t0 = time.perf_counter()
+            image = page.render(cfg.dpi)
+            render_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            try:
+                regions, draft_error = list(drafter.draft(page)), None
+            except Exception as exc:  # the engine's rule: a drafter crash costs speed, never the page
+                regions, draft_error = [], f"{type(exc).__name__}: {exc}"
+            draft_s = time.perf_counter() - t0
+            prepared.append((page, image, regions, render_s, draft_s, draft_error))
+        page_refs = split_reference(reference, [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared])
+        for i, (page, image, regions, render_s, draft_s, draft_error) in enumerate(prepared):
+            if budget is not None and len(out) >= budget:
+                break
+            rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
+                            cfg, methods, target)
+            out.append(rec)
+            if on_page:
+                on_page(rec)
+            hsd = rec["methods"].get("hsd") or next(iter(rec["methods"].values()))
+            log(f"{doc.name} p{i + 1}/{n}: {rec['reference_tokens']} tok, {len(regions)} regions, "
+                + ", ".join(f"{k} {v['forward_passes']}fp/{v['wall_seconds']:.2f}s" for k, v in rec["methods"].items())
+                + (f" [hsd mal {hsd['mean_accepted_length']:.2f}]" if "hsd" in rec["methods"] else ""))
+    return out
+
+
+def _draft_text_all(regions) -> str:
+    return "\n\n".join(r.text for r in regions if r.text.strip())
+
+
+def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draft_error, page_ref, cfg,
+              methods, target) -> dict:
+    replay = cfg.target != "real"
+    spans = region_spans(page_ref, regions)
+    region_refs = region_references(page_ref, regions, spans)
+    oracle = oracle_regions(page_ref, regions, spans)
+    draft_text = _draft_text(regions)
+    rec = {
+        "doc": doc.name, "kind": doc.kind, "page": index + 1, "pages": n_pages,
+        "regions": len(regions),
+        "text_regions": sum(1 for r in regions if r.label not in NON_TEXT_LABELS and r.text.strip()),
+        "matched_regions": sum(1 for s in spans if s is not None),
+        "reference_chars": len(page_ref),
+        "reference_tokens": len(target.encode(page_ref)) if replay else None,
+        "render_seconds": render_s, "draft_seconds": draft_s, "draft_error": draft_error,
+        "drafts": {"edit_distance": text_edit_distance(draft_text, page_ref), "teds": page_teds(draft_text, page_ref)},
+        "methods": {},
+    }
+    outputs: dict[str, list[int]] = {}
+    texts: dict[str, str] = {}
+    for m in methods:
+        regs = oracle if m.oracle else regions
+        if replay:
+            target.set_page(page_ref, [r.text for r in oracle] if m.oracle else region_refs)
+        else:
+            target.reset()
+        engine = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens, dpi=cfg.dpi),
+                        target=target, drafter=None)
+        error = None
+        try:
+            res = engine.convert_image(image, regs, page.width, page.height, index + 1)
+        except (KeyboardInterrupt, HSDError):
+            raise
+        except Exception as exc:  # recorded, and the page still counts (see report: errors)
+            error, res = f"{type(exc).__name__}: {exc}", None
+        rec["methods"][m.name] = _method_record(m, res, error, render_s, draft_s, page_ref, target)
+        if res is not None:
+            outputs[m.name], texts[m.name] = list(res.output_tokens), res.markdown
+    base = texts.get("hsd")
+    for m in methods:
+        r = rec["methods"][m.name]
+        if m.mode == "hsd" and m.tau < 1.0 and not m.oracle and base is not None and m.name in texts:
+            r["distance_to_tau1"] = text_edit_distance(texts[m.name], base)
+    if not replay and "ar" in outputs and "hsd" in outputs:
+        rec["lossless"] = outputs["hsd"] == outputs["ar"]
+    return rec
+
+
+def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target) -> dict:
+    if res is None:
+        return {"error": error, "forward_passes": 0, "wall_seconds": 0.0, "mean_accepted_length": 0.0}
+    s = res.stats
+    engine_s = s.seconds.get("total", 0.0)
+    kind = "region" if m.mode == "regions" else "page"
+    gains = target.gains(kind, final=s.generated_tokens if kind == "page" else None)
+    return {
+        "forward_passes": s.forward_passes,
+        "prefill_passes": s.prefill_passes,
+        "stage1_passes": s.stage1_passes,
+        "stage2_passes": s.stage2_passes,
+        "decode_passes": s.stage1_passes + s.stage2_passes,
+        "generated_tokens": s.generated_tokens,
+        "drafted_tokens": s.drafted_tokens,
+        "accepted_tokens": s.accepted_tokens,
+        "tree_passes": s.tree_passes,
+        "mean_accepted_length": s.mean_accepted_length,
+        "stop_reason": s.stop_reason,
+        "engine_seconds": engine_s,
+        "seconds": dict(s.seconds),
+        "wall_seconds": render_s + (draft_s if m.uses_drafts else 0.0) + engine_s,
+        "gains": dict(sorted(Counter(gains).items())),
+        "edit_distance": text_edit_distance(res.markdown, page_ref),
+        "teds": page_teds(res.markdown, page_ref),
+        "error": res.error or error,
+    }

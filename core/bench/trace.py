@@ -1,0 +1,86 @@
+"""Pass-by-pass trace of one page under the replay target: where do the passes go?
+
+    python -m core.bench.trace CORPUS DOC [--page N] [--method hsd] [--drafter auto] [--tokenizer auto]
+
+Prints the stage breakdown, then every page-level pass as ``[gained/proposed] text`` (gained = tokens
+the pass added, the bonus token included; proposed = tree nodes verified, root included), and a
+summary of where passes gaining one token happen (no proposal vs a rejected proposal). Under replay
+the output is the reference, so its tokens, cut by the gains, show exactly what each pass wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from core.bench.corpus import (load_corpus, oracle_regions, prepare_reference, region_references, region_spans,
+                               split_reference)
+from core.bench.runner import _draft_text, _draft_text_all, make_drafter, parse_methods
+from core.engine import Engine, EngineConfig
+
+
+def trace_page(corpus, doc_name, page_index=0, method="hsd", drafter="auto", tokenizer="auto", dpi=144,
+               out=sys.stdout) -> dict:
+    from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
+    from core.documents import open_document
+
+    doc = load_corpus(corpus, [doc_name])[0]
+    m = parse_methods(method)[-1]
+    tok = ReplayTokenizer(base_tokenizer(tokenizer))
+    target = ReplayTarget(tok)
+    dr, _ = make_drafter(drafter)
+    with open_document(doc.pdf) as d:
+        drafted = [list(dr.draft(d.page(i))) for i in range(d.page_count)]
+        refs = split_reference(prepare_reference(doc.reference),
+                               [_draft_text(r) or _draft_text_all(r) for r in drafted])
+        page = d.page(page_index)
+        regions, ref = drafted[page_index], refs[page_index]
+        spans = region_spans(ref, regions)
+        if m.oracle:
+            regions = oracle_regions(ref, regions, spans)
+            target.set_page(ref, [r.text for r in regions])
+        else:
+            target.set_page(ref, region_references(ref, regions, spans))
+        res = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=16384), target=target).convert_image(
+            page.render(dpi), regions, page.width, page.height, page_index + 1)
+    s = res.stats
+    print(f"{doc.name} p{page_index + 1} {method}: {s.generated_tokens} tokens, {s.forward_passes} passes "
+          f"(prefill {s.prefill_passes}, stage1 {s.stage1_passes}, stage2 {s.stage2_passes}), "
+          f"{len(regions)} regions", file=out)
+    for i, (r, st) in enumerate(zip(regions, res.region_stats)):
+        if st.verified:
+            print(f"  region {i} {r.label}: draft {st.drafted_tokens} tok, accepted {st.accepted_tokens}, "
+                  f"output {st.output_tokens}, {st.forward_passes} passes", file=out)
+    kind = "region" if m.mode == "regions" else "page"
+    log = [(g, q) for k, g, q, _ in target.pass_log if k == kind]
+    ids = tok.encode(ref)
+    pos, parts = 0, []
+    ones = Counter()
+    for g, q in log:
+        parts.append(f"[{g}/{q}]{tok.decode(ids[pos:pos + g])!r}")
+        if g == 1:
+            ones["no proposal" if q == 1 else "proposal rejected"] += 1
+        pos += g
+    if kind == "page":
+        print(" ".join(parts), file=out)
+    hist = Counter(g for g, _ in log)
+    print(f"passes gaining 1 token: {dict(ones)}; gains histogram: {dict(sorted(hist.items()))}", file=out)
+    return {"stats": s.to_dict(), "log": log, "one_token": dict(ones)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m core.bench.trace", description=__doc__.split("\n\n")[0])
+    p.add_argument("corpus")
+    p.add_argument("doc")
+    p.add_argument("--page", type=int, default=1)
+    p.add_argument("--method", default="hsd")
+    p.add_argument("--drafter", default="auto")
+    p.add_argument("--tokenizer", default="auto")
+    a = p.parse_args(argv)
+    trace_page(a.corpus, a.doc, a.page - 1, a.method, a.drafter, a.tokenizer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

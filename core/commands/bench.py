@@ -1,0 +1,95 @@
+"""``hsd bench CORPUS``: HSD against ar, page-only and region-parallel decoding, with plots.
+
+CORPUS is a folder laid out like ``../shared/corpus``: ``pairs/NAME.pdf`` with the reference
+``pairs/NAME.md`` beside it (see ``core.bench.corpus``). Writes ``bench.json``, ``report.md`` and
+three PNG plots into ``--out``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from core.errors import HSDError
+
+
+def register(sub) -> None:
+    from core.bench.runner import DEFAULT_METHODS, RANDOM_HUNYUAN, TARGETS
+
+    p = sub.add_parser("bench", help="benchmark HSD against the baselines on a corpus folder",
+                       description=__doc__.split("\n\n")[0] + " Every page is counted; drafter time is "
+                       "included in wall-clock; all ratios come from the same run.")
+    p.add_argument("corpus", metavar="CORPUS", help="folder with pairs/NAME.pdf and NAME.md beside each")
+    p.add_argument("--target", choices=TARGETS, default="replay",
+                   help="replay: greedy output = the reference (no network); replay-cost: real passes of "
+                   "--model with acceptance from the reference; real: the model itself (default: replay)")
+    p.add_argument("--model", default=None,
+                   help=f"model folder or hub id for real / replay-cost ({RANDOM_HUNYUAN}: a random model of "
+                   "HunyuanOCR's size, for GPU timing; default: a tiny random hunyuan_vl on CPU)")
+    p.add_argument("--methods", default=DEFAULT_METHODS,
+                   help=f"comma-separated MODE[-tauT][-oracle] (default {DEFAULT_METHODS})")
+    p.add_argument("--pages", type=int, default=None, metavar="N", help="at most N pages in all (default: all)")
+    p.add_argument("--docs", default=None, help="comma-separated document name prefixes (default: all)")
+    p.add_argument("--drafter", default="auto", help="drafter name (default auto; textlayer where auto is missing)")
+    p.add_argument("--tokenizer", default="auto", choices=["auto", "qwen", "tiny", "model"],
+                   help="token granularity of replay targets (default auto: the model's, else Qwen's "
+                   "BPE where installed, else the tiny BPE)")
+    p.add_argument("--dpi", type=int, default=144)
+    p.add_argument("--max-new-tokens", type=int, default=8192)
+    p.add_argument("--device", default=None)
+    p.add_argument("--dtype", default=None, choices=["bf16", "fp16", "fp32", "bfloat16", "float16", "float32"])
+    p.add_argument("--cost-layers", type=int, default=None,
+                   help=f"with --model {RANDOM_HUNYUAN}: this many text and vision layers (CPU tests)")
+    p.add_argument("--reference-tables", choices=["html", "keep"], default="html",
+                   help="html: Markdown pipe tables in references become HTML, the prompts' table "
+                   "convention (default)")
+    p.add_argument("--reference-spaces", choices=["collapse", "keep"], default="collapse",
+                   help="collapse: runs of spaces inside lines of references become one, as a VLM writes "
+                   "(default)")
+    p.add_argument("--out", default="bench-out", metavar="DIR", help="output folder (default bench-out)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-page progress lines")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from core.bench.report import write_outputs
+    from core.bench.runner import BenchConfig, run_bench
+
+    if not (Path(args.corpus) / "pairs").is_dir():
+        raise HSDError(f"{args.corpus}: not a corpus folder (expected pairs/NAME.pdf with NAME.md beside each)")
+    cfg = BenchConfig(
+        corpus=args.corpus, target=args.target, model=args.model, methods=args.methods, pages=args.pages,
+        docs=args.docs.split(",") if args.docs else None, drafter=args.drafter, dpi=args.dpi,
+        max_new_tokens=args.max_new_tokens, tokenizer=args.tokenizer, device=args.device, dtype=args.dtype,
+        cost_layers=args.cost_layers, reference_tables=args.reference_tables,
+        reference_spaces=args.reference_spaces,
+    )
+    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    import json
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "pages.jsonl"
+    partial.write_text("", encoding="utf-8")
+
+    def on_page(info, record):
+        with partial.open("a", encoding="utf-8") as f:
+            if f.tell() == 0:
+                f.write(json.dumps({"info": info}, ensure_ascii=False) + "\n")
+            f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+    result = run_bench(cfg, log, on_page)
+    command = "hsd bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None
+    agg = write_outputs(result, args.out, command)
+    o = agg["overall"]
+    print(f"{agg['pages']} pages, {agg['documents']} documents -> {args.out}/report.md")
+    for m, s in o.items():
+        print(f"  {m:14s} fwd-pass speed-up {s['fp_speedup_mean']:.2f}x (total {s['fp_speedup_total']:.2f}x), "
+              f"wall {s['wall_speedup_mean']:.2f}x, mean accepted length {s['mean_accepted_length']:.2f}"
+              + (f", {s['errors']} errors" if s["errors"] else ""))
+    for t in agg["targets"].values():
+        if t["met"] is not None:
+            print(f"  target {'met ' if t['met'] else 'MISSED'}: {t['what']}: {t['value'] if isinstance(t['value'], str) else round(t['value'], 2)}")
+    return 0

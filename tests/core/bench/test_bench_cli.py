@@ -1,0 +1,74 @@
+"""``hsd bench`` end to end on a corpus folder it has never seen (the synthetic one in conftest)."""
+
+import json
+
+import pytest
+
+from core.bench.report import aggregate
+from core.bench.runner import BenchConfig, parse_methods, run_bench
+from core.cli import main
+from core.errors import HSDError
+
+
+def test_parse_methods():
+    ms = parse_methods("page,hsd-tau0.75,hsd-oracle")
+    assert [m.name for m in ms] == ["ar", "page", "hsd-tau0.75", "hsd-oracle"]  # ar always first
+    assert ms[2].tau == 0.75 and ms[3].oracle and ms[3].mode == "hsd"
+    with pytest.raises(HSDError):
+        parse_methods("fast")
+
+
+def test_cli_replay_end_to_end(synthetic_corpus, tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = main(["bench", str(synthetic_corpus), "--drafter", "textlayer", "--tokenizer", "tiny", "--out", str(out),
+               "-q"])
+    assert rc == 0
+    data = json.loads((out / "bench.json").read_text())
+    assert [(p["doc"], p["page"]) for p in data["pages"]] == [("alpha_report", 1), ("alpha_report", 2),
+                                                              ("beta_note", 1)]
+    for p in data["pages"]:
+        assert set(p["methods"]) == {"ar", "page", "regions", "hsd", "hsd-tau0.75", "hsd-oracle"}
+        assert p["methods"]["hsd"]["edit_distance"] == 0.0  # replay at tau 1 writes the reference
+        assert p["methods"]["hsd"]["forward_passes"] < p["methods"]["ar"]["forward_passes"]
+    agg = data["aggregate"]
+    assert agg["overall"]["hsd"]["pages"] == 3  # nothing dropped
+    assert agg["targets"]["fp_speedup_mean"]["value"] > 1.5
+    report = (out / "report.md").read_text()
+    assert "## Targets (issue 4)" in report and "alpha_report" in report
+    for png in ("speedup_by_kind.png", "accepted_length_hist.png", "passes_vs_length.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    assert "3 pages, 2 documents" in capsys.readouterr().out
+
+
+def test_cli_rejects_a_folder_without_pairs(tmp_path, capsys):
+    assert main(["bench", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "not a corpus folder" in capsys.readouterr().err
+
+
+def test_real_tiny_model_lossless_and_cost_replay(synthetic_corpus, tiny_target_dir):
+    model = str(tiny_target_dir("hunyuan_vl"))
+    base = dict(corpus=str(synthetic_corpus), model=model, methods="hsd", docs=["beta"], drafter="textlayer",
+                max_new_tokens=40, tokenizer="tiny", dpi=36)
+    real = run_bench(BenchConfig(target="real", **base), log=lambda s: None)
+    agg = aggregate(real)
+    assert agg["lossless"] == {"pages": 1, "identical": 1}
+    cost = run_bench(BenchConfig(target="replay-cost", **base), log=lambda s: None)
+    hsd = cost["pages"][0]["methods"]["hsd"]
+    assert hsd["edit_distance"] == 0.0 and hsd["forward_passes"] < cost["pages"][0]["methods"]["ar"]["forward_passes"]
+
+
+def test_random_real_size_model_runs_shrunk(synthetic_corpus, monkeypatch):
+    """The GPU configuration's code path (``--model hunyuan-ocr-random``), shrunk to run on a CPU."""
+    from core.bench import replay
+
+    monkeypatch.setattr(replay, "HUNYUAN_OCR_TEXT", dict(replay.HUNYUAN_OCR_TEXT, hidden_size=256, intermediate_size=512,
+                                                         num_attention_heads=2, num_key_value_heads=1))
+    monkeypatch.setattr(replay, "HUNYUAN_OCR_VISION", dict(replay.HUNYUAN_OCR_VISION, hidden_size=128,
+                                                           intermediate_size=256, num_attention_heads=2,
+                                                           out_hidden_size=256))
+    cfg = BenchConfig(corpus=str(synthetic_corpus), target="replay-cost", model="hunyuan-ocr-random", cost_layers=1,
+                      methods="hsd", docs=["beta"], drafter="textlayer", tokenizer="tiny", dpi=20, device="cpu",
+                      dtype="fp32")
+    res = run_bench(cfg, log=lambda s: None)
+    assert "HunyuanOCR-size" in res["info"]["target_detail"]
+    assert res["pages"][0]["methods"]["hsd"]["edit_distance"] == 0.0

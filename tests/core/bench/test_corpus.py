@@ -1,0 +1,63 @@
+from core.bench.corpus import (document_kind, load_corpus, oracle_regions, pipe_tables_to_html, region_references,
+                               region_spans, split_reference)
+from core.drafters.base import Region
+
+
+def _r(text, label="text"):
+    return Region(label=label, bbox=(0, 0, 10, 10), text=text, source="test")
+
+
+def test_load_corpus_pairs_only(synthetic_corpus):
+    docs = load_corpus(synthetic_corpus)
+    assert [d.name for d in docs] == ["alpha_report", "beta_note"]  # orphan.pdf has no .md
+    assert docs[0].kind == "alpha"
+    assert load_corpus(synthetic_corpus, ["beta"])[0].name == "beta_note"
+
+
+def test_document_kind():
+    assert document_kind("odb_00_PPT2PDF_english", "PPT2PDF; layout=single") == "odb:PPT2PDF"
+    assert document_kind("odb_03_academic_literature_english") == "odb:academic_literature"
+    assert document_kind("docling_multi_page") == "docling"
+    assert document_kind("plain") == "other"
+
+
+def test_pipe_tables_to_html():
+    md = "intro\n\n| a | b |\n|---|:-:|\n| 1 | 2 |\n\nafter | not a table"
+    assert pipe_tables_to_html(md) == ("intro\n\n<table><tr><td>a</td><td>b</td></tr>"
+                                       "<tr><td>1</td><td>2</td></tr></table>\n\nafter | not a table")
+
+
+def test_split_reference_follows_page_text_in_order():
+    ref = "# One\n\nalpha beta gamma delta\n\n# Two\n\nepsilon zeta eta theta\n\niota kappa lambda"
+    pages = ["One alpha beta gamma delta", "Two epsilon zeta eta theta", "iota kappa lambda"]
+    assert split_reference(ref, pages) == ["# One\n\nalpha beta gamma delta", "# Two\n\nepsilon zeta eta theta",
+                                           "iota kappa lambda"]
+    assert split_reference(ref, ["whatever"]) == [ref]
+
+
+def test_region_spans_include_markup_and_skip_unmatched():
+    ref = "## 5.1 Results\n\nThe model is fast and accurate.\n\n<table><tr><td>x</td><td>42</td></tr></table>"
+    regions = [_r("Page 9 header junk qq", "header"), _r("5.1 Results", "title"),
+               _r("The model is fast and accurate."), _r("x 42", "table"), _r("", "figure")]
+    refs = region_references(ref, regions)
+    assert refs[0] == ""
+    assert refs[1] == "## 5.1 Results"
+    assert refs[2] == "The model is fast and accurate."
+    assert refs[3] == "<table><tr><td>x</td><td>42</td></tr></table>"
+    assert refs[4] == ""
+
+
+def test_short_drafts_matched_in_reading_order():
+    ref = "## 5.1 Intro\n\ntext 5.2 inside\n\n## 5.2 Next"
+    spans = region_spans(ref, [_r("5.1 Intro"), _r("text 5.2 inside"), _r("5.2 Next")])
+    assert ref[spans[2][0]:spans[2][1]] == "## 5.2 Next"
+
+
+def test_oracle_regions_partition_the_reference():
+    ref = "lead-in words\n\n# Title\n\nbody text here\n\nmissed by the drafter\n\nlast part"
+    regions = [_r("Title", "title"), _r("body text here"), _r("last part"), _r("nothing like it zzz")]
+    oracle = oracle_regions(ref, regions)
+    joined = "".join(r.text for r in oracle)
+    assert [c for c in joined if c.isalnum()] == [c for c in ref if c.isalnum()]
+    assert all(r.source == "oracle" for r in oracle)
+    assert oracle_regions("whole page", [])[0].text == "whole page"

@@ -28,7 +28,8 @@ from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionSt
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import FirstProposal, NoDrafts, TextProposer, TokenNgramProposer
+from core.speculative.proposers import (FirstProposal, NoDrafts, OutputNgramProposer, TextProposer,
+                                        TokenNgramProposer)
 from core.speculative.mathmode import inside_math
 from core.speculative.stopping import RepetitionGuard, StopRule
 
@@ -53,6 +54,7 @@ class EngineConfig:
     region_pad_pt: float = 4.0          # margin around a region's bbox for its crop, in points
     stage1_batch: int = 16              # regions verified together (halved on out-of-memory)
     stage1_give_up: float = 1.5         # hsd: abandon a region below this many tokens per pass
+    stage1_skip_sources: tuple = ("textlayer",)  # hsd: drafters whose regions go to Stage 2 as they are
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -255,7 +257,10 @@ class Engine:
         from core.targets.kv import merge_caches_left_padded
 
         target, cfg = self.target, self.config
-        todo = [i for i, d in enumerate(drafts) if d]
+        # Text-layer drafts are the page's own characters: a crop-level pass cannot improve them
+        # and would cost its prefill and passes; Stage 2 verifies them directly.
+        todo = [i for i, d in enumerate(drafts)
+                if d and (cfg.mode == "regions" or regions[i].source not in cfg.stage1_skip_sources)]
         out: list[list[int]] = [[] for _ in regions]
         # In hsd mode Stage 1 only refines drafts: a region whose draft the target keeps rejecting
         # is abandoned (its raw draft still serves Stage 2). The regions baseline decodes in full.
@@ -318,15 +323,27 @@ class Engine:
             return NoDrafts()
         n = len(drafts)
         if cfg.mode == "page":
-            token_drafts, texts, text_regions = drafts, draft_texts, list(range(n))
+            token_drafts, token_regions = list(drafts), list(range(n))
+            texts, text_regions = list(draft_texts), list(range(n))
         else:
-            token_drafts = region_tokens
+            token_drafts = [t if t else d for t, d in zip(region_tokens, drafts)]
+            token_regions = list(range(n))
             texts = region_outputs + draft_texts
             text_regions = list(range(n)) + list(range(n))
+        # The regions joined in reading order: the page output crosses region boundaries
+        # ("...end.\n\nNext...") in one token that no single region's draft contains.
+        best = [o or d for o, d in zip(region_outputs, draft_texts)] if cfg.mode == "hsd" else draft_texts
+        joined = "\n\n".join(t for t in best if t.strip())
+        if joined:
+            token_drafts.append(target.encode(joined))
+            token_regions.append(None)
+            texts.append(joined)
+            text_regions.append(None)
         return FirstProposal([
-            TokenNgramProposer(token_drafts, cfg.proposal, fallback=False),
+            TokenNgramProposer(token_drafts, cfg.proposal, regions=token_regions, fallback=False),
             TextProposer(texts, text_regions, target.encode, target.decode, cfg.proposal),
-            TokenNgramProposer(token_drafts, cfg.proposal),  # 1-gram fallback last
+            OutputNgramProposer(cfg.proposal),
+            TokenNgramProposer(token_drafts, cfg.proposal, regions=token_regions),  # 1-gram fallback
         ])
 
     def _stage2(self, image, proposer, stats, seconds, should_cancel, emit, page_number) -> DecodeRow:

@@ -155,13 +155,18 @@ class SpeculativeDecoder:
         return rows
 
     def _next_budget(self, row: DecodeRow, tree, accepted: int) -> int:
-        """Propose the full length again after any success; halve it after a pass whose whole
-        proposal was rejected (useless drafts then cost little, which matters where compute grows
-        with the tokens verified, as on a CPU)."""
+        """Double the length after a proposal accepted in full (up to ``max_budget``), go back to
+        ``max_chain`` after a partial success, and halve it after a pass whose whole proposal was
+        rejected (useless drafts then cost little, which matters where compute grows with the
+        tokens verified, as on a CPU)."""
         full = self.proposal.max_chain
+        current = row.budget or full
+        longest = max(tree.depths)
+        if longest and accepted == longest and longest >= current:
+            return min(self.proposal.max_budget, 2 * current)  # the draft runs true: reach further
         if len(tree) == 1 or accepted > 0:
             return full
-        return max(self.proposal.min_budget, (row.budget or full) // 2)
+        return max(self.proposal.min_budget, current // 2)
 
     def _forward(self, rows, trees, cache, valid) -> torch.Tensor:
         """One pass over all rows' trees. Returns logits (B, q, V)."""

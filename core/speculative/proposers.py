@@ -40,7 +40,8 @@ class TokenNgramProposer:
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         tree = propose(output, root, self.index, self.cfg, budget, self.fallback)
         if self.regions is not None:
-            tree.origins = [None if o is None else (self.regions[o[0]], o[1]) for o in tree.origins]
+            tree.origins = [None if o is None or self.regions[o[0]] is None else (self.regions[o[0]], o[1])
+                            for o in tree.origins]
         return tree
 
 
@@ -70,7 +71,36 @@ class TextProposer:
             return root_only(root)
         tree = build_tree(root, conts, min(self.cfg.max_nodes, 2 * budget + 1))
         # all tokens of a continuation share its region; positions are not tracked at text level
-        tree.origins = [None if o is None else (o[0], 0) for o in tree.origins]
+        tree.origins = [None if o is None or o[0] is None else (o[0], 0) for o in tree.origins]
+        return tree
+
+
+class OutputNgramProposer:
+    """Prompt-lookup on the row's own output: tables and lists repeat their markup
+    (``</td><td>``, ``\n- ``) long before any draft says so. The index grows with the output.
+
+    Origins are None: these tokens come from the model's own text, not from a region."""
+
+    def __init__(self, cfg: ProposalConfig):
+        self.cfg = cfg
+        self._index: dict[tuple[int, ...], int] = {}  # n-gram -> latest end position
+        self._indexed = 0
+
+    def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        n = self.cfg.min_ngram
+        # index n-grams that end before the current suffix, so a hit always has a continuation
+        while self._indexed + n <= len(output):
+            end = self._indexed + n
+            self._index[tuple(output[end - n:end])] = end
+            self._indexed += 1
+        seq = output[-(n - 1):] + [root] if n > 1 else [root]
+        end = self._index.get(tuple(seq)) if len(seq) == n else None
+        if end is None:
+            return root_only(root)
+        cont = output[end:end + budget]
+        if not cont:
+            return root_only(root)
+        tree = build_tree(root, [(cont, None)], min(self.cfg.max_nodes, budget + 1))
         return tree
 
 

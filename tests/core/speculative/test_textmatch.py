@@ -66,3 +66,14 @@ def test_first_proposal_prefers_exact_tokens_then_text():
     tree = chain.propose(other + encode("one two"), encode("three")[0], budget=3)
     assert tree.tokens[1:] == encode("four five six")
     assert NoDrafts().propose([1, 2], 3, 8).tokens == [3]
+
+
+def test_output_ngram_proposer_repeats_own_markup():
+    from core.speculative.proposers import OutputNgramProposer
+
+    p = OutputNgramProposer(ProposalConfig(min_ngram=3))
+    row = [1, 2, 3, 4, 5, 6, 7, 1, 2]
+    tree = p.propose(row, 3, budget=3)
+    assert tree.tokens == [3, 4, 5, 6]
+    assert tree.origins[1:] == [None, None, None]
+    assert p.propose([9, 9], 8, budget=3).tokens == [8]

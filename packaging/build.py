@@ -77,6 +77,14 @@ def folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+def largest_parts(bundle: Path, count: int = 12) -> list[tuple[str, int]]:
+    """The biggest first-level items of the library folder (what the bundle's size is made of)."""
+    internal = bundle / "_internal"
+    parts = [(p.name, folder_size(p) if p.is_dir() else p.stat().st_size) for p in internal.iterdir()
+             if not p.is_symlink()] if internal.is_dir() else []
+    return sorted(parts, key=lambda item: -item[1])[:count]
+
+
 def executable(bundle: Path, name: str) -> Path:
     return bundle / (name + ".exe" if sys.platform == "win32" else name)
 
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     minutes = (time.monotonic() - start) / 60
     print(f"build: {bundle} ({folder_size(bundle) / 2**20:.0f} MiB) in {minutes:.1f} min", flush=True)
+    print("build: largest parts: " + ", ".join(f"{name} {size / 2**20:.0f} MiB" for name, size in largest_parts(bundle)))
     for name in ("hsd-studio", "hsd"):
         if not executable(bundle, name).exists():
             print(f"build: {executable(bundle, name)} is missing", file=sys.stderr)

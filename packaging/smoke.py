@@ -206,6 +206,8 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
                         reference_env(), settings.timeout, log)
             if done.returncode != 0:
                 return ["reference: " + _tail(done)]
+            if programs.hsd == programs.reference:  # --source: the program under test is the reference
+                return []
             done = _run(programs.hsd + ["convert", str(sample), "-o", str(out)] + flags,
                         programs.env, settings.timeout, log)
             if done.returncode != 0:

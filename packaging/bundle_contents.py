@@ -37,9 +37,11 @@ EXCLUDED_MODULES = (
     "PySide6.QtSerialPort", "PySide6.QtSpatialAudio", "PySide6.QtTextToSpeech", "PySide6.QtUiTools",
     "PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtSvgWidgets",
     # scientific and notebook stacks that transformers/torch only probe for
-    "matplotlib", "pandas", "scipy", "sklearn", "IPython", "jupyter_client", "notebook", "ipykernel",
+    "matplotlib", "pandas", "pyarrow", "scipy", "sklearn", "IPython", "jupyter_client", "notebook", "ipykernel",
     "tensorboard", "tensorflow", "jax", "flax", "triton", "torchvision", "torchaudio", "datasets",
     "accelerate", "deepspeed", "ray", "paddle", "paddleocr", "paddlex",
+    # requests' optional pyOpenSSL support (the standard ssl module serves HTTPS)
+    "urllib3.contrib.pyopenssl", "cryptography", "OpenSSL",
     # test and dev tools
     "pytest", "_pytest", "hypothesis", "pytestqt", "IPython", "setuptools", "pip",
     "torch.utils.tensorboard", "torch.utils.benchmark", "torch.testing._internal.distributed",
@@ -49,8 +51,9 @@ EXCLUDED_MODULES = (
 
 #: Files dropped from the collected binaries and data (glob patterns on the path inside the folder).
 DROPPED_FILES = (
-    # torch: C++ test programs and libraries, headers, CMake files, protoc
-    "torch/bin/*", "torch/include/*", "torch/share/*", "torch/lib/*test*.so*", "torch/lib/*test*.dll",
+    # torch: C++ test programs and libraries, headers, CMake files, protoc (torch_shm_manager stays:
+    # ``import torch`` checks that it exists)
+    "torch/bin/*", "torch/test/*", "torch/include/*", "torch/share/*", "torch/lib/*test*.so*", "torch/lib/*test*.dll",
     "torch/lib/libbackend_with_compiler*", "torch/lib/libaoti_custom_ops*",
     "torch/lib/*.a", "torch/lib/*.lib",
     "torch/_inductor/codegen/*.h", "torch/_inductor/codegen/*.cpp",
@@ -62,7 +65,12 @@ DROPPED_FILES = (
     "*/geometryloaders/*", "*/position/*", "*/sensors/*", "*/texttospeech/*", "*/webview/*",
     # opencv: the GUI build's Qt 5 and its plugins (the bundle uses opencv-python-headless)
     "cv2/qt/*", "*libQt5*",
+    # the build machine's CUDA toolkit runtime, found through a ctypes probe (a CUDA torch brings its own)
+    "libcudart.so",
 )
+
+#: Files kept although a pattern of ``DROPPED_FILES`` matches them.
+KEPT_FILES = ("torch/bin/torch_shm_manager*",)
 
 #: Qt platform plugins the bundle must hold (desktop on Linux: xcb and wayland; headless: offscreen).
 REQUIRED_QT_PLATFORMS = {"linux": ("xcb", "offscreen"), "darwin": ("cocoa", "offscreen"),
@@ -76,6 +84,8 @@ def _normalise(path: str) -> str:
 def drop_path(dest: str) -> bool:
     """Whether a collected file (its path inside the folder) is left out."""
     dest = _normalise(dest)
+    if any(fnmatch.fnmatch(dest, pattern) for pattern in KEPT_FILES):
+        return False
     return any(fnmatch.fnmatch(dest, pattern) for pattern in DROPPED_FILES)
 
 

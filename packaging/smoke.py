@@ -12,7 +12,8 @@ Run it with the Python HSD Studio is installed in: the reference output comes fr
    byte for byte the Markdown (and figure files) of the unbundled one.
 4. ``hsd-studio`` offscreen converts the sample and exits 0 (``--exit-when-done``); its exported
    Markdown is again byte for byte the reference.
-5. When the source has the OCR drafter: the same comparison with ``--drafter rapidocr`` (the
+5. Every supported family (tiny random models of each) loads and converts one page.
+6. When the source has the OCR drafter: the same comparison with ``--drafter rapidocr`` (the
    bundled RapidOCR models, onnxruntime and opencv).
 
 The bundle runs with PYTHONPATH and PYTHONHOME removed, offline (HF_HUB_OFFLINE=1) and offscreen.
@@ -33,6 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = ROOT / "resources" / "sample.pdf"
 ARCH = "hunyuan_vl"
+#: Every family the bundle must load (transformers imports their code by name, so a missing module
+#: only shows when a model of that family loads).
+FAMILIES = ("hunyuan_vl", "qwen2_5_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr")
 
 
 @dataclass
@@ -168,7 +172,7 @@ def _tail(done: subprocess.CompletedProcess, lines: int = 6) -> str:
 
 
 def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings = Settings(),
-               ocr: bool | None = None, app: bool = True) -> list[Check]:
+               ocr: bool | None = None, app: bool = True, families: bool = True) -> list[Check]:
     """Every check, in order; later checks are skipped (failed) when the tiny model could not be built."""
     work.mkdir(parents=True, exist_ok=True)
     log = work / "smoke.log"
@@ -227,6 +231,25 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
         return compare_outputs(work / f"reference-{settings.drafter}" / f"{sample.stem}.md",
                                export / f"{sample.stem}.md")
 
+    def every_family():
+        problems = []
+        for arch in FAMILIES:
+            folder = model if arch == ARCH else work / f"tiny-{arch}"
+            if arch != ARCH:
+                done = _run(programs.hsd + ["tiny-model", str(folder), "--arch", arch], programs.env,
+                            settings.timeout, log)
+                if done.returncode != 0:
+                    problems.append(f"{arch}: tiny-model: {_tail(done, 2)}")
+                    continue
+            out = work / f"family-{arch}" / f"{sample.stem}.md"
+            done = _run(programs.hsd + ["convert", str(sample), "-o", str(out), "--model", str(folder),
+                                        "--device", "cpu", "--drafter", settings.drafter, "--pages", "1",
+                                        "--dpi", "72", "--max-new-tokens", "8", "-q"],
+                        programs.env, settings.timeout, log)
+            if done.returncode != 0 or not out.exists():
+                problems.append(f"{arch}: convert: {_tail(done, 2)}")
+        return problems
+
     check("hsd --version", version)
     if not check(f"hsd tiny-model --arch {ARCH}", tiny_model):
         return checks
@@ -237,6 +260,8 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
             check("hsd-studio offscreen converts, exits 0, exports the same Markdown", studio)
         else:
             checks.append(Check("hsd-studio offscreen", False, 0.0, "skipped: no reference Markdown"))
+    if families:
+        check(f"every family ({', '.join(FAMILIES)}): hsd tiny-model and hsd convert one page", every_family)
     if ocr is None:
         ocr = (ROOT / "core" / "drafters" / "rapidocr.py").exists()
     if ocr:
@@ -253,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=Settings.max_new_tokens)
     parser.add_argument("--pages", default="")
     parser.add_argument("--no-ocr", action="store_true", help="skip the RapidOCR check")
+    parser.add_argument("--one-family", action="store_true", help=f"skip loading the families other than {ARCH}")
     args = parser.parse_args(argv)
     if args.source == (args.bundle is not None):
         parser.error("give either a bundle folder or --source")
@@ -268,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
             work.mkdir(parents=True, exist_ok=True)
             sample = make_sample(work / "sample.pdf")
         start = time.monotonic()
-        checks = run_checks(programs, sample.resolve(), work, settings, ocr=False if args.no_ocr else None)
+        checks = run_checks(programs, sample.resolve(), work, settings, ocr=False if args.no_ocr else None,
+                            families=not args.one_family)
         failed = [c for c in checks if not c.ok]
         print(f"smoke: {len(checks) - len(failed)}/{len(checks)} checks passed in {time.monotonic() - start:.0f} s"
               + (f"; log: {work / 'smoke.log'}" if args.keep else ""), flush=True)

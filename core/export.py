@@ -50,7 +50,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    # Lone surrogates (file names that are not UTF-8, broken text layers) cannot be UTF-8 encoded:
+    # they are written as \udcXX escapes, which is also what JSON reads back as the same string.
+    atomic_write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
 
 
 # --- figures -------------------------------------------------------------------------------------

@@ -60,6 +60,15 @@ def main(argv: list[str] | None = None) -> int:
         # Disk full, permission denied, ...: one line, no traceback.
         print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug: still one line (HSD_DEBUG=1 shows the traceback)
+        import os
+
+        if os.environ.get("HSD_DEBUG"):
+            raise
+        text = " ".join(str(exc).split())[:300]
+        print(f"hsd: internal error: {type(exc).__name__}: {text} (set HSD_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 3
 
 
 def _quiet_libraries() -> None:

@@ -166,6 +166,8 @@ class DocumentOutput:
         self.work_dir = self.markdown_path.with_name(f".{self.markdown_path.name}.hsd")
         self.key = {"input": file_fingerprint(self.input_path), "settings": settings}
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.work_dir.glob(".*.partial"):  # left by a run killed mid-write
+            stale.unlink(missing_ok=True)
         manifest = self.work_dir / "manifest.json"
         previous = None
         if manifest.exists():

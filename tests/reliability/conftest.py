@@ -8,7 +8,9 @@ import os
 
 import pytest
 
-from core.targets import loader
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from core.targets import loader  # noqa: E402
 
 _real_load_target = loader.load_target
 

@@ -35,6 +35,8 @@ _ACTIVE_TAG = re.compile(rf"</?(?:{_ACTIVE}|img|image|source|track|link|meta|bas
 # Attributes that run script or fetch a URL, inside whatever tags are left (tables keep colspan).
 _ACTIVE_ATTR = re.compile(r"""(<[a-zA-Z][^<>]*?)\s(?:on[a-zA-Z]+|style|src|srcset|href|xlink:href|background|"""
                           r"""poster|data|action|formaction)\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
+_ACTIVE_OPENER = re.compile(rf"<(?=/?(?:{_ACTIVE}|img|image|source|track|link|meta|base|form|input|button)\b)",
+                            re.IGNORECASE)  # what is left of such a tag (no closing '>'): made text
 _SCRIPT_LINK = re.compile(r"\[([^\[\]]*)\]\(\s*<?\s*(?:javascript|vbscript|data):(?:[^()]|\([^()]*\))*\)",
                           re.IGNORECASE)
 _SCRIPT_AUTOLINK = re.compile(r"<(?:javascript|vbscript|data):[^>]*>", re.IGNORECASE)
@@ -82,6 +84,7 @@ def sanitize_model_markdown(text: str) -> str:
     text = text.replace("![", "!\\[")  # deeper nesting than the patterns know: never an image
     text = _ACTIVE_ELEMENT.sub("", text)
     text = _ACTIVE_TAG.sub("", text)
+    text = _ACTIVE_OPENER.sub("&lt;", text)
     while True:
         stripped = _ACTIVE_ATTR.sub(r"\1", text)
         if stripped == text:

@@ -15,6 +15,7 @@ they become the ``error`` signal and ``finished("failed")``.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ class ConversionJob:
 
 def session_dir_for(cache_dir: Path, path: Path) -> Path:
     """One cache folder per input file (by absolute path); DocumentOutput checks content and settings."""
-    key = hashlib.sha1(str(Path(path).resolve()).encode("utf-8")).hexdigest()[:16]
+    key = hashlib.sha1(os.fsencode(Path(path).resolve())).hexdigest()[:16]  # bytes: names need not be UTF-8
     return Path(cache_dir) / key
 
 

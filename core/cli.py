@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.errors import HSDError
 
     _quiet_libraries()
+    _tolerant_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -66,6 +67,26 @@ def main(argv: list[str] | None = None) -> int:
         # Disk full, permission denied, ...: one line, no traceback.
         print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug: still one line (HSD_DEBUG=1 shows the traceback)
+        import os
+
+        if os.environ.get("HSD_DEBUG"):
+            raise
+        text = " ".join(str(exc).split())[:300]
+        print(f"hsd: internal error: {type(exc).__name__}: {text} (set HSD_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 3
+
+
+def _tolerant_streams() -> None:
+    """File names that are not UTF-8 reach messages and JSON as lone surrogates; a strict UTF-8
+    stream (a UTF-8 locale's stdout, a capturing wrapper) would raise on them. Write them as
+    \\udcXX escapes instead (in JSON output that is the same string)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 def _quiet_libraries() -> None:

@@ -96,7 +96,11 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
             f"{path}: is not a PDF or a supported image (PNG, JPEG, TIFF, BMP, WebP); it looks like {looks}"
         )
     try:
-        doc = pymupdf.open(str(path), filetype=kind)
+        try:
+            str(path).encode("utf-8")
+            doc = pymupdf.open(str(path), filetype=kind)
+        except UnicodeEncodeError:  # a non-UTF-8 file name (bytes on Linux): PyMuPDF cannot take it
+            doc = pymupdf.open(stream=path.read_bytes(), filetype=kind)
     except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, ValueError, ...
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
     try:

@@ -289,12 +289,18 @@ class Engine:
                 decoder = self._decoder(should_cancel)
                 with _Timer(seconds, "verify", target.device):
                     decoder.run(rows, cache, valid)
+                cache = valid = None  # this batch's KV is done: free it before the next batch prefills
             except torch.OutOfMemoryError:
+                # Drop the failed batch's caches before retrying: held in these locals they would
+                # stay allocated while the smaller batch prefills.
+                prefills = cache = valid = rows = decoder = None
+                _empty_cache(target.device)
                 if batch == 1:
+                    if cfg.mode == "hsd":
+                        break  # not even one region fits: Stage 2 verifies the raw drafts instead
                     raise HSDError("out of GPU memory even for one region at a time; "
                                    "try --device cpu or a lower --dpi") from None
                 batch = max(1, batch // 2)
-                _empty_cache(target.device)
                 continue
             stats.prefill_passes += len(chunk)
             stats.stage1_passes += decoder.forward_passes
@@ -428,7 +434,10 @@ def _spans(row: DecodeRow, target) -> list[TextSpan]:
 
 def failed_page(page_number: int, width: float, height: float, mode: str, exc: BaseException) -> PageResult:
     """The result of a page that could not be converted: empty Markdown, the error recorded."""
-    message = str(exc) if isinstance(exc, HSDError) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, torch.OutOfMemoryError):
+        message = "out of GPU memory on this page; try a lower --dpi, fewer --max-new-tokens or --device cpu"
+    else:
+        message = str(exc) if isinstance(exc, HSDError) else f"{type(exc).__name__}: {exc}"
     return PageResult(page=page_number, width=width, height=height, markdown="", regions=[],
                       region_stats=[], region_outputs=[], spans=[], stats=PageStats(mode=mode),
                       error=message)

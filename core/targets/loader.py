@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 
 from core.errors import ModelLoadError
 from core.targets.base import Target
@@ -93,12 +94,14 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
             trust_remote_code=trust_remote_code, attn_implementation="sdpa",
         )
         processor = _load_processor(name, profile, trust_remote_code)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, SafetensorError) as exc:  # SafetensorError: damaged weight files
         raise _not_found(name, exc) from exc
     except ImportError as exc:  # e.g. a processor that needs a package this install lacks
         raise ModelLoadError(f"model {name!r} needs a package that is not installed: {exc}") from exc
     model.to(torch_device).eval()
     tokenizer = processor.tokenizer
+    if len(tokenizer) < 2:  # transformers builds an empty tokenizer when the folder has none
+        raise ModelLoadError(f"model {name!r} has no usable tokenizer (tokenizer.json or vocabulary files missing)")
     eos = _stop_token_ids(model, tokenizer, profile)
     pad = tokenizer.pad_token_id
     if pad is None:

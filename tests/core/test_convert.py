@@ -83,19 +83,28 @@ def test_resume_skips_finished_pages(tmp_path, model_dir, monkeypatch):
     assert calls == [1, 2, 3]
 
 
-def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir):
-    """kill -9 in the middle of page 2, then the same command finishes the job."""
+@pytest.mark.parametrize("when", ["decoding", "saving"])
+def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir, when):
+    """kill -9 in the middle of page 2 (while decoding it, or between writing its result file and
+    renaming it into place), then the same command finishes the job."""
     pdf = _make_pdf(tmp_path / "doc.pdf", pages=3, figure=False)
     out = tmp_path / "doc.md"
     script = f"""
 import os, signal
+import core.export
 from core.engine import Engine
 orig = Engine.convert_page
 def convert_page(self, page, *a, **k):
-    if page.number == 2:
+    if page.number == 2 and {when!r} == "decoding":
         os.kill(os.getpid(), signal.SIGKILL)
     return orig(self, page, *a, **k)
 Engine.convert_page = convert_page
+real_replace = os.replace
+def replace(src, dst):
+    if str(dst).endswith("page-0002.json") and {when!r} == "saving":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_replace(src, dst)
+core.export.os.replace = replace
 from core.cli import main
 main({["convert", str(pdf), "-o", str(out), "--model", model_dir, "--drafter", "textlayer", "--max-new-tokens", "60", "-q", "--mode", "ar"]!r})
 """
@@ -104,8 +113,10 @@ main({["convert", str(pdf), "-o", str(out), "--model", model_dir, "--drafter", "
     assert not out.exists()  # the final file is only ever written whole
     work = out.with_name(".doc.md.hsd")
     assert sorted(p.name for p in work.glob("page-*.json")) == ["page-0001.json"]
-    assert not list(tmp_path.glob("**/*.partial"))
+    partials = list(tmp_path.glob("**/*.partial"))
+    assert len(partials) == (1 if when == "saving" else 0)  # the half-saved page 2, never renamed
     assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
+    assert not list(tmp_path.glob("**/*.partial"))  # cleaned up by the resumed run
     reference = tmp_path / "ref.md"
     assert _convert(pdf, reference, model_dir, "--mode", "ar") == 0
     assert out.read_bytes() == reference.read_bytes()

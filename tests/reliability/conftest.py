@@ -1,0 +1,102 @@
+"""Fixtures of the reliability suite: one tiny model, the CLI run in-process with its output
+captured, and the check every failure must pass (non-zero exit, one line, no traceback)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from core.targets import loader  # noqa: E402
+
+_real_load_target = loader.load_target
+
+ARCH = "qwen2_5_vl"
+#: What every conversion in this suite costs: a few tokens at a low resolution.
+FAST = ["--drafter", "textlayer", "--max-new-tokens", "8", "--dpi", "36", "--device", "cpu", "-q"]
+#: The same in plain decoding, for faults where the decoding mode does not matter (one prefill a page).
+FAST_AR = FAST + ["--mode", "ar"]
+HAS_DRAFT_COMMAND = importlib.util.find_spec("core.commands.draft") is not None
+needs_draft_command = pytest.mark.skipif(not HAS_DRAFT_COMMAND, reason="`hsd draft` is not on this branch yet")
+
+
+@pytest.fixture(scope="session")
+def model_dir(tiny_target_dir):
+    return str(tiny_target_dir(ARCH))
+
+
+_TARGETS: dict = {}
+
+
+def load_target_once(name, device=None, dtype=None, trust_remote_code=False):
+    """``load_target`` that loads each (model, device, dtype) once per session: the suite converts
+    many times and loading is not what it tests (a failed load is never cached)."""
+    key = (str(name), device, dtype, trust_remote_code)
+    if key not in _TARGETS:
+        _TARGETS[key] = _real_load_target(name, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    return _TARGETS[key]
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``cli(*args)`` -> (exit code, stdout, stderr) of ``hsd ARGS`` run in this process (model
+    loads shared, see ``load_target_once``)."""
+    from core.cli import main
+
+    monkeypatch.setattr(loader, "load_target", load_target_once)
+
+    def run(*args):
+        capsys.readouterr()
+        rc = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    return run
+
+
+def assert_clear_error(rc: int, err: str, *needles: str) -> None:
+    """A failure as users must see it: exit code 1 or 2, one line on stderr, no traceback, no
+    internal error, and the words that say what went wrong."""
+    assert rc in (1, 2), (rc, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert lines[0].startswith("hsd: "), err
+    for needle in needles:
+        assert needle.lower() in lines[0].lower(), (needle, err)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """``small_fs(size, ro=False)`` -> a folder on a tmpfs of ``size`` (needs root and mount rights;
+    skips otherwise). Unmounted at teardown. ``remount(dir, options)`` changes it later."""
+    mounted = []
+
+    def make(size: str = "64k", ro: bool = False):
+        import subprocess
+
+        if os.geteuid() != 0:
+            pytest.skip("mounting a tmpfs needs root")
+        where = tmp_path / f"fs{len(mounted)}"
+        where.mkdir()
+        opts = f"size={size}" + (",ro" if ro else "")
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)], capture_output=True)
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode(errors='replace').strip()}")
+        mounted.append(where)
+        return where
+
+    yield make
+    import subprocess
+
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def remount(where, options: str) -> None:
+    import subprocess
+
+    subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True, capture_output=True)

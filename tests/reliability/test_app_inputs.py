@@ -1,0 +1,110 @@
+"""Hostile inputs and faults in the desktop app (offscreen): a message for every bad file, a
+converted document for every odd but valid one, never a crash or a hang."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.reliability import hostile as h
+from tests.reliability.conftest import load_target_once
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+TIMEOUT_MS = 120_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, model_dir, monkeypatch):
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings, ConversionSettings
+    from app.worker import EngineCache
+    from core.targets import loader
+
+    monkeypatch.setattr(loader, "load_target", load_target_once)
+    settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    settings.set_conversion(ConversionSettings(model=model_dir, device="cpu", drafter="textlayer", mode="hsd",
+                                               tau=1.0, dpi=36, pages="", max_new_tokens=8))
+    settings.set_cache_dir(tmp_path / "cache")
+    win = MainWindow(settings, engines=EngineCache())
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    if win.worker is not None:
+        win.cancel()
+        qtbot.waitUntil(lambda: win.worker is None, timeout=60000)
+
+
+BAD = [("cut.pdf", h.truncated_pdf), ("garbage.pdf", h.garbage_pdf), ("zero.pdf", h.zero_page_pdf),
+       ("notes.pdf", h.text_file), ("empty.pdf", h.empty_file), ("folder.pdf", h.folder),
+       ("link.pdf", h.dangling_symlink), ("pipe.pdf", h.fifo), ("cut.png", h.truncated_png),
+       ("bomb.png", h.huge_dimensions_png)]
+
+
+def test_bad_files_each_get_a_message(qtbot, window, tmp_path):
+    from tests.app.conftest import drop_files
+
+    errors = []
+    window.error_shown.connect(errors.append)
+    paths = [builder(tmp_path / name) for name, builder in BAD]
+    paths.append(h.non_utf8_name(tmp_path, h.garbage_pdf, ".pdf"))
+    for path in paths[:-1]:
+        drop_files(window, [path])  # as a file manager would, one by one
+    window.add_files([paths[-1]])   # a name Qt cannot carry in a URL comes from the command line
+    assert len(errors) == len(paths), errors
+    for path, message in zip(paths, errors):
+        assert message and "\n" not in message.strip() and "Traceback" not in message
+    assert window.documents == [] and window.worker is None and window.isVisible()
+
+
+def test_encrypted_pdf_with_a_wrong_password_then_cancel(qtbot, window, tmp_path, monkeypatch):
+    pdf = h.encrypted_pdf(tmp_path / "locked.pdf", password="s3cret")
+    answers = iter(["wrong", None])
+    asked = []
+    monkeypatch.setattr(window, "ask_password", lambda path, message: asked.append(message) or next(answers))
+    assert window.add_files([pdf]) == []
+    assert len(asked) == 2 and "wrong password" in asked[1]
+    assert window.documents == [] and window.isVisible()
+
+
+def test_odd_but_valid_files_convert(qtbot, window, tmp_path):
+    """Images with alpha, CMYK and 16-bit samples, a PDF with JavaScript and attachments, blank
+    pages, a wrong extension and a name that is not UTF-8: every one converts."""
+    paths = [h.rgba_png(tmp_path / "rgba.png"), h.cmyk_jpeg(tmp_path / "cmyk.jpg"), h.gray16_png(tmp_path / "g16.png"),
+             h.rgb16_png(tmp_path / "rgb16.png"), h.javascript_pdf(tmp_path / "js.pdf"),
+             h.embedded_files_pdf(tmp_path / "attach.pdf"), h.blank_pages_pdf(tmp_path / "blank.pdf", pages=1),
+             h.text_pdf(tmp_path / "really-a-pdf.png", pages=1), h.non_utf8_name(tmp_path)]
+    statuses = []
+    window.document_finished.connect(statuses.append)
+    errors = []
+    window.error_shown.connect(errors.append)
+    window.add_files(paths)
+    qtbot.waitUntil(lambda: len(statuses) == len(paths), timeout=TIMEOUT_MS)
+    assert statuses == ["done"] * len(paths), (statuses, errors)
+    assert errors == []
+    for doc in window.documents:
+        assert doc.markdown_path is not None and doc.markdown_path.is_file(), doc.path
+        assert all(r.error is None for r in doc.results.values()), doc.path
+
+
+def test_a_failing_page_is_marked_and_the_rest_converts(qtbot, window, tmp_path, monkeypatch):
+    from core.engine import Engine
+
+    original = Engine.convert_image
+
+    def convert_image(self, image, regions, width, height, page_number=1, **kw):
+        if page_number == 2:
+            raise RuntimeError("simulated crash on page 2")
+        return original(self, image, regions, width, height, page_number, **kw)
+
+    monkeypatch.setattr(Engine, "convert_image", convert_image)
+    pdf = h.text_pdf(tmp_path / "three.pdf", pages=3)
+    with qtbot.waitSignal(window.document_finished, timeout=TIMEOUT_MS) as finished:
+        window.add_files([pdf])
+    assert finished.args == ["done"]
+    doc = window.documents[0]
+    assert [bool(doc.results[p].error) for p in (1, 2, 3)] == [False, True, False]
+    assert "pages 2 failed" in window.status_label.text()
+    assert window.isVisible() and window.worker is None

@@ -1,0 +1,29 @@
+"""Pages stream: ``hsd convert`` never holds two rendered pages at once (the 500-page peak-RSS
+numbers come from ``python -m core.bench.memory``; see docs/reliability.md)."""
+
+from __future__ import annotations
+
+import weakref
+
+
+def test_convert_holds_one_rendered_page_at_a_time(tmp_path, cli, model_dir, monkeypatch):
+    """Runs the memory benchmark on a few pages (through the CLI's own code path; ``cli`` shares the
+    loaded model) and checks, at every render, that no earlier page's image is still alive."""
+    from core.bench import memory
+    from core.documents import Page
+
+    images: list[weakref.ref] = []
+    overlaps = []
+    original = Page.render
+
+    def render(self, dpi=144):
+        overlaps.append(sum(ref() is not None for ref in images))
+        image = original(self, dpi)
+        images.append(weakref.ref(image))
+        return image
+
+    monkeypatch.setattr(Page, "render", render)
+    result = memory.run(pages=5, model=model_dir, mode="ar", dpi=72, max_new_tokens=2, work=tmp_path)
+    assert len(images) == 5 and overlaps == [0, 0, 0, 0, 0], overlaps
+    assert [c["page"] for c in result["checkpoints"]] == [1, 5]
+    assert result["peak_mb"] > 0 and "pages done" in memory.report(result)

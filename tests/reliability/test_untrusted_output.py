@@ -1,0 +1,170 @@
+"""Model output is untrusted: exported Markdown links images only to exported figures and carries no
+script; the app renders with raw HTML off, no scripts and no remote or outside images; nothing
+the model writes ever names a file we write."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from core.drafters.base import Region
+from core.export import DocumentOutput, page_markdown, sanitize_model_markdown
+from core.results import PageResult, PageStats
+
+HOSTILE = [
+    "![x](/etc/passwd)",
+    "![x](../../../home/user/.ssh/id_rsa)",
+    "![x](file:///etc/passwd)",
+    "![x](http://evil.example/track.png)",
+    '![x]( /etc/passwd "title")',
+    "![x](</etc/pass wd>)",
+    "![x](a(b)c.png)",
+    "![a [b] c](/etc/passwd)",
+    "![a [b [c]] d](/etc/passwd)",
+    "![a\nb](/etc/passwd)",
+    "![x][ref]\n\n[ref]: /etc/passwd",
+    "![x][]\n\n[x]: http://evil.example/a.png",
+    "![x]\n\n[x]: http://evil.example/a.png",
+    "<img src=http://evil.example/x.png>",
+    '<IMG SRC="file:///etc/passwd" onerror="alert(1)">',
+    "<img\nsrc='/etc/passwd'>",
+    "<script>alert(1)</script>",
+    "<SCRIPT src=http://evil.example/x.js></SCRIPT>",
+    "[a](javascript:alert(1))",
+    "[a](JaVaScRiPt:alert(document.cookie))",
+    "<javascript:alert(1)>",
+    '<a href="javascript:alert(1)">x</a>',
+    "<div onmouseover=alert(1)>x</div>",
+    "<svg><image href='/etc/passwd'/></svg>",
+    "<svg onload=alert(1)>",
+    "<picture><source srcset='http://evil.example/x'></picture>",
+    "<iframe src=http://evil.example></iframe>",
+    "<object data=/etc/passwd></object>",
+    "<embed src=/etc/passwd>",
+    "<video poster=http://evil.example/p.png></video>",
+    "<link rel=stylesheet href=http://evil.example/s.css>",
+    "<meta http-equiv=refresh content='0;url=http://evil.example'>",
+    "<base href=http://evil.example/>",
+    "<style>body{background:url(http://evil.example/x)}</style>",
+    '<table><tr><td colspan="2" style="background:url(http://evil.example/x)" onclick="x()">1</td></tr></table>',
+    "<form action=http://evil.example><input type=image src=/etc/passwd></form>",
+]
+
+
+def _result(markdown: str, with_figure: bool = True) -> PageResult:
+    regions = [Region("text", (10, 10, 300, 60), "Results of the study are shown below", "test")]
+    if with_figure:
+        regions.append(Region("figure", (10, 80, 300, 300), "", "test"))
+    return PageResult(page=1, width=400, height=500, markdown=markdown, regions=regions, region_stats=[],
+                      region_outputs=[], spans=[], stats=PageStats(mode="hsd"))
+
+
+def _rendered_by_a_permissive_viewer(markdown: str) -> str:
+    """HTML as a viewer that allows raw HTML would make it (the worst case for exported files)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+
+def _loaded_urls(html: str) -> list[str]:
+    return re.findall(r"""\b(?:src|srcset|href|data|poster|background|action)\s*=\s*["']?([^"'\s>]+)""", html, re.I)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_exported_markdown_links_only_exported_figures(hostile):
+    pytest.importorskip("markdown_it")
+    figure = "doc_images/page-0001-figure-02.png"
+    text = page_markdown(_result("Results of the study are shown below\n\n" + hostile), {1: figure})
+    html = _rendered_by_a_permissive_viewer(text)
+    images = re.findall(r"<img\b[^>]*>", html, re.I)
+    assert images == [f'<img src="{figure}" alt="Figure 2" />'], (hostile, text, html)
+    lowered = html.lower()
+    for bad in ("<script", "javascript:", "vbscript:", "<iframe", "<object", "<embed", "<svg", "<link", "<meta",
+                "<base", "<style", "<form", "<input", "<video", "<source", "onerror", "onload", "onclick",
+                "onmouseover", "url("):
+        assert bad not in lowered, (bad, hostile, html)
+    for url in _loaded_urls(html):
+        assert url == figure or not re.match(r"^(?:[a-z]+:|/|\.\.)", url, re.I), (url, hostile, html)
+
+
+def test_sanitizing_keeps_ordinary_output():
+    ordinary = ("# Title\n\nSome *text* with <b>bold</b>, H<sub>2</sub>O and x<sup>2</sup>; a < b and c > d; "
+                "$x<y$ and [a link](https://example.com).\n\n"
+                '<table><tr><td colspan="2">1</td></tr><tr><td>a</td><td>b</td></tr></table>\n\n'
+                "Exclamation! [1] and ![]() nothing.")
+    cleaned = sanitize_model_markdown(ordinary)
+    assert cleaned.split("Exclamation")[0] == ordinary.split("Exclamation")[0]
+    assert "![" not in cleaned
+
+
+def test_model_output_never_names_a_written_file(tmp_path):
+    """A page whose output and region texts are full of paths: the only files written are the
+    resume folder's page file and our own figure crops, all inside the output's folders."""
+    from PIL import Image
+
+    hostile = "\n".join(HOSTILE) + "\n../../../../tmp/pwned.png ![x](../../pwned.png)"
+    result = _result(hostile)
+    result.regions[1] = Region("figure", (10, 80, 300, 300), "../../../../tmp/evil.png", "test")
+    out_dir = tmp_path / "out"
+    output = DocumentOutput(_write(tmp_path / "in.pdf"), out_dir / "doc.md", {"k": 1})
+    output.save_page(result, Image.new("RGB", (400, 500), "white"))
+    output.write_markdown([result])
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == ["in.pdf", "out/.doc.md.hsd/manifest.json", "out/.doc.md.hsd/page-0001.json",
+                       "out/doc.md", "out/doc_images/page-0001-figure-02.png"]
+    assert result.figure_links == {1: "doc_images/page-0001-figure-02.png"}
+
+
+def _write(path):
+    path.write_bytes(b"%PDF-1.4 stand-in input")
+    return path
+
+
+# --- the app's renderer ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_app_renders_no_html_scripts_or_foreign_images(hostile):
+    pytest.importorskip("PySide6")
+    from app.markdown_view import render_markdown
+
+    html = render_markdown(hostile)
+    lowered = html.lower()
+    assert "<script" not in lowered and "<iframe" not in lowered and "<svg" not in lowered
+    assert "<object" not in lowered and "<style" not in lowered and "<a href=\"javascript" not in lowered
+    assert not re.search(r"<\w+[^>]*\son\w+\s*=", html), html  # no event handlers on real tags
+    for tag in re.findall(r"<img\b[^>]*>", html, re.I):
+        src = re.search(r'src="([^"]*)"', tag).group(1)
+        assert not re.match(r"^(?:[a-z][a-z0-9+.-]*:|/|\\)", src, re.I) and ".." not in src, (hostile, html)
+
+
+def test_app_viewer_loads_only_files_inside_its_folder(qtbot, tmp_path):
+    """The rendered pane's resource loader: remote URLs, absolute paths, ``..`` and a symlink that
+    points outside the session folder are all refused."""
+    pytest.importorskip("PySide6")
+    import os
+
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QImage, QTextDocument
+
+    from app.markdown_view import MarkdownView
+
+    session = tmp_path / "session"
+    (session / "doc_images").mkdir(parents=True)
+    outside = tmp_path / "secret.png"
+    image = QImage(4, 4, QImage.Format.Format_RGB32)
+    image.fill(0)
+    image.save(str(session / "doc_images" / "f.png"))
+    image.save(str(outside))
+    os.symlink(outside, session / "doc_images" / "link.png")
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.set_base_dir(session)
+    view.set_texts(page="\n\n".join(HOSTILE), document="x")
+    kind = QTextDocument.ResourceType.ImageResource.value
+    assert view.rendered.loadResource(kind, QUrl("doc_images/f.png")) is not None
+    for url in ("http://evil.example/x.png", "https://evil.example/x.png", f"file://{outside}", str(outside),
+                "../secret.png", "doc_images/../../secret.png", "doc_images/link.png", "ftp://evil.example/x",
+                "data:image/png;base64,iVBORw0KGgo="):
+        assert view.rendered.loadResource(kind, QUrl(url)) is None, url

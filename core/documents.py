@@ -257,7 +257,9 @@ class Page:
             ) from None
         self.last_render_dpi = dpi
         self.last_render_scale = scale
-        image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+        # samples_mv: a view of MuPDF's buffer, so the only copy is PIL's own (pages can be 60 MP)
+        image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples_mv)
+        del pix
         return image
 
     def render(self, dpi: int = 144) -> Image.Image:

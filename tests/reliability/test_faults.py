@@ -278,6 +278,9 @@ def _convert(target, pdf, **config):
     from core.documents import open_document
     from core.engine import Engine, EngineConfig
 
+    # Stage 1 for every region (hsd skips it for text-layer regions by default): these tests are
+    # about how Stage 1 batches regions under memory pressure.
+    config.setdefault("stage1_skip_sources", ())
     engine = Engine(EngineConfig(mode="hsd", drafter="textlayer", dpi=36, max_new_tokens=24, **config),
                     target=target)
     with open_document(pdf) as doc:

@@ -191,8 +191,8 @@ class Engine:
         region_outputs = [""] * len(regions)
         if regions:
             emit(RegionsDrafted(page=page_number, regions=regions))
-        drafts = [target.encode(clean_draft(r.text)) if r.label not in NON_TEXT_LABELS else []
-                  for r in regions]
+        cleaned = [clean_draft(r.text) if r.label not in NON_TEXT_LABELS else "" for r in regions]
+        drafts = [target.encode(t) if t else [] for t in cleaned]
         for s, d in zip(region_stats, drafts):
             s.drafted_tokens = len(d)
 
@@ -202,7 +202,7 @@ class Engine:
                                          stats, seconds, should_cancel, emit, page_number)
             region_outputs = [target.decode(t) for t in region_tokens]
 
-        draft_texts = [clean_draft(r.text) if d else "" for r, d in zip(regions, drafts)]
+        draft_texts = [t if d else "" for t, d in zip(cleaned, drafts)]
         if cfg.mode == "regions":
             parts, spans, pos = [], [], 0
             for i, text in enumerate(region_outputs):

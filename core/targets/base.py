@@ -35,6 +35,48 @@ class Prefill:
     logits: torch.Tensor
 
 
+@dataclass
+class PrefillRequest:
+    """One sequence to prefill: an image with the page request or a region request for ``label``.
+    ``region`` is the region's index on the page (stand-in targets use it; see ``Target.prefill``)."""
+
+    image: object
+    kind: str = "page"
+    label: str = "text"
+    region: int | None = None
+
+
+@dataclass
+class BatchPrefill:
+    """Several prompts encoded into one left-padded batch, ready for ``SpeculativeDecoder.run``.
+
+    ``cache``: ``B`` rows of ``T`` columns; ``valid`` ``(B, T)`` bool marks each row's real columns
+    (left padding is False). Per row: ``lengths`` (prompt tokens), ``rope_deltas`` and ``logits``
+    ``(B, V)`` float32 predicting the first generated token. ``passes``: the forward calls it took.
+    """
+
+    cache: DynamicCache
+    valid: torch.Tensor
+    lengths: list[int]
+    rope_deltas: list[int]
+    logits: torch.Tensor
+    passes: int
+
+
+def stack_prefills(prefills: list[Prefill], passes: int | None = None) -> BatchPrefill:
+    """Merge single prefills into one left-padded batch (``passes`` defaults to one per prefill)."""
+    from core.targets.kv import merge_caches_left_padded
+
+    cache, pad_counts = merge_caches_left_padded([p.cache for p in prefills])
+    T = int(cache.get_seq_length())
+    device = prefills[0].logits.device
+    valid = torch.arange(T, device=device)[None, :] >= pad_counts.to(device)[:, None]
+    return BatchPrefill(cache=cache, valid=valid, lengths=[p.length for p in prefills],
+                        rope_deltas=[p.rope_delta for p in prefills],
+                        logits=torch.stack([p.logits for p in prefills]),
+                        passes=len(prefills) if passes is None else passes)
+
+
 class Target:
     """A loaded document VLM (see ``core.targets.loader.load_target``).
 
@@ -100,6 +142,45 @@ class Target:
             rope_delta = int(inner.rope_deltas.view(-1)[0])
         return Prefill(cache=cache, length=int(inputs["input_ids"].shape[1]), rope_delta=rope_delta,
                        logits=out.logits[0, -1].float())
+
+    @torch.no_grad()
+    def prefill_batch(self, requests: list[PrefillRequest]) -> BatchPrefill:
+        """Encode several prompts in **one** forward pass, left-padded to the longest.
+
+        The processor pads the token ids on the left and the model computes each row's (multimodal)
+        positions from its attention mask, so a row's cache, rope offset and first logits equal its
+        single ``prefill`` up to float rounding (tested per family). Falls back to one pass per
+        request where the tokenizer has no padding token.
+        """
+        if len(requests) == 1 or getattr(self.processor.tokenizer, "pad_token", None) is None:
+            return stack_prefills([self.prefill(r.image, r.kind, r.label, r.region) for r in requests])
+        images, texts = [], []
+        for r in requests:
+            images.append(self._fit_image(r.image.convert("RGB"), r.kind))
+            texts.append(self.processor.apply_chat_template(
+                self.profile.messages(self.profile.prompt(r.kind, r.label)), tokenize=False,
+                add_generation_prompt=True))
+        tokenizer = self.processor.tokenizer
+        side = tokenizer.padding_side
+        tokenizer.padding_side = "left"  # the last column is every row's last prompt token
+        try:
+            inputs = self.processor(images=images, text=texts, return_tensors="pt", padding=True)
+        finally:
+            tokenizer.padding_side = side
+        inputs = {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
+        inner = getattr(self.model, "model", None)
+        if inner is not None and hasattr(inner, "rope_deltas"):
+            inner.rope_deltas = None
+        cache = DynamicCache(config=self.model.config)
+        out = self.model(**inputs, cache=cache, use_cache=True, logits_to_keep=1)
+        valid = inputs["attention_mask"].bool()
+        deltas = [0] * len(requests)
+        if inner is not None and getattr(inner, "rope_deltas", None) is not None:
+            deltas = [int(d) for d in inner.rope_deltas.view(-1).tolist()]
+        return BatchPrefill(cache=cache, valid=valid, lengths=valid.sum(dim=1).tolist(), rope_deltas=deltas,
+                            logits=out.logits[:, -1].float(), passes=1)
 
     def _fit_image(self, image, kind: str):
         """Bound the pixel count: pages down to ``page_max_pixels``, regions up to ``region_min_pixels``."""

@@ -112,3 +112,28 @@ def causal_allowed(pad_counts: torch.Tensor, cache_columns: int, q: int) -> torc
     past = (columns.view(1, 1, -1) >= pad_counts.view(-1, 1, 1)).expand(batch, q, cache_columns)
     chain = torch.ones(q, q, dtype=torch.bool, device=pad_counts.device).tril()
     return torch.cat([past, chain.expand(batch, q, q)], dim=-1)
+
+
+def concat_rows(cache_a: DynamicCache, valid_a: torch.Tensor, cache_b: DynamicCache,
+                valid_b: torch.Tensor) -> tuple[DynamicCache, torch.Tensor]:
+    """Append batch ``b``'s rows after batch ``a``'s, left-padding the narrower one; in place on ``a``.
+
+    ``valid_*``: ``(B_*, T_*)`` bool, each row's real columns. Padding columns are zeros and invalid,
+    so logical positions (which count valid columns) do not move. Used to admit freshly prefilled
+    rows into a batch that is already decoding. Returns ``(cache_a, valid)`` with ``B_a + B_b`` rows.
+    """
+    width = max(valid_a.shape[1], valid_b.shape[1])
+
+    def pad(t: torch.Tensor, dim: int) -> torch.Tensor:
+        missing = width - t.shape[dim]
+        if not missing:
+            return t
+        shape = list(t.shape)
+        shape[dim] = missing
+        return torch.cat([torch.zeros(shape, dtype=t.dtype, device=t.device), t], dim=dim)
+
+    for la, lb in zip(_full_attention_layers(cache_a), _full_attention_layers(cache_b), strict=True):
+        la.keys = torch.cat([pad(la.keys, 2), pad(lb.keys.to(la.keys.device), 2)], dim=0)
+        la.values = torch.cat([pad(la.values, 2), pad(lb.values.to(la.values.device), 2)], dim=0)
+    valid = torch.cat([pad(valid_a, 1), pad(valid_b.to(valid_a.device), 1)], dim=0)
+    return cache_a, valid

@@ -82,3 +82,18 @@ def test_additive_mask_values():
     mask = additive_mask(allowed, torch.bfloat16)
     assert mask.shape == (1, 1, 1, 2) and mask.dtype == torch.bfloat16
     assert mask[0, 0, 0, 0] == 0 and mask[0, 0, 0, 1] == torch.finfo(torch.bfloat16).min
+
+
+def test_concat_rows_left_pads_the_narrower_batch():
+    from core.targets.kv import concat_rows
+
+    a = numbered_cache(batch=2, length=3)
+    b = numbered_cache(batch=1, length=5, offset=0.5)
+    va = torch.tensor([[True, True, True], [False, True, True]])
+    vb = torch.ones(1, 5, dtype=torch.bool)
+    cache, valid = concat_rows(a, va, b, vb)
+    assert valid.tolist() == [[False, False, True, True, True], [False, False, False, True, True],
+                              [True] * 5]
+    for layer in range(LAYERS):
+        assert column_ids(cache, layer).tolist() == [
+            [0, 0, 0, 1, 2], [0, 0, 1000, 1001, 1002], [0.5, 1.5, 2.5, 3.5, 4.5]]

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 
 from core.errors import CancelledError
-from core.targets.kv import additive_mask, cache_select
+from core.targets.kv import additive_mask, cache_select, concat_rows
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
@@ -57,6 +57,8 @@ class DecodeRow:
     give_up_below: float = 0.0
     patience: int = 8
     tag: object = None  # caller's handle (region index, ...)
+    # The row the batch exists for (Stage 2's page): once it is done, the other rows stop too.
+    ends_batch: bool = False
 
     def _finish_if_stopped(self, new_from: int) -> None:
         decided = self.output + [self.root]
@@ -70,6 +72,8 @@ class DecodeRow:
 
 #: Called after every pass with the rows that advanced and how many tokens each gained.
 StepCallback = Callable[[list[DecodeRow], list[int]], None]
+#: Asked after every pass with the live rows: newcomers ``(rows, cache, valid)`` to admit, or None.
+Admit = Callable[[list[DecodeRow]], "tuple[list[DecodeRow], object, torch.Tensor] | None"]
 
 
 class SpeculativeDecoder:
@@ -98,21 +102,22 @@ class SpeculativeDecoder:
         self.compact_ratio = compact_ratio
         self.forward_passes = 0
 
-    def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor) -> list[DecodeRow]:
+    def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor, admit: Admit | None = None) -> list[DecodeRow]:
         """Decode until every row is done.
 
         cache: the merged prefill cache, batch ``len(rows)``; valid: (B, T) bool, its real columns.
+        admit: asked after every pass (with the rows still live) for freshly prefilled rows to join
+        the batch: returns ``(rows, cache, valid)`` of the newcomers, or None. Rows are returned in
+        the order they were given, newcomers not included.
         """
-        for row in rows:
-            row._finish_if_stopped(0)
-        live = [r for r in rows if not r.done]
-        if len(live) < len(rows):
-            keep = [i for i, r in enumerate(rows) if not r.done]
-            cache, valid = _select_rows(cache, valid, keep)
+        live, cache, valid = _drop_done(rows, cache, valid)
         while live:
             if self.should_cancel():
                 raise CancelledError("cancelled")
-            trees = [r.proposer.propose(r.output, r.root, r.budget or self.proposal.max_chain)
+            # Rows are padded to the widest tree, so the long budgets shrink as the batch grows:
+            # about 2 * max_budget tokens per pass in all, never below max_chain per row.
+            cap = max(self.proposal.max_chain, min(self.proposal.max_budget, 2 * self.proposal.max_budget // len(live)))
+            trees = [r.proposer.propose(r.output, r.root, min(cap, r.budget or self.proposal.max_chain))
                      for r in live]
             logits = self._forward(live, trees, cache, valid)
             valid = torch.cat([valid, torch.zeros(len(live), logits.shape[1], dtype=torch.bool,
@@ -142,6 +147,10 @@ class SpeculativeDecoder:
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
+            if any(r.done and r.ends_batch for r in live):
+                for r in live:
+                    if not r.done:
+                        r.done, r.stop_reason = True, "superseded"
             self.forward_passes += 1
             if self.on_step:
                 self.on_step(live, gained)
@@ -150,6 +159,14 @@ class SpeculativeDecoder:
             if len(keep) < len(live):
                 cache, valid = _select_rows(cache, valid, keep)
                 live = [live[b] for b in keep]
+            if admit is not None and not any(r.ends_batch for r in rows if r.done):
+                extra = admit(live)
+                if extra is not None:
+                    new_rows, new_cache, new_valid = extra
+                    new_live, new_cache, new_valid = _drop_done(new_rows, new_cache, new_valid)
+                    if new_live:
+                        cache, valid = concat_rows(cache, valid, new_cache, new_valid)
+                        live = live + new_live
             if live and _hole_fraction(valid) > self.compact_ratio:
                 cache, valid = _compact(cache, valid)
         return rows
@@ -192,6 +209,16 @@ class SpeculativeDecoder:
 
 # --- cache surgery -------------------------------------------------------------------------------
 # DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
+
+
+def _drop_done(rows: list[DecodeRow], cache, valid: torch.Tensor):
+    """Finish rows that are done before their first pass (a stop token at once) and drop them."""
+    for row in rows:
+        row._finish_if_stopped(0)
+    keep = [i for i, r in enumerate(rows) if not r.done]
+    if len(keep) < len(rows):
+        cache, valid = _select_rows(cache, valid, keep)
+    return [rows[i] for i in keep], cache, valid
 
 
 def _select_rows(cache, valid: torch.Tensor, rows: list[int]):

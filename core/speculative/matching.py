@@ -49,9 +49,26 @@ class DraftIndex:
         self.max_ngram = max_ngram
         self._index: dict[tuple[int, ...], list[tuple[int, int]]] = defaultdict(list)
         for d, toks in enumerate(self.drafts):
-            for end in range(1, len(toks) + 1):
-                for n in range(1, min(max_ngram, end) + 1):
-                    self._index[tuple(toks[end - n:end])].append((d, end))
+            self._add(d, toks)
+
+    def _add(self, d: int, toks: list[int]) -> None:
+        for end in range(1, len(toks) + 1):
+            for n in range(1, min(self.max_ngram, end) + 1):
+                self._index[tuple(toks[end - n:end])].append((d, end))
+
+    def set_draft(self, d: int, tokens: list[int]) -> None:
+        """Replace draft ``d`` (Stage 2 swaps a region's raw draft for its Stage 1 output)."""
+        old = self.drafts[d]
+        for end in range(1, len(old) + 1):
+            for n in range(1, min(self.max_ngram, end) + 1):
+                key = tuple(old[end - n:end])
+                hits = self._index.get(key)
+                if hits:
+                    hits[:] = [h for h in hits if h[0] != d]
+                    if not hits:
+                        del self._index[key]
+        self.drafts[d] = list(tokens)
+        self._add(d, self.drafts[d])
 
     def __bool__(self) -> bool:
         return any(self.drafts)

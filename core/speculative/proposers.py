@@ -31,11 +31,14 @@ class TokenNgramProposer:
     """Exact token n-gram lookup into token drafts (Stage 1: the region's own draft)."""
 
     def __init__(self, drafts: list[list[int]], cfg: ProposalConfig, regions: list[int] | None = None,
-                 fallback: bool = True):
-        self.index = DraftIndex(drafts, cfg.max_ngram)
+                 fallback: bool = True, index: DraftIndex | None = None):
+        self.index = index if index is not None else DraftIndex(drafts, cfg.max_ngram)
         self.cfg = cfg
         self.regions = regions
         self.fallback = fallback
+
+    def set_draft(self, d: int, tokens: list[int]) -> None:
+        self.index.set_draft(d, tokens)
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         tree = propose(output, root, self.index, self.cfg, budget, self.fallback)
@@ -55,6 +58,9 @@ class TextProposer:
         self.encode, self.decode = encode, decode
         self.cfg = cfg
         self.tail_tokens = tail_tokens
+
+    def set_text(self, d: int, text: str) -> None:
+        self.matcher.set_text(d, text)
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         if not self.matcher:

@@ -60,6 +60,10 @@ class TextMatcher:
     def __bool__(self) -> bool:
         return any(d.norm for d in self.drafts)
 
+    def set_text(self, d: int, text: str) -> None:
+        """Replace draft ``d``'s text."""
+        self.drafts[d] = NormalizedText.of(text)
+
     def continuations(self, output_tail: str, max_chars_out: int = 400) -> list[tuple[str, int, int]]:
         """Raw draft texts that plausibly follow ``output_tail``.
 

@@ -116,3 +116,14 @@ def test_incremental_detokenizer_matches_full_decode():
         toks.append(t)
         out += det.push(toks)
     assert out == decode(toks)
+
+
+def test_set_draft_gives_the_index_a_fresh_build_would():
+    old = [[1, 2, 3, 4, 5], [9, 2, 3, 7], [2, 3, 8]]
+    new = [[1, 2, 3, 4, 5], [6, 6, 2, 3, 1], [2, 3, 8]]
+    index = DraftIndex(old, max_ngram=4)
+    index.set_draft(1, new[1])
+    fresh = DraftIndex(new, max_ngram=4)
+    assert index.drafts == fresh.drafts
+    assert {k: sorted(v) for k, v in index._index.items()} == {k: sorted(v) for k, v in fresh._index.items()}
+    assert index.hits((9, 2)) == []

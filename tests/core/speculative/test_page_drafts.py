@@ -1,0 +1,34 @@
+"""Stage 2's drafts change while it decodes: refined region outputs replace raw drafts."""
+
+from core.speculative.matching import ProposalConfig
+from core.speculative.page_drafts import PageDrafts
+
+
+def _codec():
+    """Characters as tokens: ord / chr."""
+    return (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
+
+
+def test_refined_output_is_proposed_once_it_arrives():
+    encode, decode = _codec()
+    raw = ["The quick brwn fox", "jumps over the lazy dog"]
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
+    out = encode("The quick br")
+    before = drafts.proposer.propose(out[:-1], out[-1], 16)
+    assert decode(before.tokens[1:4]) == "wn "  # the raw draft's (wrong) continuation
+    drafts.refine(0, encode("The quick brown fox"), "The quick brown fox")
+    drafts.rejoin()
+    after = drafts.proposer.propose(out[:-1], out[-1], 16)
+    assert decode(after.tokens[1:4]) == "own"
+    assert after.origins[1] == (0, after.origins[1][1])  # still attributed to region 0
+
+
+def test_joined_draft_crosses_region_boundaries_with_refined_texts():
+    encode, decode = _codec()
+    raw = ["first par", "second part"]
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
+    drafts.refine(0, encode("first part."), "first part.")
+    drafts.rejoin()
+    out = encode("first part.")
+    tree = drafts.proposer.propose(out[:-1], out[-1], 16)
+    assert decode(tree.tokens[1:9]) == "\n\nsecond"

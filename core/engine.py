@@ -28,14 +28,19 @@ from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionSt
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import (FirstProposal, NoDrafts, OutputNgramProposer, TextProposer,
-                                        TokenNgramProposer)
+from core.speculative.page_drafts import PageDrafts
+from core.speculative.proposers import NoDrafts
+from core.targets.base import BatchPrefill, PrefillRequest
+from core.targets.kv import concat_rows
 from core.speculative.mathmode import inside_math
 from core.speculative.stopping import RepetitionGuard, StopRule
 
 MODES = ("ar", "hsd", "page", "regions")
 #: Region labels with no text to verify: kept for export (figures are cropped and linked).
 NON_TEXT_LABELS = frozenset({"figure", "image", "picture"})
+
+#: Stage 1's output bound for a region without a draft (drafted ones: twice the draft, plus 32).
+UNDRAFTED_REGION_TOKENS = 256
 
 EventCallback = Callable[[object], None]
 
@@ -53,8 +58,9 @@ class EngineConfig:
     trust_remote_code: bool = False
     region_pad_pt: float = 4.0          # margin around a region's bbox for its crop, in points
     stage1_batch: int = 16              # regions verified together (halved on out-of-memory)
-    stage1_give_up: float = 1.5         # hsd: abandon a region below this many tokens per pass
-    stage1_skip_sources: tuple = ("textlayer",)  # hsd: drafters whose regions go to Stage 2 as they are
+    stage1_give_up: float = 0.0         # hsd: abandon a region below this many tokens per pass (0: never;
+    #                                     beside the page row a slow region costs batch width, not passes)
+    stage1_skip_sources: tuple = ()     # hsd: drafters whose regions go to Stage 2 unrefined
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -196,14 +202,11 @@ class Engine:
         for s, d in zip(region_stats, drafts):
             s.drafted_tokens = len(d)
 
-        region_tokens: list[list[int]] = [[] for _ in regions]
-        if cfg.mode in ("hsd", "regions"):
-            region_tokens = self._stage1(image, image.width / width, regions, drafts, region_stats,
-                                         stats, seconds, should_cancel, emit, page_number)
-            region_outputs = [target.decode(t) for t in region_tokens]
-
         draft_texts = [t if d else "" for t, d in zip(cleaned, drafts)]
         if cfg.mode == "regions":
+            region_tokens = self._stage1(image, image.width / width, regions, drafts, draft_texts,
+                                         region_stats, stats, seconds, should_cancel, emit, page_number)
+            region_outputs = [target.decode(t) for t in region_tokens]
             parts, spans, pos = [], [], 0
             for i, text in enumerate(region_outputs):
                 if not text.strip():
@@ -218,8 +221,13 @@ class Engine:
             stats.generated_tokens = sum(len(t) for t in region_tokens)
             emit(TextAppended(page=page_number, text=markdown))
         else:
-            proposer = self._page_proposer(drafts, draft_texts, region_tokens, region_outputs)
-            row = self._stage2(image, proposer, stats, seconds, should_cancel, emit, page_number)
+            if cfg.mode == "hsd":
+                row = self._hsd(image, image.width / width, regions, drafts, draft_texts, region_stats,
+                                region_outputs, stats, seconds, should_cancel, emit, page_number)
+            else:
+                proposer = (NoDrafts() if cfg.mode == "ar" else
+                            PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal).proposer)
+                row = self._stage2(image, proposer, stats, seconds, should_cancel, emit, page_number)
             markdown = target.decode(row.output)
             output_tokens = row.output
             stats.tree_passes = row.tree_passes
@@ -251,109 +259,188 @@ class Engine:
     def _stop(self, max_new_tokens: int) -> StopRule:
         return StopRule(self.target.eos_token_ids, max_new_tokens, self.config.repetition)
 
-    def _stage1(self, image, scale, regions, drafts, region_stats, stats, seconds, should_cancel,
-                emit, page_number) -> list[list[int]]:
-        """Verify each text region's draft on its crop; returns the refined tokens per region."""
-        from core.targets.kv import merge_caches_left_padded
+    def _stage1_todo(self, regions, drafts) -> list[int]:
+        """Regions Stage 1 reads: every text region (hsd may skip some drafters' regions). A region
+        the drafter found but could not read (a formula image, an empty OCR line) is decoded from
+        its crop without a draft: beside the page row that costs no passes of its own."""
+        cfg = self.config
+        skip = () if cfg.mode == "regions" else cfg.stage1_skip_sources
+        return [i for i, r in enumerate(regions) if r.label not in NON_TEXT_LABELS and r.source not in skip]
 
-        target, cfg = self.target, self.config
-        # Text-layer drafts are the page's own characters: a crop-level pass cannot improve them
-        # and would cost its prefill and passes; Stage 2 verifies them directly.
-        todo = [i for i, d in enumerate(drafts)
-                if d and (cfg.mode == "regions" or regions[i].source not in cfg.stage1_skip_sources)]
-        out: list[list[int]] = [[] for _ in regions]
+    def _prefill_regions(self, image, scale, regions, chunk, seconds, should_cancel) -> BatchPrefill:
+        """The crops of regions ``chunk``, prefilled together (one forward pass where the family can)."""
+        cfg, target = self.config, self.target
+        if should_cancel and should_cancel():
+            raise CancelledError("cancelled")
+        requests = [PrefillRequest(_crop(image, regions[i].bbox, scale, cfg.region_pad_pt), kind="region",
+                                   label=regions[i].label, region=i) for i in chunk]
+        with _Timer(seconds, "prefill", target.device):
+            return target.prefill_batch(requests)
+
+    def _region_rows(self, chunk, bp: BatchPrefill, drafts, draft_texts) -> list[DecodeRow]:
+        cfg, target = self.config, self.target
         # In hsd mode Stage 1 only refines drafts: a region whose draft the target keeps rejecting
         # is abandoned (its raw draft still serves Stage 2). The regions baseline decodes in full.
         give_up = cfg.stage1_give_up if cfg.mode == "hsd" else 0.0
+        # The same strategies as the page: token n-grams, then normalised text (rapid-table's HTML
+        # and the model's differ in spacing), then the output's own n-grams (table markup repeats).
+        return [DecodeRow(proposer=PageDrafts([drafts[i]], [draft_texts[i]], target.encode, target.decode,
+                                              cfg.proposal, regions=[i]).proposer,
+                          stop=self._stop(min(cfg.max_new_tokens, 2 * len(drafts[i]) + 32 if drafts[i]
+                                              else UNDRAFTED_REGION_TOKENS)),
+                          length=bp.lengths[k], rope_delta=bp.rope_deltas[k],
+                          root=int(bp.logits[k].argmax()), tag=i, give_up_below=give_up)
+                for k, i in enumerate(chunk)]
+
+    def _region_done(self, row: DecodeRow, regions, drafts, region_stats, emit, page_number) -> list[int] | None:
+        """Record a finished Stage 1 row; returns the region's refined tokens (None: not verified)."""
+        if row.stop_reason == "superseded":
+            return None  # the page finished first: this region's output is not needed
+        i, rs = row.tag, region_stats[row.tag]
+        rs.verified = True
+        rs.accepted_tokens, rs.forward_passes = row.accepted, row.forward_passes
+        out = row.output  # "low_acceptance": a partial refinement; Stage 2 also sees the raw draft
+        if row.stop_reason == "repetition" and regions[i].label != "table":
+            out, rs.fallback = list(drafts[i]), True
+        rs.output_tokens = len(out)
+        emit(RegionVerified(page=page_number, region=i, stats=rs, text=self.target.decode(out)))
+        return out
+
+    def _stage1(self, image, scale, regions, drafts, draft_texts, region_stats, stats, seconds, should_cancel,
+                emit, page_number) -> list[list[int]]:
+        """The regions baseline: decode every text region on its crop, ``stage1_batch`` at a time."""
+        target, cfg = self.target, self.config
+        todo = self._stage1_todo(regions, drafts)
+        out: list[list[int]] = [[] for _ in regions]
         batch = max(1, cfg.stage1_batch)
         pos = 0
         while pos < len(todo):
             chunk = todo[pos:pos + batch]
             try:
-                with _Timer(seconds, "prefill", target.device):
-                    prefills = []
-                    for i in chunk:
-                        if should_cancel and should_cancel():
-                            raise CancelledError("cancelled")
-                        crop = _crop(image, regions[i].bbox, scale, cfg.region_pad_pt)
-                        prefills.append(target.prefill(crop, kind="region", label=regions[i].label, region=i))
-                cache, pad_counts = merge_caches_left_padded([p.cache for p in prefills])
-                T = int(cache.get_seq_length())
-                valid = torch.arange(T, device=target.device)[None, :] >= pad_counts.to(target.device)[:, None]
-                rows = [DecodeRow(proposer=TokenNgramProposer([drafts[i]], cfg.proposal, regions=[i]),
-                                  stop=self._stop(min(cfg.max_new_tokens, 2 * len(drafts[i]) + 32)),
-                                  length=p.length, rope_delta=p.rope_delta,
-                                  root=int(p.logits.argmax()), tag=i, give_up_below=give_up)
-                        for i, p in zip(chunk, prefills)]
-                del prefills
+                bp = self._prefill_regions(image, scale, regions, chunk, seconds, should_cancel)
+                rows = self._region_rows(chunk, bp, drafts, draft_texts)
                 decoder = self._decoder(should_cancel)
                 with _Timer(seconds, "verify", target.device):
-                    decoder.run(rows, cache, valid)
-                cache = valid = None  # this batch's KV is done: free it before the next batch prefills
+                    decoder.run(rows, bp.cache, bp.valid)
+                passes, bp = bp.passes, None  # this batch's KV is done: free it before the next prefills
             except torch.OutOfMemoryError:
                 # Drop the failed batch's caches before retrying: held in these locals they would
                 # stay allocated while the smaller batch prefills.
-                prefills = cache = valid = rows = decoder = None
+                bp = rows = decoder = None
                 _empty_cache(target.device)
                 if batch == 1:
-                    if cfg.mode == "hsd":
-                        break  # not even one region fits: Stage 2 verifies the raw drafts instead
                     raise HSDError("out of GPU memory even for one region at a time; "
                                    "try --device cpu or a lower --dpi") from None
                 batch = max(1, batch // 2)
                 continue
-            stats.prefill_passes += len(chunk)
+            stats.prefill_passes += passes
             stats.stage1_passes += decoder.forward_passes
             for row in rows:
-                i = row.tag
-                rs = region_stats[i]
-                rs.verified = True
-                rs.accepted_tokens, rs.forward_passes = row.accepted, row.forward_passes
-                if row.stop_reason == "low_acceptance":
-                    out[i] = row.output  # a partial refinement; Stage 2 also sees the raw draft
-                elif row.stop_reason == "repetition" and regions[i].label != "table":
-                    out[i], rs.fallback = list(drafts[i]), True
-                else:
-                    out[i] = row.output
-                rs.output_tokens = len(out[i])
-                emit(RegionVerified(page=page_number, region=i, stats=rs, text=target.decode(out[i])))
+                out[row.tag] = self._region_done(row, regions, drafts, region_stats, emit, page_number) or []
             pos += len(chunk)
         return out
 
-    def _page_proposer(self, drafts, draft_texts, region_tokens, region_outputs):
-        """Stage 2's drafts. ``page``: the raw region drafts. ``hsd``: the Stage 1 outputs first
-        (token-exact), then both the Stage 1 outputs and the raw drafts as text, so a region whose
-        Stage 1 output went astray still lends its raw draft."""
-        cfg, target = self.config, self.target
-        if cfg.mode == "ar":
-            return NoDrafts()
-        n = len(drafts)
-        if cfg.mode == "page":
-            token_drafts, token_regions = list(drafts), list(range(n))
-            texts, text_regions = list(draft_texts), list(range(n))
-        else:
-            token_drafts = [t if t else d for t, d in zip(region_tokens, drafts)]
-            token_regions = list(range(n))
-            texts = region_outputs + draft_texts
-            text_regions = list(range(n)) + list(range(n))
-        # The regions joined in reading order: the page output crosses region boundaries
-        # ("...end.\n\nNext...") in one token that no single region's draft contains.
-        best = [o or d for o, d in zip(region_outputs, draft_texts)] if cfg.mode == "hsd" else draft_texts
-        joined = "\n\n".join(t for t in best if t.strip())
-        if joined:
-            token_drafts.append(target.encode(joined))
-            token_regions.append(None)
-            texts.append(joined)
-            text_regions.append(None)
-        return FirstProposal([
-            TokenNgramProposer(token_drafts, cfg.proposal, regions=token_regions, fallback=False),
-            TextProposer(texts, text_regions, target.encode, target.decode, cfg.proposal),
-            OutputNgramProposer(cfg.proposal),
-            TokenNgramProposer(token_drafts, cfg.proposal, regions=token_regions),  # 1-gram fallback
-        ])
+    def _hsd(self, image, scale, regions, drafts, draft_texts, region_stats, region_outputs, stats, seconds,
+             should_cancel, emit, page_number) -> DecodeRow:
+        """Stage 1 and Stage 2 in one batch, as the reference runs them.
+
+        The page row starts decoding at once with the raw drafts; up to ``stage1_batch`` region rows
+        decode beside it in the same forward passes, more are admitted as they finish, and each
+        finished region's output becomes a Stage 2 draft from the next pass on. Stage 1 therefore
+        costs no passes of its own, only its prefills. Out of memory: the page starts over with half
+        the regions beside it, and finally with none (Stage 2 on the raw drafts, still lossless).
+        """
+        target, cfg = self.target, self.config
+        batch = max(0, cfg.stage1_batch)
+        while True:
+            for rs in region_stats:
+                rs.verified, rs.fallback, rs.accepted_tokens, rs.forward_passes, rs.output_tokens = (
+                    False, False, 0, 0, 0)
+            try:
+                return self._hsd_attempt(image, scale, regions, drafts, draft_texts, region_stats,
+                                         region_outputs, stats, seconds, should_cancel, emit, page_number,
+                                         batch)
+            except _PageOutOfMemory:
+                raise  # the page alone does not fit: fewer regions beside it cannot help
+            except torch.OutOfMemoryError:
+                if batch == 0:
+                    raise
+            # Freed here, after the handler: until it ends, the traceback holds the failed attempt's
+            # frames and with them its KV caches.
+            _empty_cache(target.device)
+            batch //= 2
+
+    def _hsd_attempt(self, image, scale, regions, drafts, draft_texts, region_stats, region_outputs, stats,
+                     seconds, should_cancel, emit, page_number, batch: int) -> DecodeRow:
+        target, cfg = self.target, self.config
+        pending = self._stage1_todo(regions, drafts) if batch else []
+        page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal)
+        prefill_passes = 0
+        try:
+            with _Timer(seconds, "prefill", target.device):
+                page = target.prefill_batch([PrefillRequest(image, kind="page")])
+        except torch.OutOfMemoryError as exc:
+            raise _PageOutOfMemory(str(exc)) from None
+        prefill_passes += page.passes
+        page_row = DecodeRow(proposer=page_drafts.proposer, stop=self._stop(cfg.max_new_tokens),
+                             length=page.lengths[0], rope_delta=page.rope_deltas[0],
+                             root=int(page.logits[0].argmax()), ends_batch=True)
+        cache, valid = page.cache, page.valid
+        del page
+
+        def admit(live):
+            nonlocal prefill_passes
+            busy = sum(1 for r in live if r is not page_row)
+            if not pending or busy > batch // 2:
+                return None  # refill once half the region slots are free: fewer, fuller prefills
+            chunk = pending[:batch - busy]
+            del pending[:len(chunk)]
+            bp = self._prefill_regions(image, scale, regions, chunk, seconds, should_cancel)
+            prefill_passes += bp.passes
+            new_rows = self._region_rows(chunk, bp, drafts, draft_texts)
+            region_rows.extend(new_rows)
+            return new_rows, bp.cache, bp.valid
+
+        detok = IncrementalDetokenizer(target.decode)
+        region_rows: list[DecodeRow] = []
+        recorded: set[int] = set()
+
+        def record(rows) -> None:
+            refined = False
+            for row in rows:
+                if row is page_row or not row.done or row.tag in recorded:
+                    continue
+                recorded.add(row.tag)
+                out = self._region_done(row, regions, drafts, region_stats, emit, page_number)
+                if out is not None:
+                    region_outputs[row.tag] = target.decode(out)
+                    page_drafts.refine(row.tag, out, region_outputs[row.tag])
+                    refined = True
+            if refined:
+                page_drafts.rejoin()
+
+        def on_step(rows, gained):
+            record(region_rows)  # also rows that stopped at admission (a region that reads as nothing)
+            text = detok.push(page_row.output)
+            if text:
+                emit(TextAppended(page=page_number, text=text))
+
+        first = admit([page_row])
+        rows = [page_row]
+        if first is not None:
+            rows += first[0]
+            cache, valid = concat_rows(cache, valid, first[1], first[2])
+            first = None
+        decoder = self._decoder(should_cancel, on_step)
+        with _Timer(seconds, "verify", target.device):
+            decoder.run(rows, cache, valid, admit=admit)
+        record(region_rows)
+        stats.prefill_passes += prefill_passes
+        stats.stage2_passes += decoder.forward_passes
+        return page_row
 
     def _stage2(self, image, proposer, stats, seconds, should_cancel, emit, page_number) -> DecodeRow:
-        """Decode the page, verifying the trees ``proposer`` offers (``NoDrafts``: plain AR)."""
+        """Decode the page alone, verifying the trees ``proposer`` offers (``NoDrafts``: plain AR)."""
         target, cfg = self.target, self.config
         with _Timer(seconds, "prefill", target.device):
             prefill = target.prefill(image, kind="page")
@@ -374,6 +461,10 @@ class Engine:
             decoder.run([row], prefill.cache, valid)
         stats.stage2_passes += decoder.forward_passes
         return row
+
+
+class _PageOutOfMemory(torch.OutOfMemoryError):
+    """The page's own prefill ran out of memory (no region was in the batch yet)."""
 
 
 def _zero_seconds() -> dict:

@@ -37,7 +37,7 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-from core.targets.base import Prefill
+from core.targets.base import BatchPrefill, Prefill, stack_prefills
 
 EOS, PAD = 0, 1
 _ONE_HOT = 30.0  # logit of the reference token; every other logit is 0
@@ -261,6 +261,19 @@ class ReplayTarget:
         return Prefill(cache=cache, length=self.prompt_length, rope_delta=0,
                        logits=self._one_hot(torch.tensor(ref[0]))[...])
 
+    def prefill_batch(self, requests) -> BatchPrefill:
+        """Several prompts in one pass, as ``Target.prefill_batch`` runs them for every family."""
+        self.prefills += 1
+        seqs = [self._new_sequence(r.kind, r.region, self.prompt_length) for r in requests]
+        prefills = []
+        for seq, ref in seqs:
+            cache = DynamicCache()
+            cache.layers = [self._tracker(seq, self.prompt_length)]
+            prefills.append(Prefill(cache=cache, length=self.prompt_length, rope_delta=0, logits=torch.zeros(0)))
+        bp = stack_prefills(prefills, passes=1)
+        bp.logits = self._one_hot(torch.tensor([ref[0] for _, ref in seqs]))  # one width for all rows
+        return bp
+
     def _next_tokens(self, positions: torch.Tensor, cache, tokens: torch.Tensor | None = None) -> torch.Tensor:
         """(B, q) reference token following each node; reads row identity from the tracker layer."""
         tracker = cache.layers[-1].keys[:, 0, :, 0]  # (B, T)
@@ -335,6 +348,26 @@ class CostReplayTarget(ReplayTarget):
         int(p.logits.argmax())  # the real argmax the engine would take
         return Prefill(cache=p.cache, length=p.length, rope_delta=p.rope_delta,
                        logits=self._one_hot(torch.tensor(ref[0])))
+
+    def prefill_batch(self, requests) -> BatchPrefill:
+        self.prefills += 1
+        bp = self.real.prefill_batch(requests)
+        seqs, refs = [], []
+        for r, length in zip(requests, bp.lengths):
+            seq, ref = (self._new_sequence(r.kind, r.region, length) if self.replay
+                        else self._blank(r.kind, length))
+            seqs.append(seq)
+            refs.append(ref)
+        ids = bp.valid.to(torch.float32) * torch.tensor(seqs, dtype=torch.float32, device=bp.valid.device)[:, None]
+        tracker = DynamicLayer()
+        keys = ids[:, None, :, None].to(self.device)
+        tracker.lazy_initialization(keys, keys)
+        tracker.keys, tracker.values = keys, keys.clone()
+        bp.cache.layers.append(tracker)
+        if self.replay:
+            bp.logits.argmax(dim=-1).tolist()  # the real argmax the engine would take
+            bp.logits = self._one_hot(torch.tensor([ref[0] for ref in refs]))
+        return bp
 
     def _blank(self, kind: str, prompt_length: int):
         self._seqs.append(([EOS], prompt_length))

@@ -177,4 +177,5 @@ def test_regions_mode_and_stats(setup):
     result = _run(target, image, "regions", regions)
     assert len(result.region_stats) == len(regions)
     assert all(s.verified and s.forward_passes > 0 for s in result.region_stats)
-    assert result.stats.stage2_passes == 0 and result.stats.prefill_passes == len(regions)
+    # the crops are prefilled in one batch (all four fit in one stage1_batch)
+    assert result.stats.stage2_passes == 0 and result.stats.prefill_passes == 1

@@ -64,3 +64,28 @@ def test_regions_mode_writes_each_regions_reference(target):
 
 def test_tau_below_one_equals_tau_one_under_replay(target):
     assert _convert(target, "hsd", tau=0.75).markdown == REF
+
+
+def test_stage_1_runs_beside_the_page_and_its_outputs_become_stage_2_drafts(target):
+    """Drafts that are all wrong (or missing) leave ``page`` at one token per pass; in ``hsd`` the
+    regions' Stage 1 outputs (here: their reference spans) reach Stage 2 while it decodes, so hsd
+    needs far fewer passes, and Stage 1 costs only its prefill: no pass of its own."""
+    blank = [Region(r.label, r.bbox, "" if i % 2 else "zq xv kw", "test") for i, r in enumerate(REGIONS)]
+    page = _convert(target, "page", regions=blank)
+    hsd = _convert(target, "hsd", regions=blank)
+    assert page.markdown == hsd.markdown == REF
+    assert hsd.stats.stage1_passes == 0
+    assert hsd.stats.prefill_passes == 2  # the page, then all five crops in one batch
+    assert [s.verified for s in hsd.region_stats] == [True] * 5
+    assert hsd.region_outputs[1] == REGION_REFS[1]
+    assert hsd.stats.forward_passes < 0.6 * page.stats.forward_passes  # short page: Stage 1 barely ahead
+
+
+def test_regions_beyond_one_batch_are_admitted_as_slots_free_up(target):
+    target.set_page(REF, REGION_REFS)
+    engine = Engine(EngineConfig(mode="hsd", stage1_batch=2, max_new_tokens=2048), target=target, drafter=None)
+    res = engine.convert_image(Image.new("RGB", (420, 595), "white"), REGIONS, 420, 595, 1)
+    assert res.markdown == REF
+    assert res.stats.prefill_passes >= 3  # the page and at least two batches of crops
+    verified = [s.verified for s in res.region_stats]
+    assert verified[0] and verified[1]  # the first batch, read beside the page from the start

@@ -3,9 +3,10 @@
 Modes (``EngineConfig.mode``):
 
 * ``ar``      plain greedy decoding of the page with a KV cache: the baseline and the reference output.
-* ``hsd``     Stage 1 verifies every region's draft on its crop, all regions batched per pass; Stage 2
-              verifies the refined region texts as drafts of the whole page. The page-level output is
-              returned, so at ``tau = 1`` it equals ``ar`` token for token.
+* ``hsd``     Stage 2 decodes the whole page from the first pass on; beside it, in the same batched
+              forward passes, Stage 1 verifies each region's draft on its crop, and every finished
+              region's refined text becomes a Stage 2 draft. The page-level output is returned, so at
+              ``tau = 1`` it equals ``ar`` token for token (the page row is prefilled alone).
 * ``page``    Stage 2 only, drafts = the drafter's raw region texts (prompt-lookup style baseline).
 * ``regions`` Stage 1 only, region outputs concatenated (region-parallel baseline; not lossless).
 

@@ -45,20 +45,11 @@ def method_names(result: dict) -> list[str]:
     return list(result["info"]["methods"])
 
 
-def batched_prefill_passes(method: str, r: dict, batch: int = 16) -> int:
-    """Projection: forward passes had the region prefills run as one batch per ``batch`` regions
-    (the engine runs them one crop at a time today). Not measured: an estimate for the engine owner."""
-    prefill = r.get("prefill_passes", 0)
-    page_prefill = 0 if method.startswith("regions") else min(1, prefill)
-    regions = prefill - page_prefill
-    return r.get("stage1_passes", 0) + r.get("stage2_passes", 0) + page_prefill + -(-regions // batch)
-
-
 def summarize(pages: list[dict], methods: list[str]) -> dict:
     """Aggregates of one group of pages, per method (see the module docstring)."""
     out = {}
     for m in methods:
-        fp_r, wall_r, mal, ed, teds_, proj_r = [], [], [], [], [], []
+        fp_r, wall_r, mal, ed, teds_ = [], [], [], [], []
         fp_sum = ar_fp_sum = wall_sum = ar_wall_sum = gen = s2 = dec = ar_dec = 0
         errors = 0
         for p in pages:
@@ -68,8 +59,6 @@ def summarize(pages: list[dict], methods: list[str]) -> dict:
             if r.get("error"):
                 errors += 1
             fp_r.append(_ratio(ar["forward_passes"], r["forward_passes"]))
-            if "prefill_passes" in r:
-                proj_r.append(_ratio(ar["forward_passes"], batched_prefill_passes(m, r)))
             wall_r.append(_ratio(ar["wall_seconds"], r["wall_seconds"]))
             fp_sum += r["forward_passes"]
             ar_fp_sum += ar["forward_passes"]
@@ -88,7 +77,6 @@ def summarize(pages: list[dict], methods: list[str]) -> dict:
             "pages": len(fp_r), "errors": errors,
             "fp_speedup_mean": _mean(fp_r), "fp_speedup_total": _ratio(ar_fp_sum, fp_sum),
             "decode_speedup_total": _ratio(ar_dec, dec),
-            "fp_speedup_batched_prefill_mean": _mean(proj_r),
             "wall_speedup_mean": _mean(wall_r), "wall_speedup_total": _ratio(ar_wall_sum, wall_sum),
             "forward_passes": fp_sum, "wall_seconds": wall_sum,
             "mean_accepted_length": _ratio(gen, s2), "mean_accepted_length_page_mean": _mean(mal),
@@ -237,10 +225,6 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     if "lossless" in agg:
         ll = agg["lossless"]
         L.append(f"\nLossless check (hsd at tau 1 token-identical to ar): {ll['identical']}/{ll['pages']} pages.")
-    L += ["", "Projection (not measured): forward-pass speed-up (mean) had region prefills run as one batch "
-          "per 16 regions instead of one crop at a time: "
-          + ", ".join(f"{m} {_f(agg['overall'][m].get('fp_speedup_batched_prefill_mean'))}x" for m in methods
-                      if m != "ar" and m in agg["overall"]) + "."]
     L += ["", "## Per document kind", "", "Forward-pass speed-up over ar (mean over pages) / wall-clock speed-up "
           "(mean) / mean accepted length.", ""]
     L.append("| kind | pages | " + " | ".join(m for m in methods if m != "ar") + " |")

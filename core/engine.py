@@ -354,9 +354,10 @@ class Engine:
         target, cfg = self.target, self.config
         batch = max(0, cfg.stage1_batch)
         while True:
-            for rs in region_stats:
+            for rs in region_stats:  # an abandoned attempt's region results must not survive it
                 rs.verified, rs.fallback, rs.accepted_tokens, rs.forward_passes, rs.output_tokens = (
                     False, False, 0, 0, 0)
+            region_outputs[:] = [""] * len(region_outputs)
             try:
                 return self._hsd_attempt(image, scale, regions, drafts, draft_texts, region_stats,
                                          region_outputs, stats, seconds, should_cancel, emit, page_number,

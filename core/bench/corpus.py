@@ -11,9 +11,10 @@ Markdown images masked; letters, digits and CJK kept: the corpus README's metric
 markup, whitespace and tokenisation never decide a match:
 
 1. ``split_reference``: the document reference -> one reference per page. The reference is cut into
-   blocks at blank lines; each block is scored against each page's draft text (fraction of its
-   normalised characters that ``rapidfuzz`` finds in the page); a dynamic programme assigns blocks to
-   pages in order (monotone), maximising matched characters. Single-page documents skip this.
+   blocks at blank lines and prose blocks into sentences (a paragraph often runs across a page
+   break); each unit is scored against each page's draft text (fraction of its normalised
+   characters that ``rapidfuzz`` finds in the page); a dynamic programme assigns units to pages in
+   order (monotone), maximising matched characters. Single-page documents skip this.
 2. ``region_spans``: a page reference -> the span each drafter region covers (for the replay target's
    Stage 1). Each region's normalised draft is located with ``partial_ratio_alignment``; the hit is
    widened to the markup around it on the same line (``## ``, ``<td>``, ``**`` ...). Regions scoring
@@ -35,7 +36,9 @@ from rapidfuzz import fuzz
 
 from core.drafters.base import Region
 
-_MASKED = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|<[^>]*>", re.DOTALL)
+#: Masked before alignment: HTML comments, images, tags, and LaTeX command names (the reference's
+#: ``$\\mathrm{TiO}_{2}$`` is the text layer's ``TiO2``; only the alignment masks them, not the metric).
+_MASKED = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|<[^>]*>|\\[A-Za-z]+", re.DOTALL)
 #: Labels whose text no target writes (the engine skips them too).
 NON_TEXT_LABELS = frozenset({"figure", "image", "picture"})
 
@@ -210,43 +213,72 @@ def _contained(block_norm: str, page_norm: str) -> float:
     return fuzz.partial_ratio(block_norm, page_norm) / 100.0 * len(page_norm) / len(block_norm)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+def reference_units(reference: str, min_chars: int = 40) -> list[tuple[int, int]]:
+    """``(start, end)`` spans that ``split_reference`` assigns to pages: blank-line blocks, with
+    prose blocks cut further into sentences (a paragraph often runs across a page break) and
+    sentences under ``min_chars`` kept with the next one. Tables, formulas, code stay whole."""
+    units = []
+    for start, end in reference_blocks(reference):
+        block = reference[start:end]
+        if block.lstrip()[:1] in ("<", "$", "|", "`"):
+            units.append((start, end))
+            continue
+        cut = start
+        for m in _SENTENCE_END.finditer(block):
+            if start + m.start() - cut >= min_chars:
+                units.append((cut, start + m.start()))
+                cut = start + m.end()
+        if end > cut:
+            if units and units[-1][1] > start and end - cut < min_chars:
+                units[-1] = (units[-1][0], end)  # a short tail joins its block's last sentence
+            else:
+                units.append((cut, end))
+    return units
+
+
 def split_reference(reference: str, page_texts: list[str]) -> list[str]:
     """Cut a document reference into per-page references, in order (see the module docstring).
 
-    ``page_texts``: each page's draft (or text-layer) text. A page no block matches gets ``""``.
+    ``page_texts``: each page's draft (or text-layer) text. A page no unit matches gets ``""``.
+    Units (``reference_units``) are assigned to pages monotonically, so every page's reference is
+    one contiguous stretch of the document's.
     """
     n = len(page_texts)
     if n <= 1:
         return [reference.strip()] * n
-    blocks = reference_blocks(reference)
-    if not blocks:
+    units = reference_units(reference)
+    if not units:
         return [""] * n
     pages = [NormText.of(t).norm for t in page_texts]
-    norms = [NormText.of(reference[s:e]).norm for s, e in blocks]
+    norms = [NormText.of(reference[s:e]).norm for s, e in units]
     weight = [max(1, len(b)) for b in norms]
     score = [[_contained(b, p) * w for p in pages] for b, w in zip(norms, weight)]
-    # best[b][p]: best total for blocks[:b+1] with block b on page p (pages non-decreasing)
+    # best[u][p]: best total for units[:u+1] with unit u on page p (pages non-decreasing)
     NEG = float("-inf")
-    best = [[NEG] * n for _ in blocks]
-    back = [[0] * n for _ in blocks]
+    best = [[NEG] * n for _ in units]
+    back = [[0] * n for _ in units]
     for p in range(n):
         best[0][p] = score[0][p]
-    for b in range(1, len(blocks)):
+    for u in range(1, len(units)):
         run_val, run_arg = NEG, 0
         for p in range(n):
-            if best[b - 1][p] > run_val:
-                run_val, run_arg = best[b - 1][p], p
-            best[b][p] = run_val + score[b][p]
-            back[b][p] = run_arg
+            if best[u - 1][p] > run_val:
+                run_val, run_arg = best[u - 1][p], p
+            best[u][p] = run_val + score[u][p]
+            back[u][p] = run_arg
     p = max(range(n), key=lambda k: best[-1][k])
-    assign = [0] * len(blocks)
-    for b in range(len(blocks) - 1, -1, -1):
-        assign[b] = p
-        p = back[b][p]
-    out: list[list[str]] = [[] for _ in range(n)]
-    for (s, e), p in zip(blocks, assign):
-        out[p].append(reference[s:e])
-    return ["\n\n".join(parts).strip() for parts in out]
+    assign = [0] * len(units)
+    for u in range(len(units) - 1, -1, -1):
+        assign[u] = p
+        p = back[u][p]
+    out = []
+    for page in range(n):
+        mine = [units[u] for u in range(len(units)) if assign[u] == page]
+        out.append(reference[mine[0][0]:mine[-1][1]].strip() if mine else "")
+    return out
 
 
 # --- 2. page reference -> region spans -----------------------------------------------------------
@@ -313,11 +345,39 @@ def region_spans(reference: str, regions: list[Region], min_score: float = 60.0,
     return out
 
 
+#: Labels whose crops hold page furniture, never body text: they take no unmatched stretch.
+_FURNITURE = frozenset({"header", "footer", "page_number"})
+
+
 def region_references(reference: str, regions: list[Region], spans=None) -> list[str]:
     """The reference text each region covers (``""`` for none): what the replay target writes for a
-    region crop in Stage 1."""
+    region crop in Stage 1.
+
+    A matched region covers its span. A stretch of the reference *between* two matched regions
+    (or before the first / after the last) goes to the body-text regions between them in reading
+    order that matched nothing: a formula whose text layer is junk, an OCR line too broken to align.
+    Their crops hold that stretch, and a reader as accurate as the reference would write it there.
+    Several such regions share the stretch's blank-line blocks in order. A stretch with no such
+    region (content no box covers) goes to nobody.
+    """
     spans = region_spans(reference, regions) if spans is None else spans
-    return ["" if s is None else reference[s[0]:s[1]].strip() for s in spans]
+    refs = ["" if s is None else reference[s[0]:s[1]].strip() for s in spans]
+    run: list[int] = []
+    prev_end = 0
+    for i in range(len(regions) + 1):
+        if i < len(regions) and spans[i] is None:
+            if regions[i].label not in NON_TEXT_LABELS and regions[i].label not in _FURNITURE:
+                run.append(i)
+            continue
+        next_start = spans[i][0] if i < len(regions) else len(reference)
+        if run and next_start > prev_end:
+            blocks = [b.strip() for b in re.split(r"\n\s*\n", reference[prev_end:next_start]) if b.strip()]
+            for k, r in enumerate(run):
+                refs[r] = "\n\n".join(blocks[k * len(blocks) // len(run):(k + 1) * len(blocks) // len(run)])
+        run = []
+        if i < len(regions):
+            prev_end = max(prev_end, spans[i][1])
+    return refs
 
 
 # --- 3. oracle drafts ----------------------------------------------------------------------------

@@ -61,3 +61,35 @@ def test_oracle_regions_partition_the_reference():
     assert [c for c in joined if c.isalnum()] == [c for c in ref if c.isalnum()]
     assert all(r.source == "oracle" for r in oracle)
     assert oracle_regions("whole page", [])[0].text == "whole page"
+
+
+def test_unmatched_body_regions_take_the_stretch_between_their_matched_neighbours():
+    from core.bench.corpus import region_references
+    from core.drafters.base import Region
+
+    ref = "# Title\n\nFirst para here.\n\n$$x^2$$\n\nSecond para there.\n\n$$y$$\n\nextra block"
+    regs = [Region("title", (0, 0, 1, 1), "Title", "t"), Region("text", (0, 0, 1, 1), "First para here.", "t"),
+            Region("formula", (0, 0, 1, 1), "@@", "t"), Region("text", (0, 0, 1, 1), "Second para there.", "t"),
+            Region("page_number", (0, 0, 1, 1), "7", "t")]
+    # the formula's junk draft matched nothing, but its crop holds the stretch between its
+    # neighbours; the trailing stretch has only a page number after it: no body region covers it
+    assert region_references(ref, regs) == ["# Title", "First para here.", "$$x^2$$", "Second para there.", ""]
+    two = regs[:2] + [Region("formula", (0, 0, 1, 1), "", "t"), Region("text", (0, 0, 1, 1), "##", "t")] + regs[3:]
+    ref2 = "# Title\n\nFirst para here.\n\n$$a$$\n\n$$b$$\n\n$$c$$\n\nSecond para there."
+    assert region_references(ref2, two)[2:4] == ["$$a$$", "$$b$$\n\n$$c$$"]
+
+
+def test_a_paragraph_running_across_a_page_break_is_cut_at_the_break():
+    from core.bench.corpus import split_reference
+
+    ref = ("# Intro\n\nThe first page talks about alloys and their grains in some detail. "
+           "It ends with a sentence that the first page still holds completely. "
+           "Then the paragraph continues on the second page with milling times and particle sizes. "
+           "And finishes there with a closing remark about hardness.\n\n## Methods\n\nBall milling.")
+    pages = ["Intro The first page talks about alloys and their grains in some detail. It ends with a "
+             "sentence that the first page still holds completely.",
+             "Then the paragraph continues on the second page with milling times and particle sizes. "
+             "And finishes there with a closing remark about hardness. Methods Ball milling."]
+    first, second = split_reference(ref, pages)
+    assert first.endswith("still holds completely.") and first.startswith("# Intro")
+    assert second.startswith("Then the paragraph continues") and second.endswith("Ball milling.")

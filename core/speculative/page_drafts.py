@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Callable
 
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import FirstProposal, OutputNgramProposer, TextProposer, TokenNgramProposer
+from core.speculative.proposers import OutputNgramProposer, TextProposer, TokenNgramProposer, UnionProposal
 
 
 class PageDrafts:
@@ -40,7 +40,7 @@ class PageDrafts:
                                          regions=ids + [None], fallback=False)
         self.texts = TextProposer([""] * n + list(texts) + [joined], ids * 2 + [None], encode, decode, cfg)
         fallback = TokenNgramProposer([], cfg, regions=ids + [None], index=self.tokens.index)
-        self.proposer = FirstProposal([self.tokens, self.texts, OutputNgramProposer(cfg), fallback])
+        self.proposer = UnionProposal([self.tokens, self.texts, OutputNgramProposer(cfg)], fallback, cfg.max_nodes)
         self._stale = False
 
     def refine(self, region: int, tokens: list[int], text: str) -> None:

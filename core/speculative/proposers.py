@@ -123,3 +123,35 @@ class FirstProposal:
             if len(tree) > 1:
                 return tree
         return root_only(root)
+
+
+class UnionProposal:
+    """Ask every proposer and verify all their continuations in one tree (the first proposer's
+    first): where the draft knows the content and the output's own n-grams know the markup
+    (``68.3 $ \\pm $ 19.7</td>``), whichever runs true is accepted in the same pass. ``fallback`` is
+    asked only when no proposer had anything."""
+
+    def __init__(self, proposers: list[Proposer], fallback: Proposer | None, max_nodes: int):
+        self.proposers, self.fallback, self.max_nodes = proposers, fallback, max_nodes
+
+    def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        trees = [t for t in (p.propose(output, root, budget) for p in self.proposers) if len(t) > 1]
+        if not trees:
+            return self.fallback.propose(output, root, budget) if self.fallback else root_only(root)
+        if len(trees) == 1:
+            return trees[0]
+        return build_tree(root, [c for t in trees for c in _paths(t)], min(self.max_nodes, 2 * budget + 1))
+
+
+def _paths(tree: DraftTree) -> list[tuple[list[int], tuple[int, int] | None]]:
+    """Root-to-leaf continuations of ``tree`` (root excluded), each with its first node's origin."""
+    kids = tree.children()
+    out = []
+    for leaf in (i for i in range(1, len(tree)) if not kids[i]):
+        path, node = [], leaf
+        while node > 0:
+            path.append(node)
+            node = tree.parents[node]
+        path.reverse()
+        out.append(([tree.tokens[i] for i in path], tree.origins[path[0]]))
+    return out

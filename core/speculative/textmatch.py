@@ -14,12 +14,18 @@ after its own separator: ``" % of revenue"`` becomes ``"% of revenue"`` ... toke
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
 
 def _kept(ch: str) -> bool:
     return ch.isalnum()
+
+
+#: Markup whose letters are not content: HTML tags (``<td>`` vs ``<th>``) and LaTeX command names
+#: (the output's ``68.3 $ \\pm $ 19.7`` is an OCR draft's ``68.3 ± 19.7``).
+_MARKUP = re.compile(r"<[^<>]{0,40}>|\\[A-Za-z]+")
 
 
 @dataclass
@@ -32,30 +38,47 @@ class NormalizedText:
 
     @classmethod
     def of(cls, raw: str) -> "NormalizedText":
+        markup = [False] * len(raw)
+        for m in _MARKUP.finditer(raw):
+            markup[m.start():m.end()] = [True] * (m.end() - m.start())
         chars, index = [], []
         for i, ch in enumerate(raw):
+            if markup[i]:
+                continue
             for c in unicodedata.normalize("NFKC", ch):
                 if _kept(c):
                     chars.append(c)
                     index.append(i)
         return cls(raw, "".join(chars), index)
 
+    def separators(self) -> list[tuple[int, int]]:
+        """Raw ``(start, end)`` of the characters between consecutive kept characters."""
+        idx = self.raw_index
+        return [(idx[k] + 1, idx[k + 1]) for k in range(len(idx) - 1)]
+
 
 def _raw_tail_after_kept(text: str) -> str:
     """The characters after the last kept character: ``"abc, **"`` -> ``", **"``."""
-    for i in range(len(text) - 1, -1, -1):
-        if _kept(text[i]):
-            return text[i + 1:]
-    return text
+    t = NormalizedText.of(text)
+    return text[t.raw_index[-1] + 1:] if t.raw_index else text
+
+
+_SEPARATOR_RUN = re.compile(r"[\W_]+")
 
 
 class TextMatcher:
-    """Finds continuations of an output text inside raw text drafts (see module docstring)."""
+    """Finds continuations of an output text inside raw text drafts (see module docstring).
+
+    It also learns how the output renders the drafts' separators: wherever a matched window shows the
+    draft writing ``" ± "`` or ``"</td><td>"`` between two characters where the output wrote
+    ``" $ \\pm $ "`` or ``"</td>\\n <td>"``, later continuations are proposed with the output's form.
+    """
 
     def __init__(self, drafts: list[str], min_chars: int = 6, max_chars: int = 48,
                  max_hits: int = 8):
         self.drafts = [NormalizedText.of(d) for d in drafts]
         self.min_chars, self.max_chars, self.max_hits = min_chars, max_chars, max_hits
+        self.rewrites: dict[str, str] = {}  # draft separator -> the output's, where they differ
 
     def __bool__(self) -> bool:
         return any(d.norm for d in self.drafts)
@@ -67,15 +90,16 @@ class TextMatcher:
     def continuations(self, output_tail: str, max_chars_out: int = 400) -> list[tuple[str, int, int]]:
         """Raw draft texts that plausibly follow ``output_tail``.
 
-        Returns up to ``max_hits`` ``(text, draft_id, raw_start)``, the longest-context hits first;
+        Returns up to ``max_hits`` ``(text, draft_id, norm_end)``, the longest-context hits first;
         the window of normalised characters grows from ``min_chars`` until the hits agree.
         """
-        tail = NormalizedText.of(output_tail).norm
+        out_text = NormalizedText.of(output_tail)
+        tail = out_text.norm
         if len(tail) < self.min_chars:
             return []
-        sep = _raw_tail_after_kept(output_tail)
+        sep = output_tail[out_text.raw_index[-1] + 1:]
         best: list[tuple[int, int]] = []
-        n = self.min_chars
+        window = n = self.min_chars
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
@@ -86,10 +110,12 @@ class TextMatcher:
                     start = text.norm.find(key, start + 1)
             if not hits:
                 break
-            best = hits
+            best, window = hits, n
             if len({self._raw_after(d, e, sep, 32) for d, e in hits}) <= 1:
                 break
             n += 4
+        if best:
+            self._learn(out_text, *best[0], window)
         out, seen = [], set()
         for d, end in best:
             cont = self._raw_after(d, end, sep, max_chars_out)
@@ -100,17 +126,36 @@ class TextMatcher:
                 break
         return out
 
+    def _learn(self, out: NormalizedText, d: int, norm_end: int, n: int) -> None:
+        """Record the separators of the ``n`` matched characters: draft form -> output form."""
+        draft = self.drafts[d]
+        oi, di = out.raw_index[-n:], draft.raw_index[norm_end - n:norm_end]
+        for k in range(n - 1):
+            if oi[k] == oi[k + 1] or di[k] == di[k + 1]:
+                continue  # one raw character gave two normalised ones (NFKC)
+            mine, theirs = out.raw[oi[k] + 1:oi[k + 1]], draft.raw[di[k] + 1:di[k + 1]]
+            if not mine or not theirs:
+                continue  # "TiO2" vs "TiO}_{2": never rewrite between adjacent characters
+            if mine != theirs:
+                self.rewrites[theirs] = mine
+            else:
+                self.rewrites.pop(theirs, None)
+
+    def _rewrite(self, text: str) -> str:
+        if not self.rewrites:
+            return text
+        return _SEPARATOR_RUN.sub(lambda m: self.rewrites.get(m.group(0), m.group(0)), text)
+
     def _raw_after(self, d: int, norm_end: int, sep: str, limit: int) -> str:
-        """Raw draft text after normalised position ``norm_end``, aligned with the output's separator."""
+        """Draft text after normalised position ``norm_end`` in the output's form (separators
+        rewritten), starting where the output's own separator ``sep`` leaves off."""
         text = self.drafts[d]
-        raw_pos = text.raw_index[norm_end - 1] + 1
-        rest = text.raw[raw_pos:raw_pos + limit + len(sep)]
-        if sep and rest.startswith(sep):
-            return rest[len(sep):limit + len(sep)]
+        if norm_end >= len(text.raw_index):
+            return ""
+        nxt = text.raw_index[norm_end]
+        gap = text.raw[text.raw_index[norm_end - 1] + 1:nxt]
+        gap = self.rewrites.get(gap, gap)
         if sep:
-            # The output already wrote its own separator: resume at the draft's next kept character.
-            i = 0
-            while i < len(rest) and not _kept(rest[i]):
-                i += 1
-            return rest[i:i + limit]
-        return rest[:limit]
+            # the output began its separator: propose the rest of it, or resume at the next character
+            gap = gap[len(sep):] if gap.startswith(sep) else ""
+        return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]

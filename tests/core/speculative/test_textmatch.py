@@ -77,3 +77,25 @@ def test_output_ngram_proposer_repeats_own_markup():
     assert tree.tokens == [3, 4, 5, 6]
     assert tree.origins[1:] == [None, None, None]
     assert p.propose([9, 9], 8, budget=3).tokens == [8]
+
+
+def test_markup_letters_are_not_content():
+    t = NormalizedText.of("<td>68.3 $ \\pm $ 19.7</td>")
+    assert t.norm == "683197"
+
+
+def test_separators_are_proposed_the_way_the_output_writes_them():
+    m = TextMatcher(["NAP 68.3 ± 19.7 and ACY 61.5 ± 5.6 and ACE 65.3 ± 14.4"])
+    (text, d, _), = m.continuations("NAP 68.3 $ \\pm $ 19.7")
+    # the matched window showed the output writing " $ \pm $ " where the draft has " ± "
+    assert text.startswith(" and ACY 61.5 $ \\pm $ 5.6 and ACE 65.3 $ \\pm $ 14.4")
+    # agreeing windows take a learned rewrite back
+    m.continuations("NAP 68.3 ± 19.7")
+    (text, _, _), = m.continuations("NAP 68.3 ± 19.7 and")
+    assert " 61.5 ± 5.6" in text
+
+
+def test_no_rewrite_between_adjacent_characters():
+    m = TextMatcher(["with TiO2 powder and TiO2 particles"])
+    m.continuations("with $\\mathrm{TiO}_{2}$ powder")
+    assert "" not in m.rewrites  # the draft's "TiO2" has no separator to rewrite

@@ -247,10 +247,15 @@ class ReplayTarget:
 
     @staticmethod
     def _tracker(seq: int, columns: int) -> DynamicLayer:
+        return ReplayTarget._tracker_of(torch.full((1, columns), float(seq)))
+
+    @staticmethod
+    def _tracker_of(ids: torch.Tensor) -> DynamicLayer:
+        """A cache layer whose keys ``(B, 1, T, 1)`` hold ``ids`` ``(B, T)``: each column's sequence id."""
         layer = DynamicLayer()
-        ids = torch.full((1, 1, columns, 1), float(seq))
-        layer.lazy_initialization(ids, ids)
-        layer.keys, layer.values = ids, ids.clone()
+        keys = ids[:, None, :, None].float()
+        layer.lazy_initialization(keys, keys)
+        layer.keys, layer.values = keys, keys.clone()
         return layer
 
     def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> Prefill:
@@ -359,11 +364,7 @@ class CostReplayTarget(ReplayTarget):
             seqs.append(seq)
             refs.append(ref)
         ids = bp.valid.to(torch.float32) * torch.tensor(seqs, dtype=torch.float32, device=bp.valid.device)[:, None]
-        tracker = DynamicLayer()
-        keys = ids[:, None, :, None].to(self.device)
-        tracker.lazy_initialization(keys, keys)
-        tracker.keys, tracker.values = keys, keys.clone()
-        bp.cache.layers.append(tracker)
+        bp.cache.layers.append(self._tracker_of(ids.to(self.device)))  # padding columns: id 0
         if self.replay:
             bp.logits.argmax(dim=-1).tolist()  # the real argmax the engine would take
             bp.logits = self._one_hot(torch.tensor([ref[0] for ref in refs]))

@@ -51,17 +51,6 @@ class NormalizedText:
                     index.append(i)
         return cls(raw, "".join(chars), index)
 
-    def separators(self) -> list[tuple[int, int]]:
-        """Raw ``(start, end)`` of the characters between consecutive kept characters."""
-        idx = self.raw_index
-        return [(idx[k] + 1, idx[k + 1]) for k in range(len(idx) - 1)]
-
-
-def _raw_tail_after_kept(text: str) -> str:
-    """The characters after the last kept character: ``"abc, **"`` -> ``", **"``."""
-    t = NormalizedText.of(text)
-    return text[t.raw_index[-1] + 1:] if t.raw_index else text
-
 
 _SEPARATOR_RUN = re.compile(r"[\W_]+")
 

@@ -32,7 +32,6 @@ from core.speculative.matching import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
 from core.targets.base import BatchPrefill, PrefillRequest
-from core.targets.kv import concat_rows
 from core.speculative.mathmode import inside_math
 from core.speculative.stopping import RepetitionGuard, StopRule
 
@@ -427,15 +426,9 @@ class Engine:
             if text:
                 emit(TextAppended(page=page_number, text=text))
 
-        first = admit([page_row])
-        rows = [page_row]
-        if first is not None:
-            rows += first[0]
-            cache, valid = concat_rows(cache, valid, first[1], first[2])
-            first = None
         decoder = self._decoder(should_cancel, on_step)
         with _Timer(seconds, "verify", target.device):
-            decoder.run(rows, cache, valid, admit=admit)
+            decoder.run([page_row], cache, valid, admit=admit)
         record(region_rows)
         stats.prefill_passes += prefill_passes
         stats.stage2_passes += decoder.forward_passes

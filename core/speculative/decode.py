@@ -106,11 +106,14 @@ class SpeculativeDecoder:
         """Decode until every row is done.
 
         cache: the merged prefill cache, batch ``len(rows)``; valid: (B, T) bool, its real columns.
-        admit: asked after every pass (with the rows still live) for freshly prefilled rows to join
-        the batch: returns ``(rows, cache, valid)`` of the newcomers, or None. Rows are returned in
-        the order they were given, newcomers not included.
+        admit: asked before the first pass and after every pass (with the rows still live) for
+        freshly prefilled rows to join the batch: returns ``(rows, cache, valid)`` of the newcomers,
+        or None; no longer asked once an ``ends_batch`` row is done. Rows are returned in the order
+        they were given, newcomers not included.
         """
         live, cache, valid = _drop_done(rows, cache, valid)
+        if admit is not None and not any(r.ends_batch for r in rows if r.done):
+            live, cache, valid = _admit(admit, live, cache, valid)
         while live:
             if self.should_cancel():
                 raise CancelledError("cancelled")
@@ -160,13 +163,7 @@ class SpeculativeDecoder:
                 cache, valid = _select_rows(cache, valid, keep)
                 live = [live[b] for b in keep]
             if admit is not None and not any(r.ends_batch for r in rows if r.done):
-                extra = admit(live)
-                if extra is not None:
-                    new_rows, new_cache, new_valid = extra
-                    new_live, new_cache, new_valid = _drop_done(new_rows, new_cache, new_valid)
-                    if new_live:
-                        cache, valid = concat_rows(cache, valid, new_cache, new_valid)
-                        live = live + new_live
+                live, cache, valid = _admit(admit, live, cache, valid)
             if live and _hole_fraction(valid) > self.compact_ratio:
                 cache, valid = _compact(cache, valid)
         return rows
@@ -209,6 +206,18 @@ class SpeculativeDecoder:
 
 # --- cache surgery -------------------------------------------------------------------------------
 # DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
+
+
+def _admit(admit: Admit, live: list[DecodeRow], cache, valid: torch.Tensor):
+    """Ask ``admit`` for newcomers and append those not done at once to the batch."""
+    extra = admit(live)
+    if extra is None:
+        return live, cache, valid
+    new_live, new_cache, new_valid = _drop_done(*extra)
+    if not new_live:
+        return live, cache, valid
+    cache, valid = concat_rows(cache, valid, new_cache, new_valid)
+    return live + new_live, cache, valid
 
 
 def _drop_done(rows: list[DecodeRow], cache, valid: torch.Tensor):

@@ -14,7 +14,8 @@ markup, whitespace and tokenisation never decide a match:
    blocks at blank lines and prose blocks into sentences (a paragraph often runs across a page
    break); each unit is scored against each page's draft text (fraction of its normalised
    characters that ``rapidfuzz`` finds in the page); a dynamic programme assigns units to pages in
-   order (monotone), maximising matched characters. Single-page documents skip this.
+   order (monotone), maximising matched characters; units a silver reference moved across a page
+   break (floats) then go back to the page that contains them. Single-page documents skip this.
 2. ``region_spans``: a page reference -> the span each drafter region covers (for the replay target's
    Stage 1). Each region's normalised draft is located with ``partial_ratio_alignment``; the hit is
    widened to the markup around it on the same line (``## ``, ``<td>``, ``**`` ...). Regions scoring
@@ -38,7 +39,8 @@ from core.drafters.base import Region
 
 #: Masked before alignment: HTML comments, images, tags, and LaTeX command names (the reference's
 #: ``$\\mathrm{TiO}_{2}$`` is the text layer's ``TiO2``; only the alignment masks them, not the metric).
-_MASKED = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|<[^>]*>|\\[A-Za-z]+", re.DOTALL)
+#: A tag starts with a letter or a slash, so the ``<`` of ``(<97%)`` masks nothing.
+_MASKED = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|</?[A-Za-z][^<>]*>|\\[A-Za-z]+", re.DOTALL)
 #: Labels whose text no target writes (the engine skips them too).
 NON_TEXT_LABELS = frozenset({"figure", "image", "picture"})
 
@@ -240,11 +242,16 @@ def reference_units(reference: str, min_chars: int = 40) -> list[tuple[int, int]
 
 
 def split_reference(reference: str, page_texts: list[str]) -> list[str]:
-    """Cut a document reference into per-page references, in order (see the module docstring).
+    """Cut a document reference into per-page references (see the module docstring).
 
     ``page_texts``: each page's draft (or text-layer) text. A page no unit matches gets ``""``.
-    Units (``reference_units``) are assigned to pages monotonically, so every page's reference is
-    one contiguous stretch of the document's.
+    Units (``reference_units``) are first assigned to pages monotonically (``_monotone_pages``), so a
+    page's reference is normally one contiguous stretch of the document's. Silver references do not
+    always keep page order: MinerU moves tables, captions and formulas next to the paragraph that
+    cites them, which may sit on the next page. So a unit that one page clearly contains but its
+    monotone page does not moves to that page, and a unit no page contains (a formula whose text
+    layer is junk) between two units of one page goes with them. A page's units are kept in reference order; runs of
+    adjacent units are cut as one stretch, runs apart are joined by a blank line.
     """
     n = len(page_texts)
     if n <= 1:
@@ -254,15 +261,47 @@ def split_reference(reference: str, page_texts: list[str]) -> list[str]:
         return [""] * n
     pages = [NormText.of(t).norm for t in page_texts]
     norms = [NormText.of(reference[s:e]).norm for s, e in units]
-    weight = [max(1, len(b)) for b in norms]
-    score = [[_contained(b, p) * w for p in pages] for b, w in zip(norms, weight)]
-    # best[u][p]: best total for units[:u+1] with unit u on page p (pages non-decreasing)
+    contained = [[_contained(b, p) for p in pages] for b in norms]
+    assign = _monotone_pages([[c * max(1, len(b)) for c in row] for b, row in zip(norms, contained)], n)
+    matched = [len(b) >= _UNIT_MIN_CHARS and max(row) >= _UNIT_MATCHED for b, row in zip(norms, contained)]
+    for u, row in enumerate(contained):
+        if not matched[u]:
+            continue
+        best = max(range(n), key=row.__getitem__)
+        if row[best] >= _UNIT_CLEAR and row[assign[u]] < row[best] - _UNIT_MARGIN:
+            assign[u] = best
+    for u in range(len(units)):  # an unmatched unit between two matched ones on one page joins them
+        if not matched[u]:
+            before = next((assign[v] for v in range(u - 1, -1, -1) if matched[v]), None)
+            after = next((assign[v] for v in range(u + 1, len(units)) if matched[v]), None)
+            if before is not None and before == after:
+                assign[u] = before
+    out = []
+    for page in range(n):
+        mine = [u for u in range(len(units)) if assign[u] == page]
+        runs: list[tuple[int, int]] = []
+        for u in mine:
+            if runs and runs[-1][1] == u - 1:
+                runs[-1] = (runs[-1][0], u)
+            else:
+                runs.append((u, u))
+        out.append("\n\n".join(reference[units[a][0]:units[b][1]].strip() for a, b in runs))
+    return out
+
+
+#: A unit of at least ``_UNIT_MIN_CHARS`` normalised characters counts as found on a page from this
+#: containment on (shorter ones, like "Table 4", are found everywhere); it moves off its monotone page
+#: to one that contains it at least ``_UNIT_CLEAR`` and ``_UNIT_MARGIN`` better.
+_UNIT_MIN_CHARS, _UNIT_MATCHED, _UNIT_CLEAR, _UNIT_MARGIN = 12, 0.5, 0.8, 0.25
+
+
+def _monotone_pages(score: list[list[float]], n: int) -> list[int]:
+    """Page of each unit, pages non-decreasing, maximising the summed ``score[unit][page]``."""
     NEG = float("-inf")
-    best = [[NEG] * n for _ in units]
-    back = [[0] * n for _ in units]
-    for p in range(n):
-        best[0][p] = score[0][p]
-    for u in range(1, len(units)):
+    best = [[NEG] * n for _ in score]
+    back = [[0] * n for _ in score]
+    best[0] = list(score[0])
+    for u in range(1, len(score)):
         run_val, run_arg = NEG, 0
         for p in range(n):
             if best[u - 1][p] > run_val:
@@ -270,15 +309,11 @@ def split_reference(reference: str, page_texts: list[str]) -> list[str]:
             best[u][p] = run_val + score[u][p]
             back[u][p] = run_arg
     p = max(range(n), key=lambda k: best[-1][k])
-    assign = [0] * len(units)
-    for u in range(len(units) - 1, -1, -1):
+    assign = [0] * len(score)
+    for u in range(len(score) - 1, -1, -1):
         assign[u] = p
         p = back[u][p]
-    out = []
-    for page in range(n):
-        mine = [units[u] for u in range(len(units)) if assign[u] == page]
-        out.append(reference[mine[0][0]:mine[-1][1]].strip() if mine else "")
-    return out
+    return assign
 
 
 # --- 2. page reference -> region spans -----------------------------------------------------------

@@ -17,7 +17,7 @@ _SPACE_RUN = re.compile(r"[ \t\u00a0\u3000]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_HTML_TAG = re.compile(r"<[^>]*>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")  # not "<" in prose: "(<97%) ... >" is text
 
 
 def _is_kept_char(ch: str) -> bool:

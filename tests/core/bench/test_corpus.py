@@ -93,3 +93,29 @@ def test_a_paragraph_running_across_a_page_break_is_cut_at_the_break():
     first, second = split_reference(ref, pages)
     assert first.endswith("still holds completely.") and first.startswith("# Intro")
     assert second.startswith("Then the paragraph continues") and second.endswith("Ball milling.")
+
+
+def test_a_table_the_reference_moved_past_a_page_break_goes_back_to_its_page():
+    # MinerU-style silver references put a float after the paragraph that cites it, even when that
+    # paragraph ends on the next page; the table's text is on the first page only.
+    from core.bench.corpus import split_reference
+
+    table = "<table><tr><td>Sample density</td><td>2.797 grams</td></tr><tr><td>Porosity</td><td>9.69</td></tr></table>"
+    ref = ("Densities were measured by dipping the samples in water at room temperature.\n\n"
+           "The second page goes on with hardness results for every sample we pressed.\n\n"
+           f"{table}\n\nThe second page ends with wear tests on the pin and the disc.")
+    pages = ["Densities were measured by dipping the samples in water at room temperature. "
+             "Sample density 2.797 grams Porosity 9.69",
+             "The second page goes on with hardness results for every sample we pressed. "
+             "The second page ends with wear tests on the pin and the disc."]
+    first, second = split_reference(ref, pages)
+    assert table in first and table not in second
+    assert second == ("The second page goes on with hardness results for every sample we pressed.\n\n"
+                      "The second page ends with wear tests on the pin and the disc.")
+
+
+def test_a_less_than_sign_in_prose_masks_no_text():
+    from core.bench.corpus import NormText
+
+    assert NormText.of("very low (<97%), higher temperatures <b>were</b> applied").norm == (
+        "verylow97highertemperatureswereapplied")

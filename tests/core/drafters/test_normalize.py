@@ -37,3 +37,9 @@ def test_text_edit_distance(pred, ref, expected):
 
 def test_reading_order_mistakes_count():
     assert text_edit_distance("second part first part", "first part second part") > 0.3
+
+
+def test_metric_drops_tags_but_not_text_after_a_less_than_sign():
+    from core.drafters.normalize import normalize_for_metric
+
+    assert normalize_for_metric("x (<97%) and <td>y</td> > z") == "x97andyz"

@@ -53,14 +53,22 @@ class NormalizedText:
 
 
 _SEPARATOR_RUN = re.compile(r"[\W_]+")
+_WORD = re.compile(r"\S+")
 
 
 class TextMatcher:
     """Finds continuations of an output text inside raw text drafts (see module docstring).
 
-    It also learns how the output renders the drafts' separators: wherever a matched window shows the
-    draft writing ``" ± "`` or ``"</td><td>"`` between two characters where the output wrote
-    ``" $ \\pm $ "`` or ``"</td>\\n <td>"``, later continuations are proposed with the output's form.
+    It also learns how the output writes what the drafts say, from the stretch where the output and
+    the draft agree, and proposes later continuations that way too:
+
+    * separators: where the draft writes ``" ± "`` or ``"</td><td>"`` between two characters and the
+      output ``" $ \\pm $ "`` or ``"</td>\\n <td>"`` (``rewrites``);
+    * words: where the draft writes ``wt%TiO2`` and the output ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``
+      (``words``; a word is what the draft has between spaces). Each draft is then also kept
+      *rendered*, its words replaced by the output's forms, and a hit proposes the rendered
+      continuation beside the raw one. A rendering keeps the word's letters and digits, so both
+      texts share one normalised stream and one hit position.
     """
 
     def __init__(self, drafts: list[str], min_chars: int = 6, max_chars: int = 48,
@@ -68,6 +76,9 @@ class TextMatcher:
         self.drafts = [NormalizedText.of(d) for d in drafts]
         self.min_chars, self.max_chars, self.max_hits = min_chars, max_chars, max_hits
         self.rewrites: dict[str, str] = {}  # draft separator -> the output's, where they differ
+        self.words: dict[str, str] = {}     # draft word -> the output's form, where they differ
+        self._rendered: list[NormalizedText | None] = [None] * len(self.drafts)
+        self._render_stale = False
 
     def __bool__(self) -> bool:
         return any(d.norm for d in self.drafts)
@@ -75,6 +86,7 @@ class TextMatcher:
     def set_text(self, d: int, text: str) -> None:
         """Replace draft ``d``'s text."""
         self.drafts[d] = NormalizedText.of(text)
+        self._render_stale = True
 
     def continuations(self, output_tail: str, max_chars_out: int = 400) -> list[tuple[str, int, int]]:
         """Raw draft texts that plausibly follow ``output_tail``.
@@ -100,51 +112,113 @@ class TextMatcher:
             if not hits:
                 break
             best, window = hits, n
-            if len({self._raw_after(d, e, sep, 32) for d, e in hits}) <= 1:
+            if len({self._raw_after(self.drafts[d], e, sep, 32) for d, e in hits}) <= 1:
                 break
             n += 4
         if best:
             self._learn(out_text, *best[0], window)
+        if self._render_stale:
+            self._render()
         out, seen = [], set()
         for d, end in best:
-            cont = self._raw_after(d, end, sep, max_chars_out)
-            if cont and cont not in seen:
-                seen.add(cont)
-                out.append((cont, d, end))
+            for text in (self._rendered[d], self.drafts[d]):
+                cont = self._raw_after(text, end, sep, max_chars_out) if text is not None else ""
+                if cont and cont not in seen:
+                    seen.add(cont)
+                    out.append((cont, d, end))
             if len(out) >= self.max_hits:
                 break
-        return out
+        return out[:self.max_hits]
 
     def _learn(self, out: NormalizedText, d: int, norm_end: int, n: int) -> None:
-        """Record the separators of the ``n`` matched characters: draft form -> output form."""
+        """Learn from the matched stretch: the ``n`` matched characters, extended back as far as
+        output and draft keep agreeing. Records separator and word rewrites (draft -> output)."""
         draft = self.drafts[d]
+        while n < len(out.norm) and n < norm_end and out.norm[-n - 1] == draft.norm[norm_end - n - 1]:
+            n += 1
         oi, di = out.raw_index[-n:], draft.raw_index[norm_end - n:norm_end]
         for k in range(n - 1):
             if oi[k] == oi[k + 1] or di[k] == di[k + 1]:
                 continue  # one raw character gave two normalised ones (NFKC)
             mine, theirs = out.raw[oi[k] + 1:oi[k + 1]], draft.raw[di[k] + 1:di[k + 1]]
-            if not mine or not theirs:
-                continue  # "TiO2" vs "TiO}_{2": never rewrite between adjacent characters
+            if not mine or not theirs or theirs.isspace():
+                continue  # "TiO2" vs "TiO}_{2", or a plain space: those are words' business
             if mine != theirs:
                 self.rewrites[theirs] = mine
             else:
                 self.rewrites.pop(theirs, None)
+        self._learn_words(out, oi, draft, di)
+
+    def _learn_words(self, out: NormalizedText, oi: list[int], draft: NormalizedText, di: list[int]) -> None:
+        """Words of the draft that lie inside the agreeing stretch, with a matched character on each
+        side: the output's form is its text from the last space before the word's first character
+        to the first space after its last one (``"of $\\mathrm{TiO}_{2}$ powder"``: ``TiO2`` ->
+        ``$\\mathrm{TiO}_{2}$``)."""
+        n, k = len(di), 1
+        while k < n - 1:
+            a = k
+            if di[a - 1] == di[a] or not any(c.isspace() for c in draft.raw[di[a - 1] + 1:di[a]]):
+                k += 1
+                continue  # not the first character of a word
+            b = a
+            while b + 1 < n and di[b + 1] != di[b] and not any(
+                    c.isspace() for c in draft.raw[di[b] + 1:di[b + 1]]):
+                b += 1
+            k = b + 1
+            if b >= n - 1:
+                break  # the word runs past the stretch: its end is not seen yet
+            before, after = out.raw[oi[a - 1] + 1:oi[a]], out.raw[oi[b] + 1:oi[b + 1]]
+            cut_b = max((i for i, c in enumerate(before) if c.isspace()), default=-1)
+            cut_a = next((i for i, c in enumerate(after) if c.isspace()), -1)
+            if cut_b < 0 or cut_a < 0:
+                continue  # the output ran this word into a neighbour
+            word = draft.raw[_word_start(draft.raw, di[a]):_word_end(draft.raw, di[b])]
+            form = before[cut_b + 1:] + out.raw[oi[a]:oi[b] + 1] + after[:cut_a]
+            if form == word:
+                if self.words.pop(word, None) is not None:
+                    self._render_stale = True
+            elif self.words.get(word) != form and NormalizedText.of(form).norm == NormalizedText.of(word).norm:
+                self.words[word] = form
+                self._render_stale = True
+
+    def _render(self) -> None:
+        """Rebuild the rendered drafts (the drafts with learned word forms)."""
+        self._render_stale = False
+        words = self.words
+        for d, text in enumerate(self.drafts):
+            raw = _WORD.sub(lambda m: words.get(m.group(0), m.group(0)), text.raw) if words else text.raw
+            self._rendered[d] = NormalizedText.of(raw) if raw != text.raw else None
 
     def _rewrite(self, text: str) -> str:
         if not self.rewrites:
             return text
         return _SEPARATOR_RUN.sub(lambda m: self.rewrites.get(m.group(0), m.group(0)), text)
 
-    def _raw_after(self, d: int, norm_end: int, sep: str, limit: int) -> str:
-        """Draft text after normalised position ``norm_end`` in the output's form (separators
+    def _raw_after(self, text: NormalizedText, norm_end: int, sep: str, limit: int) -> str:
+        """``text`` after normalised position ``norm_end`` in the output's form (separators
         rewritten), starting where the output's own separator ``sep`` leaves off."""
-        text = self.drafts[d]
         if norm_end >= len(text.raw_index):
             return ""
         nxt = text.raw_index[norm_end]
         gap = text.raw[text.raw_index[norm_end - 1] + 1:nxt]
         gap = self.rewrites.get(gap, gap)
         if sep:
-            # the output began its separator: propose the rest of it, or resume at the next character
-            gap = gap[len(sep):] if gap.startswith(sep) else ""
+            # the output began its separator: propose the rest of it; where it wrote something else
+            # (``}$`` after a formula), the draft's space is still to come
+            if gap.startswith(sep):
+                gap = gap[len(sep):]
+            else:
+                gap = "" if sep[-1].isspace() else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+
+def _word_start(raw: str, i: int) -> int:
+    while i > 0 and not raw[i - 1].isspace():
+        i -= 1
+    return i
+
+
+def _word_end(raw: str, i: int) -> int:
+    while i < len(raw) and not raw[i].isspace():
+        i += 1
+    return i

@@ -99,3 +99,34 @@ def test_no_rewrite_between_adjacent_characters():
     m = TextMatcher(["with TiO2 powder and TiO2 particles"])
     m.continuations("with $\\mathrm{TiO}_{2}$ powder")
     assert "" not in m.rewrites  # the draft's "TiO2" has no separator to rewrite
+
+
+def test_words_are_proposed_the_way_the_output_wrote_them_before():
+    m = TextMatcher(["with 2 wt%TiO2 and 8 wt%TiO2 particles, then TiO2 powder of TiO2 grains"])
+    m.continuations("with $2 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ and $8")
+    assert m.words["wt%TiO2"] == "\\mathrm{wt} \\% \\mathrm{TiO}_{2}$"
+    conts = [c[0] for c in m.continuations("with $2 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ and $8")]
+    # the rendered continuation first, the raw draft's beside it (the output may write it plainly)
+    assert conts[0].startswith(" \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ particles,")
+    assert any(c.startswith(" wt") and "TiO2 particles" in c for c in conts[1:])
+
+
+def test_a_word_the_output_writes_plainly_again_is_forgotten():
+    m = TextMatcher(["the TiO2 powder, the TiO2 grains and the TiO2 particles of TiO2 here"])
+    m.continuations("the $\\mathrm{TiO}_{2}$ powder,")
+    assert "TiO2" in m.words
+    m.continuations("the $\\mathrm{TiO}_{2}$ powder, the TiO2 grains and")
+    assert "TiO2" not in m.words
+
+
+def test_a_rendering_never_changes_the_words_letters():
+    m = TextMatcher(["density rho air of the sample in water here"])
+    m.continuations("density $\\rho_{\\text {air }}$ of the sample")
+    assert "air" not in m.words  # "\\text {air }" adds no letters, but keep any form honest:
+    assert all(NormalizedText.of(k).norm == NormalizedText.of(v).norm for k, v in m.words.items())
+
+
+def test_after_a_formula_the_drafts_space_is_still_proposed():
+    m = TextMatcher(["turning the samples 90° in each consecutive deformation"])
+    (text, _, _), = m.continuations("turning the samples $90^{\\circ}$")
+    assert text.startswith(" in each")

@@ -103,6 +103,8 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
         empty = sum(1 for c in cells if not c.strip())
         if table.row_count < 2 or table.col_count < 2 or empty > 0.5 * len(cells):
             continue  # mostly empty grids are page frames or forms, better read as text
+        if _cell_coverage(table, words) < 0.9:
+            continue  # the grid misses text inside its box (two tables read as one): keep it as text
         split = _side_by_side_split(rows)
         if split:
             first_right = table.rows[0].cells[split]
@@ -132,6 +134,16 @@ def table_cell_texts(table, words) -> list[list[str | None]]:
             texts.append(" ".join(w[4] for w in inside))
         rows.append(texts)
     return rows
+
+
+def _cell_coverage(table, words) -> float:
+    """Share of the words inside the table's box that some cell holds (1.0 for an empty box)."""
+    inside = [w for w in words if _center_inside(w[:4], table.bbox)]
+    if not inside:
+        return 1.0
+    cells = [c for row in table.rows for c in row.cells if c is not None]
+    held = sum(1 for w in inside if any(_center_inside(w[:4], c) for c in cells))
+    return held / len(inside)
 
 
 def _side_by_side_split(rows) -> int | None:

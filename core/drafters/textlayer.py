@@ -34,6 +34,7 @@ class TextLayerDrafter:
         lines = extract_lines(fitz_page)
         tables = find_ruled_tables(fitz_page) if self.tables else []
         if tables:
+            tables = [(box, text if text is not None else _rows_text(lines, box)) for box, text in tables]
             lines = [ln for ln in lines if not any(_center_inside(ln.bbox, t[0]) for t in tables)]
         # Text comes in the unrotated page space; order it there, then turn the boxes with the page.
         unrotated = fitz_page.rect * fitz_page.derotation_matrix
@@ -65,8 +66,9 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
     return lines
 
 
-def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
-    """Ruled tables as (bbox, html). Skipped fast when the page lacks horizontal and vertical rules."""
+def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str | None]]:
+    """Ruled tables as (bbox, html); html None where the grid's cells miss text inside its box (read
+    the box's lines instead). Skipped fast when the page lacks horizontal and vertical rules."""
     try:
         paths = fitz_page.get_cdrawings()
     except Exception:
@@ -104,7 +106,9 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str]]:
         if table.row_count < 2 or table.col_count < 2 or empty > 0.5 * len(cells):
             continue  # mostly empty grids are page frames or forms, better read as text
         if _cell_coverage(table, words) < 0.9:
-            continue  # the grid misses text inside its box (two tables read as one): keep it as text
+            # the grid misses text inside its box (two tables read as one): its lines row by row
+            tables.append((tuple(table.bbox), None))
+            continue
         split = _side_by_side_split(rows)
         if split:
             first_right = table.rows[0].cells[split]
@@ -134,6 +138,20 @@ def table_cell_texts(table, words) -> list[list[str | None]]:
             texts.append(" ".join(w[4] for w in inside))
         rows.append(texts)
     return rows
+
+
+def _rows_text(lines: list[TextLine], box) -> str:
+    """The lines inside ``box`` as text rows: lines whose vertical centres are close share a row,
+    left to right; rows top to bottom."""
+    inside = sorted((ln for ln in lines if _center_inside(ln.bbox, box)), key=lambda ln: (ln.bbox[1] + ln.bbox[3]) / 2)
+    rows: list[list[TextLine]] = []
+    for ln in inside:
+        mid = (ln.bbox[1] + ln.bbox[3]) / 2
+        if rows and abs(mid - (rows[-1][0].bbox[1] + rows[-1][0].bbox[3]) / 2) < 0.5 * (ln.bbox[3] - ln.bbox[1]):
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    return "\n".join(" ".join(ln.text.strip() for ln in sorted(row, key=lambda ln: ln.bbox[0])) for row in rows)
 
 
 def _cell_coverage(table, words) -> float:

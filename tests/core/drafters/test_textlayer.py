@@ -114,3 +114,22 @@ def test_rotated_page_boxes_follow_the_rendered_page(tmp_path):
     assert 0 <= x0 < x1 <= 800 and 0 <= y0 < y1 <= 600
     assert y1 - y0 > x1 - x0  # the line now runs downwards
     assert word.y1 - word.y0 > word.x1 - word.x0
+
+
+
+def test_a_grid_whose_cells_miss_text_is_read_as_rows_of_lines():
+    # mineru_research_report p2: two tables side by side under one ruled frame; find_tables saw one
+    # grid whose cells held only the right table, and the left table's text vanished from the draft.
+    from types import SimpleNamespace
+
+    from core.drafters.layout import TextLine
+    from core.drafters.textlayer import _cell_coverage, _rows_text
+
+    words = [(25, 52, 60, 60, "Shares"), (150, 52, 180, 60, "227.92"), (205, 52, 230, 60, "Sales"),
+             (305, 52, 325, 60, "746")]
+    grid = SimpleNamespace(bbox=(20, 40, 580, 200), rows=[SimpleNamespace(cells=[None, (200, 40, 300, 70),
+                                                                                   (300, 40, 400, 70)])])
+    assert _cell_coverage(grid, words) == 0.5
+    lines = [TextLine((25, 52, 60, 60), "Shares:", 8, False, 0), TextLine((150, 52, 180, 60), "227.92", 8, False, 1),
+             TextLine((205, 53, 230, 61), "Sales", 8, False, 2), TextLine((25, 82, 60, 90), "Float:", 8, False, 3)]
+    assert _rows_text(lines, grid.bbox) == "Shares: 227.92 Sales\nFloat:"

@@ -31,6 +31,7 @@ from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.matching import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
+from core.speculative.textmatch import Notation
 from core.targets.base import BatchPrefill, PrefillRequest
 from core.speculative.mathmode import inside_math
 from core.speculative.stopping import RepetitionGuard, StopRule
@@ -277,7 +278,7 @@ class Engine:
         with _Timer(seconds, "prefill", target.device):
             return target.prefill_batch(requests)
 
-    def _region_rows(self, chunk, bp: BatchPrefill, drafts, draft_texts) -> list[DecodeRow]:
+    def _region_rows(self, chunk, bp: BatchPrefill, drafts, draft_texts, notation=None) -> list[DecodeRow]:
         cfg, target = self.config, self.target
         # In hsd mode Stage 1 only refines drafts: a region whose draft the target keeps rejecting
         # is abandoned (its raw draft still serves Stage 2). The regions baseline decodes in full.
@@ -285,7 +286,7 @@ class Engine:
         # The same strategies as the page: token n-grams, then normalised text (rapid-table's HTML
         # and the model's differ in spacing), then the output's own n-grams (table markup repeats).
         return [DecodeRow(proposer=PageDrafts([drafts[i]], [draft_texts[i]], target.encode, target.decode,
-                                              cfg.proposal, regions=[i]).proposer,
+                                              cfg.proposal, regions=[i], notation=notation).proposer,
                           stop=self._stop(min(cfg.max_new_tokens, 2 * len(drafts[i]) + 32 if drafts[i]
                                               else UNDRAFTED_REGION_TOKENS)),
                           length=bp.lengths[k], rope_delta=bp.rope_deltas[k],
@@ -375,7 +376,9 @@ class Engine:
                      seconds, should_cancel, emit, page_number, batch: int) -> DecodeRow:
         target, cfg = self.target, self.config
         pending = self._stage1_todo(regions, drafts) if batch else []
-        page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal)
+        notation = Notation()  # word forms learned by any row serve every row of the page
+        page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
+                                 notation=notation)
         prefill_passes = 0
         try:
             with _Timer(seconds, "prefill", target.device):
@@ -398,7 +401,7 @@ class Engine:
             del pending[:len(chunk)]
             bp = self._prefill_regions(image, scale, regions, chunk, seconds, should_cancel)
             prefill_passes += bp.passes
-            new_rows = self._region_rows(chunk, bp, drafts, draft_texts)
+            new_rows = self._region_rows(chunk, bp, drafts, draft_texts, notation)
             region_rows.extend(new_rows)
             return new_rows, bp.cache, bp.valid
 
@@ -422,6 +425,9 @@ class Engine:
 
         def on_step(rows, gained):
             record(region_rows)  # also rows that stopped at admission (a region that reads as nothing)
+            for row in rows:
+                if row is not page_row and not row.done:
+                    page_drafts.grow(row.tag, row.output)
             text = detok.push(page_row.output)
             if text:
                 emit(TextAppended(page=page_number, text=text))

@@ -70,6 +70,15 @@ class DraftIndex:
         self.drafts[d] = list(tokens)
         self._add(d, self.drafts[d])
 
+    def extend(self, d: int, tokens: list[int]) -> None:
+        """Append ``tokens`` to draft ``d``, indexing only the n-grams that end in them."""
+        toks = self.drafts[d]
+        start = len(toks)
+        toks.extend(tokens)
+        for end in range(start + 1, len(toks) + 1):
+            for n in range(1, min(self.max_ngram, end) + 1):
+                self._index[tuple(toks[end - n:end])].append((d, end))
+
     def __bool__(self) -> bool:
         return any(self.drafts)
 

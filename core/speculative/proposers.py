@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
-from core.speculative.textmatch import TextMatcher
+from core.speculative.textmatch import Notation, TextMatcher
 from core.speculative.tree import DraftTree, build_tree, root_only
 
 
@@ -52,8 +52,9 @@ class TextProposer:
     """Normalised-character matching into raw text drafts (page level); see ``textmatch``."""
 
     def __init__(self, texts: list[str], regions: list[int], encode: Callable[[str], list[int]],
-                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = 24):
-        self.matcher = TextMatcher(texts)
+                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = 24,
+                 notation: Notation | None = None):
+        self.matcher = TextMatcher(texts, notation=notation)
         self.regions = regions
         self.encode, self.decode = encode, decode
         self.cfg = cfg

@@ -54,6 +54,59 @@ class NormalizedText:
 
 _SEPARATOR_RUN = re.compile(r"[\W_]+")
 _WORD = re.compile(r"\S+")
+_DIGITS = re.compile(r"\d+")
+
+
+class Notation:
+    """How the output writes the drafts' words, learned as it goes (see ``TextMatcher``).
+
+    ``words``: draft word -> the output's form (``wt%TiO2`` -> ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``).
+    ``shapes``: for words with digits, the word with its digit runs as ``#`` -> what the output put
+    around such a word (``700`` in ``$700 \\mathrm{MPa}$`` teaches ``#`` -> ``("$", "")``, which
+    ``30`` then gets too). The last observation wins, so a form the output stops using is forgotten.
+    One instance may serve every matcher of a page: a Stage 1 row that meets a unit first teaches
+    the page row how it is written. ``version`` changes with every change of the rules.
+    """
+
+    def __init__(self):
+        self.words: dict[str, str] = {}
+        self.shapes: dict[str, tuple[str, str]] = {}
+        self.version = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.shapes)
+
+    def learn(self, word: str, form: str) -> None:
+        if form != word and NormalizedText.of(form).norm != NormalizedText.of(word).norm:
+            return  # a form must keep the word's letters and digits (one normalised stream)
+        changed = self._set(self.words, word, None if form == word else form)
+        if _DIGITS.search(word):
+            at = form.find(word)
+            if form == word or (at >= 0 and form.count(word) == 1):
+                template = None if form == word else (form[:at], form[at + len(word):])
+                changed |= self._set(self.shapes, _DIGITS.sub("#", word), template)
+        if changed:
+            self.version += 1
+
+    def render(self, word: str) -> str:
+        form = self.words.get(word)
+        if form is not None:
+            return form
+        if self.shapes and _DIGITS.search(word):
+            template = self.shapes.get(_DIGITS.sub("#", word))
+            if template:
+                return template[0] + word + template[1]
+        return word
+
+    @staticmethod
+    def _set(rules: dict, key: str, value) -> bool:
+        if rules.get(key) == value:
+            return False
+        if value is None:
+            del rules[key]
+        else:
+            rules[key] = value
+        return True
 
 
 class TextMatcher:
@@ -72,13 +125,17 @@ class TextMatcher:
     """
 
     def __init__(self, drafts: list[str], min_chars: int = 6, max_chars: int = 48,
-                 max_hits: int = 8):
+                 max_hits: int = 8, notation: Notation | None = None):
         self.drafts = [NormalizedText.of(d) for d in drafts]
         self.min_chars, self.max_chars, self.max_hits = min_chars, max_chars, max_hits
         self.rewrites: dict[str, str] = {}  # draft separator -> the output's, where they differ
-        self.words: dict[str, str] = {}     # draft word -> the output's form, where they differ
+        self.notation = notation if notation is not None else Notation()
         self._rendered: list[NormalizedText | None] = [None] * len(self.drafts)
-        self._render_stale = False
+        self._rendered_version = self.notation.version
+
+    @property
+    def words(self) -> dict[str, str]:
+        return self.notation.words
 
     def __bool__(self) -> bool:
         return any(d.norm for d in self.drafts)
@@ -86,7 +143,7 @@ class TextMatcher:
     def set_text(self, d: int, text: str) -> None:
         """Replace draft ``d``'s text."""
         self.drafts[d] = NormalizedText.of(text)
-        self._render_stale = True
+        self._rendered[d] = self._rendering(self.drafts[d])
 
     def continuations(self, output_tail: str, max_chars_out: int = 400) -> list[tuple[str, int, int]]:
         """Raw draft texts that plausibly follow ``output_tail``.
@@ -117,7 +174,7 @@ class TextMatcher:
             n += 4
         if best:
             self._learn(out_text, *best[0], window)
-        if self._render_stale:
+        if self._rendered_version != self.notation.version:
             self._render()
         out, seen = [], set()
         for d, end in best:
@@ -173,21 +230,19 @@ class TextMatcher:
             if cut_b < 0 or cut_a < 0:
                 continue  # the output ran this word into a neighbour
             word = draft.raw[_word_start(draft.raw, di[a]):_word_end(draft.raw, di[b])]
-            form = before[cut_b + 1:] + out.raw[oi[a]:oi[b] + 1] + after[:cut_a]
-            if form == word:
-                if self.words.pop(word, None) is not None:
-                    self._render_stale = True
-            elif self.words.get(word) != form and NormalizedText.of(form).norm == NormalizedText.of(word).norm:
-                self.words[word] = form
-                self._render_stale = True
+            self.notation.learn(word, before[cut_b + 1:] + out.raw[oi[a]:oi[b] + 1] + after[:cut_a])
 
     def _render(self) -> None:
-        """Rebuild the rendered drafts (the drafts with learned word forms)."""
-        self._render_stale = False
-        words = self.words
-        for d, text in enumerate(self.drafts):
-            raw = _WORD.sub(lambda m: words.get(m.group(0), m.group(0)), text.raw) if words else text.raw
-            self._rendered[d] = NormalizedText.of(raw) if raw != text.raw else None
+        """Rebuild the rendered drafts (the notation has changed)."""
+        self._rendered_version = self.notation.version
+        self._rendered = [self._rendering(text) for text in self.drafts]
+
+    def _rendering(self, text: NormalizedText) -> NormalizedText | None:
+        """``text`` with the learned word forms, or None where none applies."""
+        if not self.notation:
+            return None
+        raw = _WORD.sub(lambda m: self.notation.render(m.group(0)), text.raw)
+        return NormalizedText.of(raw) if raw != text.raw else None
 
     def _rewrite(self, text: str) -> str:
         if not self.rewrites:
@@ -208,7 +263,7 @@ class TextMatcher:
             if gap.startswith(sep):
                 gap = gap[len(sep):]
             else:
-                gap = "" if sep[-1].isspace() else gap[len(gap.rstrip()):]
+                gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
 
 

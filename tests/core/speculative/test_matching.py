@@ -127,3 +127,13 @@ def test_set_draft_gives_the_index_a_fresh_build_would():
     assert index.drafts == fresh.drafts
     assert {k: sorted(v) for k, v in index._index.items()} == {k: sorted(v) for k, v in fresh._index.items()}
     assert index.hits((9, 2)) == []
+
+
+def test_extend_indexes_the_new_ngrams_only_once():
+    from core.speculative.matching import DraftIndex
+
+    grown, whole = DraftIndex([[]], max_ngram=4), DraftIndex([[1, 2, 3, 4, 5, 6]], max_ngram=4)
+    grown.extend(0, [1, 2, 3])
+    grown.extend(0, [4, 5, 6])
+    assert grown.drafts == whole.drafts
+    assert {k: sorted(v) for k, v in grown._index.items()} == {k: sorted(v) for k, v in whole._index.items()}

@@ -32,3 +32,25 @@ def test_joined_draft_crosses_region_boundaries_with_refined_texts():
     out = encode("first part.")
     tree = drafts.proposer.propose(out[:-1], out[-1], 16)
     assert decode(tree.tokens[1:9]) == "\n\nsecond"
+
+
+def test_a_regions_partial_stage1_output_is_proposed_while_its_row_decodes():
+    encode, decode = _codec()
+    raw = ["Alpha beta gamma.", "The grains of TiO2 grow at 640 C in the furnace"]
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
+    partial = "The grains of $\\mathrm{TiO}_{2}$ grow"
+    drafts.grow(1, encode(partial[:20]))
+    drafts.grow(1, encode(partial))  # grows in steps; only the new tokens are indexed
+    out = encode("The grains of $\\mathrm{T")
+    tree = drafts.proposer.propose(out[:-1], out[-1], 32)
+    paths = ["".join(chr(t) for t in p) for p, _ in _paths(tree)]
+    assert any(p.startswith("iO}_{2}$ grow") for p in paths)
+    drafts.refine(1, encode(partial + " at 640 C."), partial + " at 640 C.")
+    drafts.rejoin()
+    assert drafts.tokens.index.drafts[drafts.n + 2] == []  # the final output replaces the partial one
+
+
+def _paths(tree):
+    from core.speculative.proposers import _paths as paths
+
+    return paths(tree)

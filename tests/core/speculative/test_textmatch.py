@@ -130,3 +130,28 @@ def test_after_a_formula_the_drafts_space_is_still_proposed():
     m = TextMatcher(["turning the samples 90° in each consecutive deformation"])
     (text, _, _), = m.continuations("turning the samples $90^{\\circ}$")
     assert text.startswith(" in each")
+
+
+def test_a_number_takes_the_form_other_numbers_took():
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    notation.learn("700", "$700")
+    notation.learn("wt%TiO2", "\\mathrm{wt} \\% \\mathrm{TiO}_{2}$")
+    assert notation.render("30") == "$30" and notation.render("wt%TiO2").startswith("\\mathrm{wt}")
+    assert notation.render("(3)") == "(3)"  # another shape
+    notation.learn("1999", "1999")  # a plain number again: the shape's form is forgotten
+    assert notation.render("30") == "30"
+    notation.learn("air", "\\mathrm{air} x")  # adds a letter: never learned
+    assert "air" not in notation.words
+
+
+def test_matchers_sharing_a_notation_learn_from_each_other():
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    region = TextMatcher(["pressed at 700 MPa for 30 min"], notation=notation)
+    page = TextMatcher(["then the samples were pressed at 700 MPa for 30 min and cooled"], notation=notation)
+    region.continuations("pressed at $700 \\mathrm{MPa}$ for")
+    conts = [c[0] for c in page.continuations("then the samples were pressed at $")]
+    assert any(c.startswith("700 \\mathrm{MPa}$ for $30") for c in conts)

@@ -17,7 +17,6 @@ while the longer suffix still matches and the hits still disagree on what follow
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from core.speculative.tree import DraftTree, build_tree, root_only
@@ -37,53 +36,50 @@ class ProposalConfig:
 
 
 class DraftIndex:
-    """An n-gram index over a fixed set of token drafts.
+    """An n-gram index over a set of token drafts that change while decoding.
 
     ``drafts[d]`` is a list of token ids; the index maps every n-gram (n <= max_ngram) to the
     positions right after its occurrences: ``(d, end)`` means ``drafts[d][end - n:end]`` is the
-    n-gram and ``drafts[d][end:]`` is what the draft proposes next.
+    n-gram and ``drafts[d][end:]`` is what the draft proposes next. Each draft has its own table, so
+    replacing one (a region's Stage 1 output arriving) re-indexes that draft only.
     """
 
     def __init__(self, drafts: list[list[int]], max_ngram: int = 10):
         self.drafts = [list(d) for d in drafts]
         self.max_ngram = max_ngram
-        self._index: dict[tuple[int, ...], list[tuple[int, int]]] = defaultdict(list)
-        for d, toks in enumerate(self.drafts):
-            self._add(d, toks)
+        self._tables: list[dict[tuple[int, ...], list[int]]] = [{} for _ in self.drafts]
+        for d in range(len(self.drafts)):
+            self._add(d, 0)
 
-    def _add(self, d: int, toks: list[int]) -> None:
-        for end in range(1, len(toks) + 1):
+    def _add(self, d: int, start: int) -> None:
+        """Index the n-grams of draft ``d`` that end after position ``start``."""
+        toks, table = self.drafts[d], self._tables[d]
+        for end in range(start + 1, len(toks) + 1):
             for n in range(1, min(self.max_ngram, end) + 1):
-                self._index[tuple(toks[end - n:end])].append((d, end))
+                key = tuple(toks[end - n:end])
+                ends = table.get(key)
+                if ends is None:
+                    table[key] = [end]
+                else:
+                    ends.append(end)
 
     def set_draft(self, d: int, tokens: list[int]) -> None:
         """Replace draft ``d`` (Stage 2 swaps a region's raw draft for its Stage 1 output)."""
-        old = self.drafts[d]
-        for end in range(1, len(old) + 1):
-            for n in range(1, min(self.max_ngram, end) + 1):
-                key = tuple(old[end - n:end])
-                hits = self._index.get(key)
-                if hits:
-                    hits[:] = [h for h in hits if h[0] != d]
-                    if not hits:
-                        del self._index[key]
         self.drafts[d] = list(tokens)
-        self._add(d, self.drafts[d])
+        self._tables[d] = {}
+        self._add(d, 0)
 
     def extend(self, d: int, tokens: list[int]) -> None:
         """Append ``tokens`` to draft ``d``, indexing only the n-grams that end in them."""
-        toks = self.drafts[d]
-        start = len(toks)
-        toks.extend(tokens)
-        for end in range(start + 1, len(toks) + 1):
-            for n in range(1, min(self.max_ngram, end) + 1):
-                self._index[tuple(toks[end - n:end])].append((d, end))
+        start = len(self.drafts[d])
+        self.drafts[d].extend(tokens)
+        self._add(d, start)
 
     def __bool__(self) -> bool:
         return any(self.drafts)
 
     def hits(self, suffix: tuple[int, ...]) -> list[tuple[int, int]]:
-        return self._index.get(suffix, [])
+        return [(d, end) for d, table in enumerate(self._tables) for end in table.get(suffix, ())]
 
     def continuation(self, hit: tuple[int, int], length: int) -> list[int]:
         d, end = hit

@@ -40,6 +40,9 @@ MODES = ("ar", "hsd", "page", "regions")
 #: Region labels with no text to verify: kept for export (figures are cropped and linked).
 NON_TEXT_LABELS = frozenset({"figure", "image", "picture"})
 
+#: Drafters whose text is the document's own (not a reading of its pixels).
+TRUSTED_SOURCES = frozenset({"textlayer"})
+
 #: Stage 1's output bound for a region without a draft (drafted ones: twice the draft, plus 32).
 UNDRAFTED_REGION_TOKENS = 256
 
@@ -62,6 +65,8 @@ class EngineConfig:
     stage1_give_up: float = 0.0         # hsd: abandon a region below this many tokens per pass (0: never;
     #                                     beside the page row a slow region costs batch width, not passes)
     stage1_skip_sources: tuple = ()     # hsd: drafters whose regions go to Stage 2 unrefined
+    stage1_min_tokens: int = 160        # hsd: a page drafted by the text layer alone with fewer draft tokens
+    #                                     goes without Stage 1 (its crop prefill costs more than it can save)
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -266,7 +271,11 @@ class Engine:
         its crop without a draft: beside the page row that costs no passes of its own."""
         cfg = self.config
         skip = () if cfg.mode == "regions" else cfg.stage1_skip_sources
-        return [i for i, r in enumerate(regions) if r.label not in NON_TEXT_LABELS and r.source not in skip]
+        todo = [i for i, r in enumerate(regions) if r.label not in NON_TEXT_LABELS and r.source not in skip]
+        if cfg.mode == "hsd" and sum(len(d) for d in drafts) < cfg.stage1_min_tokens and all(
+                regions[i].source in TRUSTED_SOURCES for i in todo if drafts[i]):
+            return []  # a short born-digital page: Stage 2 reads its exact drafts in a few passes
+        return todo
 
     def _prefill_regions(self, image, scale, regions, chunk, seconds, should_cancel) -> BatchPrefill:
         """The crops of regions ``chunk``, prefilled together (one forward pass where the family can)."""

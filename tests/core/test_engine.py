@@ -179,3 +179,18 @@ def test_regions_mode_and_stats(setup):
     assert all(s.verified and s.forward_passes > 0 for s in result.region_stats)
     # the crops are prefilled in one batch (all four fit in one stage1_batch)
     assert result.stats.stage2_passes == 0 and result.stats.prefill_passes == 1
+
+
+def test_a_short_text_layer_page_goes_without_stage1(setup):
+    """Stage 1 cannot pay for its crop prefill on a short born-digital page; OCR drafts still get it."""
+    target, image, ar = setup
+    head = ar.output_tokens[:40]
+    regions = [Region("text", (10, 10, 290, 90), target.decode(head[:20]), "textlayer"),
+               Region("text", (10, 100, 290, 180), target.decode(head[20:]), "textlayer")]
+    short = _run(target, image, "hsd", regions)
+    assert short.output_tokens == ar.output_tokens
+    assert short.stats.prefill_passes == 1 and not any(s.verified for s in short.region_stats)
+    for r in regions:
+        r.source = "rapidocr"
+    ocr = _run(target, image, "hsd", regions)
+    assert ocr.output_tokens == ar.output_tokens and ocr.stats.prefill_passes == 2

@@ -10,6 +10,14 @@ normalised output tail ``"otals125"`` occurs in the normalised draft ``"Totals12
 ends at raw index 12 (after "5"). The output's raw tail after its last kept character is ``"**"``,
 which the draft does not continue with, so the proposal starts at the draft's next kept character
 after its own separator: ``" % of revenue"`` becomes ``"% of revenue"`` ... tokenised and proposed.
+
+Learning the output's notation, worked example: draft ``"with 8 wt%TiO2 and 2 wt%TiO2 powder"``,
+output so far ``"with $8 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ and"``. Output and draft agree on the
+normalised ``"with8wtTiO2and"``; cut at the draft's spaces, the draft word ``wt%TiO2`` reads
+``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$`` in the output (from after the output's last space before
+``w`` to its first space after ``2``), and ``8`` reads ``$8``, which also teaches every number of that
+shape (``2`` -> ``$2``). The rendered draft ``"... and $2 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ powder"``
+is then proposed beside the raw one, and the next formula is accepted in one pass.
 """
 
 from __future__ import annotations
@@ -198,8 +206,10 @@ class TextMatcher:
             if oi[k] == oi[k + 1] or di[k] == di[k + 1]:
                 continue  # one raw character gave two normalised ones (NFKC)
             mine, theirs = out.raw[oi[k] + 1:oi[k + 1]], draft.raw[di[k] + 1:di[k + 1]]
-            if not mine or not theirs or theirs.isspace():
-                continue  # "TiO2" vs "TiO}_{2", or a plain space: those are words' business
+            if not mine or not theirs:
+                continue  # "TiO2" vs "TiO}_{2": never rewrite between adjacent characters
+            if theirs.isspace() and ("$" in mine or "\\" in mine):
+                continue  # " " -> " $\\mathrm{": a formula's edge, the words' business (``Notation``)
             if mine != theirs:
                 self.rewrites[theirs] = mine
             else:

@@ -45,14 +45,21 @@ def run(args) -> int:
     from core.drafters import get_drafter
 
     drafter = get_drafter(args.drafter, **_drafter_options(args.drafter, args.dpi))
+    failed: list[int] = []
     with open_document(args.input, password=args.password) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
         pages_out = []
         for page in doc.pages(indices):
             used = drafter.choose(page) if hasattr(drafter, "choose") else drafter
-            regions = used.draft(page)
             record = {"page": page.number, "width": round(page.width, 2), "height": round(page.height, 2),
-                      "drafter": used.name, "regions": [_region_json(r) for r in regions]}
+                      "drafter": used.name}
+            try:
+                record["regions"] = [_region_json(r) for r in used.draft(page)]
+            except Exception as exc:  # one bad page costs that page, not the others
+                record["regions"], record["error"] = [], f"{type(exc).__name__}: {exc}"
+                failed.append(page.number)
+                print(f"hsd: warning: page {page.number}: the {used.name} drafter failed: {record['error']}",
+                      file=sys.stderr)
             if args.json is None:
                 _print_page(record)
             pages_out.append(record)
@@ -61,9 +68,14 @@ def run(args) -> int:
         if args.json == "-":
             sys.stdout.write(text + "\n")
         else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+            from core.export import atomic_write_text
+
+            atomic_write_text(Path(args.json), text + "\n")
             print(f"wrote {len(pages_out)} page(s) of regions to {args.json}", file=sys.stderr)
-    return 0
+    if failed:
+        print(f"hsd: warning: pages {', '.join(map(str, failed))} could not be drafted; the others were",
+              file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _region_json(region) -> dict:
@@ -74,6 +86,8 @@ def _region_json(region) -> dict:
 def _print_page(record: dict) -> None:
     print(f"=== page {record['page']} ({record['width']:.0f} x {record['height']:.0f} pt) "
           f"drafter={record['drafter']} regions={len(record['regions'])}")
+    if "error" in record:
+        print(f"    (not drafted: {record['error']})")
     for r in record["regions"]:
         x0, y0, x1, y1 = r["bbox"]
         print(f"[{r['label']}] ({x0:.0f},{y0:.0f},{x1:.0f},{y1:.0f}) conf={r['confidence']:.2f}")

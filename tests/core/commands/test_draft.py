@@ -66,3 +66,23 @@ def test_sample_runs_through_the_cli():
     result = _run_cli(REPO_ROOT / "resources" / "sample.pdf")
     assert result.returncode == 0, result.stderr
     assert "HSD Studio Sample Document" in result.stdout and "<table>" in result.stdout
+
+
+def test_a_page_whose_drafter_fails_costs_that_page_only(report_pdf, tmp_path, monkeypatch, capsys):
+    from core.drafters.textlayer import TextLayerDrafter
+
+    real = TextLayerDrafter.draft
+
+    def flaky(self, page):
+        if page.number == 1:
+            raise RuntimeError("broken content stream")
+        return real(self, page)
+
+    monkeypatch.setattr(TextLayerDrafter, "draft", flaky)
+    out = tmp_path / "drafts.json"
+    assert main(["draft", str(report_pdf), "--drafter", "textlayer", "--json", str(out)]) == 1
+    first, second = json.loads(out.read_text())["pages"]
+    assert first["regions"] == [] and "broken content stream" in first["error"]
+    assert second["regions"] and "error" not in second
+    assert "pages 1 could not be drafted" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [out]  # written in one piece: no temporary file left behind

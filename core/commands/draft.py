@@ -45,7 +45,7 @@ def run(args) -> int:
     from core.drafters import get_drafter
 
     drafter = get_drafter(args.drafter, **_drafter_options(args.drafter, args.dpi))
-    failed: list[int] = []
+    failed: list[tuple[int, str, str]] = []  # (page, drafter, error)
     with open_document(args.input, password=args.password) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
         pages_out = []
@@ -57,9 +57,7 @@ def run(args) -> int:
                 record["regions"] = [_region_json(r) for r in used.draft(page)]
             except Exception as exc:  # one bad page costs that page, not the others
                 record["regions"], record["error"] = [], f"{type(exc).__name__}: {exc}"
-                failed.append(page.number)
-                print(f"hsd: warning: page {page.number}: the {used.name} drafter failed: {record['error']}",
-                      file=sys.stderr)
+                failed.append((page.number, used.name, record["error"]))
             if args.json is None:
                 _print_page(record)
             pages_out.append(record)
@@ -72,9 +70,14 @@ def run(args) -> int:
 
             atomic_write_text(Path(args.json), text + "\n")
             print(f"wrote {len(pages_out)} page(s) of regions to {args.json}", file=sys.stderr)
-    if failed:
-        print(f"hsd: warning: pages {', '.join(map(str, failed))} could not be drafted; the others were",
-              file=sys.stderr)
+    if failed:  # one line however many pages failed; each page's error is in the listing / JSON
+        _, name, first = failed[0]
+        if len(failed) == len(pages_out):
+            print(f"hsd: error: the {name} drafter failed on every page ({first})", file=sys.stderr)
+        else:
+            numbers = ", ".join(str(n) for n, _, _ in failed)
+            print(f"hsd: warning: page(s) {numbers} could not be drafted ({first}); the others were",
+                  file=sys.stderr)
     return 1 if failed else 0
 
 

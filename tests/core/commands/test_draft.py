@@ -84,5 +84,6 @@ def test_a_page_whose_drafter_fails_costs_that_page_only(report_pdf, tmp_path, m
     first, second = json.loads(out.read_text())["pages"]
     assert first["regions"] == [] and "broken content stream" in first["error"]
     assert second["regions"] and "error" not in second
-    assert "pages 1 could not be drafted" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "page(s) 1 could not be drafted (RuntimeError: broken content stream)" in err
     assert list(tmp_path.iterdir()) == [out]  # written in one piece: no temporary file left behind

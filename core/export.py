@@ -56,6 +56,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private (0600); a result file should not be
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -63,6 +64,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it: put it straight back (once, at import,
+    os.umask(mask)      # before any worker thread creates files)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -266,9 +266,10 @@ class Engine:
         return StopRule(self.target.eos_token_ids, max_new_tokens, self.config.repetition)
 
     def _stage1_todo(self, regions, drafts) -> list[int]:
-        """Regions Stage 1 reads: every text region (hsd may skip some drafters' regions). A region
-        the drafter found but could not read (a formula image, an empty OCR line) is decoded from
-        its crop without a draft: beside the page row that costs no passes of its own."""
+        """Regions Stage 1 reads: every text region (hsd may skip some drafters' regions, and skips
+        Stage 1 altogether on a short page drafted by the text layer alone: ``stage1_min_tokens``).
+        A region the drafter found but could not read (a formula image, an empty OCR line) is
+        decoded from its crop without a draft: beside the page row that costs no passes of its own."""
         cfg = self.config
         skip = () if cfg.mode == "regions" else cfg.stage1_skip_sources
         todo = [i for i, r in enumerate(regions) if r.label not in NON_TEXT_LABELS and r.source not in skip]

@@ -250,8 +250,9 @@ def split_reference(reference: str, page_texts: list[str]) -> list[str]:
     always keep page order: MinerU moves tables, captions and formulas next to the paragraph that
     cites them, which may sit on the next page. So a unit that one page clearly contains but its
     monotone page does not moves to that page, and a unit no page contains (a formula whose text
-    layer is junk) between two units of one page goes with them. A page's units are kept in reference order; runs of
-    adjacent units are cut as one stretch, runs apart are joined by a blank line.
+    layer is junk) between two units of one page goes with them. A page's units are kept in
+    reference order; runs of adjacent units are cut as one stretch, runs apart are joined by a
+    blank line.
     """
     n = len(page_texts)
     if n <= 1:

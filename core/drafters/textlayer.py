@@ -100,12 +100,13 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str | None]]
     tables = []
     words = fitz_page.get_text("words", flags=_TEXT_FLAGS)
     for table in found.tables:
-        rows = table_cell_texts(table, words)
+        held = cell_words(table, words)
+        rows = table_cell_texts(held)
         cells = [c for r in rows for c in r if c is not None]
         empty = sum(1 for c in cells if not c.strip())
         if table.row_count < 2 or table.col_count < 2 or empty > 0.5 * len(cells):
             continue  # mostly empty grids are page frames or forms, better read as text
-        if _cell_coverage(table, words) < 0.9:
+        if _cell_coverage(table, words, held) < 0.9:
             # the grid misses text inside its box (two tables read as one): its lines row by row
             tables.append((tuple(table.bbox), None))
             continue
@@ -123,21 +124,27 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str | None]]
     return tables
 
 
-def table_cell_texts(table, words) -> list[list[str | None]]:
-    """Cell texts row by row (None where a merged cell covers the slot), built from the page's
-    words so that spaces survive (``Table.extract`` glues some words together)."""
+def cell_words(table, words) -> list[list[list | None]]:
+    """Per row and cell slot, the page's words whose centres lie in the cell, in reading order
+    (None where a merged cell covers the slot)."""
     rows = []
     for row in table.rows:
-        texts = []
+        slots = []
         for cell in row.cells:
             if cell is None:
-                texts.append(None)
+                slots.append(None)
                 continue
             inside = [w for w in words if _center_inside(w[:4], cell)]
             inside.sort(key=lambda w: (w[5], w[6], w[7]))  # block, line, word number
-            texts.append(" ".join(w[4] for w in inside))
-        rows.append(texts)
+            slots.append(inside)
+        rows.append(slots)
     return rows
+
+
+def table_cell_texts(held: list[list[list | None]]) -> list[list[str | None]]:
+    """Cell texts row by row from ``cell_words`` (None where a merged cell covers the slot), built
+    from the page's words so that spaces survive (``Table.extract`` glues some words together)."""
+    return [[None if slot is None else " ".join(w[4] for w in slot) for slot in row] for row in held]
 
 
 def _rows_text(lines: list[TextLine], box) -> str:
@@ -154,14 +161,14 @@ def _rows_text(lines: list[TextLine], box) -> str:
     return "\n".join(" ".join(ln.text.strip() for ln in sorted(row, key=lambda ln: ln.bbox[0])) for row in rows)
 
 
-def _cell_coverage(table, words) -> float:
-    """Share of the words inside the table's box that some cell holds (1.0 for an empty box)."""
+def _cell_coverage(table, words, held: list[list[list | None]]) -> float:
+    """Share of the words inside the table's box that some cell holds (``held``: ``cell_words``;
+    1.0 for an empty box)."""
     inside = [w for w in words if _center_inside(w[:4], table.bbox)]
     if not inside:
         return 1.0
-    cells = [c for row in table.rows for c in row.cells if c is not None]
-    held = sum(1 for w in inside if any(_center_inside(w[:4], c) for c in cells))
-    return held / len(inside)
+    in_cells = {id(w) for row in held for slot in row if slot for w in slot}
+    return sum(1 for w in inside if id(w) in in_cells) / len(inside)
 
 
 def _side_by_side_split(rows) -> int | None:

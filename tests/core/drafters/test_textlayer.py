@@ -123,13 +123,13 @@ def test_a_grid_whose_cells_miss_text_is_read_as_rows_of_lines():
     from types import SimpleNamespace
 
     from core.drafters.layout import TextLine
-    from core.drafters.textlayer import _cell_coverage, _rows_text
+    from core.drafters.textlayer import _cell_coverage, _rows_text, cell_words
 
-    words = [(25, 52, 60, 60, "Shares"), (150, 52, 180, 60, "227.92"), (205, 52, 230, 60, "Sales"),
-             (305, 52, 325, 60, "746")]
+    words = [(25, 52, 60, 60, "Shares", 0, 0, 0), (150, 52, 180, 60, "227.92", 1, 0, 0),
+             (205, 52, 230, 60, "Sales", 2, 0, 0), (305, 52, 325, 60, "746", 3, 0, 0)]  # PyMuPDF "words"
     grid = SimpleNamespace(bbox=(20, 40, 580, 200), rows=[SimpleNamespace(cells=[None, (200, 40, 300, 70),
                                                                                    (300, 40, 400, 70)])])
-    assert _cell_coverage(grid, words) == 0.5
+    assert _cell_coverage(grid, words, cell_words(grid, words)) == 0.5
     lines = [TextLine((25, 52, 60, 60), "Shares:", 8, False, 0), TextLine((150, 52, 180, 60), "227.92", 8, False, 1),
              TextLine((205, 53, 230, 61), "Sales", 8, False, 2), TextLine((25, 82, 60, 90), "Float:", 8, False, 3)]
     assert _rows_text(lines, grid.bbox) == "Shares: 227.92 Sales\nFloat:"

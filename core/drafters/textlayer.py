@@ -34,7 +34,8 @@ class TextLayerDrafter:
         lines = extract_lines(fitz_page)
         tables = find_ruled_tables(fitz_page) if self.tables else []
         if tables:
-            tables = [(box, text if text is not None else _rows_text(lines, box)) for box, text in tables]
+            tables = [t for box, text in tables
+                      for t in ([(box, text)] if text is not None else lines_as_tables(lines, box))]
             lines = [ln for ln in lines if not any(_center_inside(ln.bbox, t[0]) for t in tables)]
         # Text comes in the unrotated page space; order it there, then turn the boxes with the page.
         unrotated = fitz_page.rect * fitz_page.derotation_matrix
@@ -147,18 +148,105 @@ def table_cell_texts(held: list[list[list | None]]) -> list[list[str | None]]:
     return [[None if slot is None else " ".join(w[4] for w in slot) for slot in row] for row in held]
 
 
-def _rows_text(lines: list[TextLine], box) -> str:
-    """The lines inside ``box`` as text rows: lines whose vertical centres are close share a row,
-    left to right; rows top to bottom."""
-    inside = sorted((ln for ln in lines if _center_inside(ln.bbox, box)), key=lambda ln: (ln.bbox[1] + ln.bbox[3]) / 2)
+def lines_as_tables(lines: list[TextLine], box) -> list[tuple[tuple, str]]:
+    """Draft the lines inside a ruled ``box`` whose grid missed text: one (bbox, text) per block of
+    lines that stand side by side with a clear vertical gutter between them (a financial report's
+    "stock data" box beside its "forecasts" box, under one frame). A block whose rows line up in
+    two or more columns becomes an HTML table (cells placed by column, empty cells kept), as the
+    model writes tables; anything else is rows of text."""
+    inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
+    blocks = _side_by_side_blocks(inside)
+    if len(blocks) < 2:
+        return [(tuple(box), _rows_text(inside))]
+    out = []
+    for block in blocks:
+        bbox = (min(ln.bbox[0] for ln in block), min(ln.bbox[1] for ln in block),
+                max(ln.bbox[2] for ln in block), max(ln.bbox[3] for ln in block))
+        rows = _rows(block)
+        grid = _column_grid(rows)
+        out.append((bbox, table_to_html(grid) if grid else _rows_text(block)))
+    return out
+
+
+def _side_by_side_blocks(lines: list[TextLine], min_gutter: float = 3.0, min_rows: int = 3) -> list[list[TextLine]]:
+    """Split lines at every vertical gutter (an x-range no line crosses, ``min_gutter`` points or
+    wider) with ``min_rows`` or more rows on each side whose rows do not line up: the columns of
+    one table share its rows, two tables set side by side each keep their own row pitch."""
+    spans = sorted((ln.bbox[0], ln.bbox[2]) for ln in lines)
+    cuts, reach = [], None
+    for x0, x1 in spans:
+        if reach is not None and x0 - reach >= min_gutter:
+            cuts.append((reach + x0) / 2)
+        reach = x1 if reach is None else max(reach, x1)
+    blocks, rest = [], lines
+    for cut in cuts:
+        left = [ln for ln in rest if ln.bbox[2] <= cut]
+        right = [ln for ln in rest if ln.bbox[0] >= cut]
+        left_rows, right_rows = _rows(left), _rows(right)
+        if min(len(left_rows), len(right_rows)) >= min_rows and _aligned_share(left_rows, right_rows) < 0.5:
+            blocks.append(left)
+            rest = right
+    return blocks + [rest] if rest else blocks
+
+
+def _aligned_share(a: list[list[TextLine]], b: list[list[TextLine]]) -> float:
+    """Share of the rows of the shorter list whose vertical centre is within a fifth of a line
+    height of some row of the other."""
+    if len(a) > len(b):
+        a, b = b, a
+    def centre(row):
+        return (row[0].bbox[1] + row[0].bbox[3]) / 2
+    aligned = sum(1 for row in a
+                  if any(abs(centre(row) - centre(other)) <= 0.2 * (row[0].bbox[3] - row[0].bbox[1]) for other in b))
+    return aligned / len(a)
+
+
+def _rows(lines: list[TextLine]) -> list[list[TextLine]]:
+    """Lines whose vertical centres are close share a row, left to right; rows top to bottom."""
+    ordered = sorted(lines, key=lambda ln: (ln.bbox[1] + ln.bbox[3]) / 2)
     rows: list[list[TextLine]] = []
-    for ln in inside:
+    for ln in ordered:
         mid = (ln.bbox[1] + ln.bbox[3]) / 2
         if rows and abs(mid - (rows[-1][0].bbox[1] + rows[-1][0].bbox[3]) / 2) < 0.5 * (ln.bbox[3] - ln.bbox[1]):
             rows[-1].append(ln)
         else:
             rows.append([ln])
-    return "\n".join(" ".join(ln.text.strip() for ln in sorted(row, key=lambda ln: ln.bbox[0])) for row in rows)
+    return [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows]
+
+
+def _rows_text(lines: list[TextLine]) -> str:
+    """``lines`` as rows of text: a row's lines joined by spaces, rows by newlines."""
+    return "\n".join(" ".join(ln.text.strip() for ln in row) for row in _rows(lines))
+
+
+def _column_grid(rows: list[list[TextLine]]) -> list[list[str]] | None:
+    """Cell texts of ``rows`` placed in columns, or None if fewer than two rows have two or more
+    lines. Columns are the x-ranges that the lines of multi-line rows cover (a single-line row is a
+    title or a note, which may span several columns); a line goes to the column its centre falls
+    in (the nearest one between columns); lines that share a cell are joined by a space."""
+    multi = [row for row in rows if len(row) > 1]
+    if len(multi) < 2:
+        return None
+    columns: list[list[float]] = []
+    for x0, x1 in sorted((ln.bbox[0], ln.bbox[2]) for row in multi for ln in row):
+        if columns and x0 < columns[-1][1]:
+            columns[-1][1] = max(columns[-1][1], x1)
+        else:
+            columns.append([x0, x1])
+    if len(columns) < 2:
+        return None
+    grid = []
+    for row in rows:
+        if len(row) == 1:
+            grid.append([row[0].text.strip()])
+            continue
+        cells = [""] * len(columns)
+        for ln in row:
+            mid = (ln.bbox[0] + ln.bbox[2]) / 2
+            k = min(range(len(columns)), key=lambda i: max(columns[i][0] - mid, mid - columns[i][1], 0.0))
+            cells[k] = f"{cells[k]} {ln.text.strip()}".strip()
+        grid.append(cells)
+    return grid
 
 
 def _cell_coverage(table, words, held: list[list[list | None]]) -> float:

@@ -123,7 +123,7 @@ def test_a_grid_whose_cells_miss_text_is_read_as_rows_of_lines():
     from types import SimpleNamespace
 
     from core.drafters.layout import TextLine
-    from core.drafters.textlayer import _cell_coverage, _rows_text, cell_words
+    from core.drafters.textlayer import _cell_coverage, cell_words, lines_as_tables
 
     words = [(25, 52, 60, 60, "Shares", 0, 0, 0), (150, 52, 180, 60, "227.92", 1, 0, 0),
              (205, 52, 230, 60, "Sales", 2, 0, 0), (305, 52, 325, 60, "746", 3, 0, 0)]  # PyMuPDF "words"
@@ -132,4 +132,37 @@ def test_a_grid_whose_cells_miss_text_is_read_as_rows_of_lines():
     assert _cell_coverage(grid, words, cell_words(grid, words)) == 0.5
     lines = [TextLine((25, 52, 60, 60), "Shares:", 8, False, 0), TextLine((150, 52, 180, 60), "227.92", 8, False, 1),
              TextLine((205, 53, 230, 61), "Sales", 8, False, 2), TextLine((25, 82, 60, 90), "Float:", 8, False, 3)]
-    assert _rows_text(lines, grid.bbox) == "Shares: 227.92 Sales\nFloat:"
+    assert lines_as_tables(lines, grid.bbox) == [(grid.bbox, "Shares: 227.92 Sales\nFloat:")]
+
+
+def _table_lines(x_columns, top, pitch, rows, first_index=0):
+    """TextLine cells of a table: ``rows`` rows ``pitch`` points apart, one cell per x column."""
+    from core.drafters.layout import TextLine
+    out = []
+    for r in range(rows):
+        y = top + r * pitch
+        for c, (x0, x1) in enumerate(x_columns):
+            out.append(TextLine((x0, y, x1, y + 10), f"r{r}c{c}", 8, False, first_index + len(out)))
+    return out
+
+
+def test_two_tables_side_by_side_under_one_frame_become_two_html_tables():
+    # mineru_research_report p2's layout: a two-column "stock data" table at a 15 pt row pitch
+    # beside a three-column forecast table at 13 pt, a 5 pt gutter between them.
+    from core.drafters.textlayer import lines_as_tables
+
+    left = _table_lines([(24, 90), (150, 191)], 72, 15, 6)
+    right = _table_lines([(196, 260), (300, 334), (360, 392)], 71, 13, 7, first_index=100)
+    (lbox, lhtml), (rbox, rhtml) = lines_as_tables(left + right, (20, 40, 580, 200))
+    assert lbox[2] <= 191 < 196 <= rbox[0]
+    assert lhtml.startswith("<table><tr><td>") and lhtml.count("<tr>") == 6 and lhtml.count("<td>") == 12
+    assert rhtml.count("<tr>") == 7 and rhtml.count("<td>") == 21
+    assert "<td>r0c2</td>" in rhtml and "<td>r0c2</td>" not in lhtml
+
+
+def test_columns_of_one_table_are_not_split_into_tables():
+    from core.drafters.textlayer import lines_as_tables
+
+    lines = _table_lines([(24, 90), (150, 191), (230, 260)], 72, 15, 6)
+    ((box, text),) = lines_as_tables(lines, (20, 40, 580, 200))
+    assert "<table>" not in text and text.splitlines()[0] == "r0c0 r0c1 r0c2"

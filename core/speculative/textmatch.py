@@ -60,7 +60,9 @@ class NormalizedText:
         return cls(raw, "".join(chars), index)
 
 
-_SEPARATOR_RUN = re.compile(r"[\W_]+")
+#: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:
+#: ``%</td><td>`` is one separator (the tag letters are not content), not ``%</``, ``>``, ``<``, ``>``.
+_SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
 _WORD = re.compile(r"\S+")
 _DIGITS = re.compile(r"\d+")
 

@@ -95,6 +95,14 @@ def test_separators_are_proposed_the_way_the_output_writes_them():
     assert " 61.5 ± 5.6" in text
 
 
+def test_a_separator_holding_markup_is_rewritten_whole():
+    # mineru_research_report p2: the draft's cells end "%</td><td>", the output's "\%</td><td>";
+    # the rewrite learned between two cells must apply to every later cell boundary
+    m = TextMatcher(["<tr><td>YOY</td><td>4.5%</td><td>110.0%</td><td>135.1%</td><td>37.2%</td></tr>"])
+    (text, _, _), = m.continuations("<tr><td>YOY</td><td>4.5\\%</td><td>110.0")
+    assert text.startswith("\\%</td><td>135.1\\%</td><td>37.2")
+
+
 def test_no_rewrite_between_adjacent_characters():
     m = TextMatcher(["with TiO2 powder and TiO2 particles"])
     m.continuations("with $\\mathrm{TiO}_{2}$ powder")

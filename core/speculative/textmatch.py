@@ -36,28 +36,55 @@ def _kept(ch: str) -> bool:
 _MARKUP = re.compile(r"<[^<>]{0,40}>|\\[A-Za-z]+")
 
 
+#: LaTeX commands that name a letter normalise to that letter: the output's ``$\\alpha=90^{\\circ}$``
+#: and a draft's ``α=90°`` are one stream (``α90``), so matching goes on through the formula.
+_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
+          "tau upsilon phi chi psi omega").split()
+_LATEX_LETTERS = {
+    **{name: unicodedata.lookup("GREEK SMALL LETTER " + name.upper().replace("LAMBDA", "LAMDA")) for name in _GREEK},
+    **{name.capitalize(): unicodedata.lookup("GREEK CAPITAL LETTER " + name.upper().replace("LAMBDA", "LAMDA"))
+       for name in _GREEK},
+}
+_LATEX_LETTERS.update({"varepsilon": "ε", "vartheta": "θ", "varphi": "φ", "varsigma": "σ", "varrho": "ρ"})
+
+
 @dataclass
 class NormalizedText:
-    """A raw text with its normalised character stream and, per normalised char, its raw index."""
+    """A raw text with its normalised character stream and, per normalised char, the raw span it
+    came from: ``raw[raw_index[k]:raw_end[k]]`` (one character, or a command such as ``\\alpha``)."""
 
     raw: str
     norm: str
     raw_index: list[int]
+    raw_end: list[int]
 
     @classmethod
     def of(cls, raw: str) -> "NormalizedText":
         markup = [False] * len(raw)
+        letters: dict[int, tuple[str, int]] = {}  # start of a command naming a letter -> (letter, end)
         for m in _MARKUP.finditer(raw):
             markup[m.start():m.end()] = [True] * (m.end() - m.start())
-        chars, index = [], []
+            letter = _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None
+            if letter:
+                letters[m.start()] = (letter, m.end())
+        chars, index, end = [], [], []
         for i, ch in enumerate(raw):
             if markup[i]:
+                if i in letters:
+                    chars.append(letters[i][0])
+                    index.append(i)
+                    end.append(letters[i][1])
                 continue
             for c in unicodedata.normalize("NFKC", ch):
                 if _kept(c):
                     chars.append(c)
                     index.append(i)
-        return cls(raw, "".join(chars), index)
+                    end.append(i + 1)
+        return cls(raw, "".join(chars), index, end)
+
+    def gap(self, k: int) -> str:
+        """The raw text between normalised characters ``k`` and ``k + 1``."""
+        return self.raw[self.raw_end[k]:self.raw_index[k + 1]]
 
 
 #: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:
@@ -165,7 +192,7 @@ class TextMatcher:
         tail = out_text.norm
         if len(tail) < self.min_chars:
             return []
-        sep = output_tail[out_text.raw_index[-1] + 1:]
+        sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
         window = n = self.min_chars
         while n <= min(self.max_chars, len(tail)):
@@ -203,11 +230,12 @@ class TextMatcher:
         draft = self.drafts[d]
         while n < len(out.norm) and n < norm_end and out.norm[-n - 1] == draft.norm[norm_end - n - 1]:
             n += 1
-        oi, di = out.raw_index[-n:], draft.raw_index[norm_end - n:norm_end]
+        o0, d0 = len(out.norm) - n, norm_end - n
+        oi, di = out.raw_index[o0:], draft.raw_index[d0:norm_end]
         for k in range(n - 1):
             if oi[k] == oi[k + 1] or di[k] == di[k + 1]:
                 continue  # one raw character gave two normalised ones (NFKC)
-            mine, theirs = out.raw[oi[k] + 1:oi[k + 1]], draft.raw[di[k] + 1:di[k + 1]]
+            mine, theirs = out.gap(o0 + k), draft.gap(d0 + k)
             if not mine or not theirs:
                 continue  # "TiO2" vs "TiO}_{2": never rewrite between adjacent characters
             if theirs.isspace() and ("$" in mine or "\\" in mine):
@@ -216,33 +244,34 @@ class TextMatcher:
                 self.rewrites[theirs] = mine
             else:
                 self.rewrites.pop(theirs, None)
-        self._learn_words(out, oi, draft, di)
+        self._learn_words(out, o0, draft, d0, n)
 
-    def _learn_words(self, out: NormalizedText, oi: list[int], draft: NormalizedText, di: list[int]) -> None:
-        """Words of the draft that lie inside the agreeing stretch, with a matched character on each
-        side: the output's form is its text from the last space before the word's first character
-        to the first space after its last one (``"of $\\mathrm{TiO}_{2}$ powder"``: ``TiO2`` ->
-        ``$\\mathrm{TiO}_{2}$``)."""
-        n, k = len(di), 1
+    def _learn_words(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int) -> None:
+        """Words of the draft that lie inside the agreeing stretch (``n`` normalised characters from
+        ``out``'s ``o0`` and ``draft``'s ``d0``), with a matched character on each side: the output's
+        form is its text from the last space before the word's first character to the first space
+        after its last one (``"of $\\mathrm{TiO}_{2}$ powder"``: ``TiO2`` -> ``$\\mathrm{TiO}_{2}$``)."""
+        di = draft.raw_index[d0:d0 + n]
+        k = 1
         while k < n - 1:
             a = k
-            if di[a - 1] == di[a] or not any(c.isspace() for c in draft.raw[di[a - 1] + 1:di[a]]):
+            if di[a - 1] == di[a] or not any(c.isspace() for c in draft.gap(d0 + a - 1)):
                 k += 1
                 continue  # not the first character of a word
             b = a
-            while b + 1 < n and di[b + 1] != di[b] and not any(
-                    c.isspace() for c in draft.raw[di[b] + 1:di[b + 1]]):
+            while b + 1 < n and di[b + 1] != di[b] and not any(c.isspace() for c in draft.gap(d0 + b)):
                 b += 1
             k = b + 1
             if b >= n - 1:
                 break  # the word runs past the stretch: its end is not seen yet
-            before, after = out.raw[oi[a - 1] + 1:oi[a]], out.raw[oi[b] + 1:oi[b + 1]]
+            before, after = out.gap(o0 + a - 1), out.gap(o0 + b)
             cut_b = max((i for i, c in enumerate(before) if c.isspace()), default=-1)
             cut_a = next((i for i, c in enumerate(after) if c.isspace()), -1)
             if cut_b < 0 or cut_a < 0:
                 continue  # the output ran this word into a neighbour
             word = draft.raw[_word_start(draft.raw, di[a]):_word_end(draft.raw, di[b])]
-            self.notation.learn(word, before[cut_b + 1:] + out.raw[oi[a]:oi[b] + 1] + after[:cut_a])
+            form = out.raw[out.raw_index[o0 + a]:out.raw_end[o0 + b]]
+            self.notation.learn(word, before[cut_b + 1:] + form + after[:cut_a])
 
     def _render(self) -> None:
         """Rebuild the rendered drafts (the notation has changed)."""
@@ -267,7 +296,7 @@ class TextMatcher:
         if norm_end >= len(text.raw_index):
             return ""
         nxt = text.raw_index[norm_end]
-        gap = text.raw[text.raw_index[norm_end - 1] + 1:nxt]
+        gap = text.gap(norm_end - 1)
         gap = self.rewrites.get(gap, gap)
         if sep:
             # the output began its separator: propose the rest of it; where it wrote something else

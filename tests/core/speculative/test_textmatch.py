@@ -103,6 +103,19 @@ def test_a_separator_holding_markup_is_rewritten_whole():
     assert text.startswith("\\%</td><td>135.1\\%</td><td>37.2")
 
 
+def test_latex_letter_commands_match_the_drafts_letters():
+    # the output writes the draft's "45 μm size" as "$45 \\mu \\mathrm{m}$ size": \\mu is the
+    # letter μ, so the stream stays "45μmsize" on both sides and the match goes on
+    m = TextMatcher(["grains of 45 μm size were milled for 8 h"])
+    conts = m.continuations("grains of $45 \\mu \\mathrm{m}$ size")
+    assert conts and all(text.startswith(" were milled") for text, _, _ in conts)
+    assert NormalizedText.of("$\\alpha=90^{\\circ}$ and \\Omega").norm == "α90andΩ"
+    # a command's letters are never a separator: nothing learned makes "=" read "alpha="
+    m = TextMatcher(["with α=90° and β=60° in the die"])
+    m.continuations("with $\\alpha=90^{\\circ}$ and $\\beta")
+    assert all("alpha" not in v and "beta" not in v for v in m.rewrites.values())
+
+
 def test_no_rewrite_between_adjacent_characters():
     m = TextMatcher(["with TiO2 powder and TiO2 particles"])
     m.continuations("with $\\mathrm{TiO}_{2}$ powder")

@@ -52,7 +52,7 @@ class TextProposer:
     """Normalised-character matching into raw text drafts (page level); see ``textmatch``."""
 
     def __init__(self, texts: list[str], regions: list[int], encode: Callable[[str], list[int]],
-                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = 24,
+                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = 64,
                  notation: Notation | None = None):
         self.matcher = TextMatcher(texts, notation=notation)
         self.regions = regions

@@ -111,6 +111,8 @@ class Engine:
         self.config = config or EngineConfig()
         self._target = target
         self._drafter = drafter
+        self._notation: Notation | None = None  # set by start_document
+        self._document_key = None
 
     @property
     def target(self):
@@ -141,6 +143,18 @@ class Engine:
 
     # -- documents --------------------------------------------------------------------------------
 
+    def start_document(self, key) -> None:
+        """Pages converted from now on share one learned notation (``Notation``): how the model
+        wrote the drafts' words and numbers on one page (``$8 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$``
+        for ``8 wt%TiO2``) is proposed on the next. ``key`` names the document: starting the same
+        document again keeps what was learned, another one starts afresh. Without a document, each
+        page learns alone."""
+        if key != self._document_key or self._notation is None:
+            self._notation, self._document_key = Notation(), key
+
+    def _page_notation(self) -> Notation:
+        return self._notation if self._notation is not None else Notation()
+
     def convert_document(self, document, page_indices: Iterable[int] | None = None,
                          on_event: EventCallback | None = None,
                          should_cancel: Callable[[], bool] | None = None) -> Iterator[PageResult]:
@@ -149,6 +163,7 @@ class Engine:
         indices = list(range(document.page_count) if page_indices is None else page_indices)
         emit = on_event or (lambda e: None)
         self.prepare()  # a missing model or drafter is the job's error, not each page's
+        self.start_document(str(getattr(document, "path", "")) or id(document))
         for n, i in enumerate(indices):
             if should_cancel and should_cancel():
                 raise CancelledError("cancelled")
@@ -232,7 +247,8 @@ class Engine:
                                 region_outputs, stats, seconds, should_cancel, emit, page_number)
             else:
                 proposer = (NoDrafts() if cfg.mode == "ar" else
-                            PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal).proposer)
+                            PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
+                                       notation=self._page_notation()).proposer)
                 row = self._stage2(image, proposer, stats, seconds, should_cancel, emit, page_number)
             markdown = target.decode(row.output)
             output_tokens = row.output
@@ -386,7 +402,7 @@ class Engine:
                      seconds, should_cancel, emit, page_number, batch: int) -> DecodeRow:
         target, cfg = self.target, self.config
         pending = self._stage1_todo(regions, drafts) if batch else []
-        notation = Notation()  # word forms learned by any row serve every row of the page
+        notation = self._page_notation()  # what any row learns serves every row (and later pages)
         page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
                                  notation=notation)
         prefill_passes = 0

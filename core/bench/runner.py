@@ -228,11 +228,17 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None)
             draft_s = time.perf_counter() - t0
             prepared.append((page, image, regions, render_s, draft_s, draft_error))
         page_refs = split_reference(reference, [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared])
+        # one engine per method for the whole document, as a conversion runs: what a method learns
+        # on one page (the output's notation) serves its next pages
+        engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
+                                               dpi=cfg.dpi), target=target, drafter=None) for m in methods}
+        for engine in engines.values():
+            engine.start_document(doc.name)
         for i, (page, image, regions, render_s, draft_s, draft_error) in enumerate(prepared):
             if budget is not None and len(out) >= budget:
                 break
             rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
-                            cfg, methods, target)
+                            cfg, methods, target, engines)
             out.append(rec)
             if on_page:
                 on_page(rec)
@@ -248,7 +254,7 @@ def _draft_text_all(regions) -> str:
 
 
 def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draft_error, page_ref, cfg,
-              methods, target) -> dict:
+              methods, target, engines) -> dict:
     replay = cfg.target != "real"
     spans = region_spans(page_ref, regions)
     region_refs = region_references(page_ref, regions, spans)
@@ -273,11 +279,9 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
             target.set_page(page_ref, [r.text for r in oracle] if m.oracle else region_refs)
         else:
             target.reset()
-        engine = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens, dpi=cfg.dpi),
-                        target=target, drafter=None)
         error = None
         try:
-            res = engine.convert_image(image, regs, page.width, page.height, index + 1)
+            res = engines[m.name].convert_image(image, regs, page.width, page.height, index + 1)
         except (KeyboardInterrupt, HSDError):
             raise
         except Exception as exc:  # recorded, and the page still counts (see report: errors)

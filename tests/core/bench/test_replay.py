@@ -89,3 +89,47 @@ def test_regions_beyond_one_batch_are_admitted_as_slots_free_up(target):
     assert res.stats.prefill_passes >= 3  # the page and at least two batches of crops
     verified = [s.verified for s in res.region_stats]
     assert verified[0] and verified[1]  # the first batch, read beside the page from the start
+
+
+def test_a_document_shares_what_one_page_taught_about_notation(target):
+    """Page 1's output writes the draft's ``8 wt%TiO2`` as LaTeX; an engine that started the
+    document proposes page 2's ``2 wt%TiO2`` that way at once, a fresh engine learns it again."""
+    pages = [("The powder with $8 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ was milled for five hours in argon "
+              "and the powder with $8 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ was sieved.",
+              "The powder with 8 wt%TiO2 was milled for five hours in argon and the powder with 8 wt%TiO2 was sieved."),
+             ("Samples with $2 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ were pressed at room temperature and sintered.",
+              "Samples with 2 wt%TiO2 were pressed at room temperature and sintered.")]
+    image = Image.new("RGB", (420, 595), "white")
+
+    def passes(engine, number):
+        ref, draft = pages[number - 1]
+        target.set_page(ref, [ref])
+        res = engine.convert_image(image, [Region("text", (10, 40, 400, 80), draft, "test")], 420, 595, number)
+        assert res.markdown == ref
+        return res.stats.forward_passes
+
+    shared = Engine(EngineConfig(mode="page", max_new_tokens=2048), target=target, drafter=None)
+    shared.start_document("paper.pdf")
+    passes(shared, 1)
+    with_document = passes(shared, 2)
+    alone = passes(Engine(EngineConfig(mode="page", max_new_tokens=2048), target=target, drafter=None), 2)
+    assert with_document < alone
+    # another document starts afresh
+    notation = shared._notation
+    shared.start_document("paper.pdf")
+    assert shared._notation is notation
+    shared.start_document("other.pdf")
+    assert shared._notation is not notation and not shared._notation
+
+
+def test_convert_document_keeps_one_notation_per_document(target, tmp_path):
+    from types import SimpleNamespace
+
+    engine = Engine(EngineConfig(mode="page"), target=target, drafter=object())
+    paper = SimpleNamespace(page_count=0, path=tmp_path / "paper.pdf")
+    list(engine.convert_document(paper))
+    first = engine._notation
+    list(engine.convert_document(paper, []))  # the CLI and the app convert one page per call
+    assert engine._notation is first
+    list(engine.convert_document(SimpleNamespace(page_count=0, path=tmp_path / "other.pdf")))
+    assert engine._notation is not first

@@ -28,7 +28,7 @@ class ProposalConfig:
     max_ngram: int = 10
     max_chain: int = 64        # draft tokens proposed along one continuation
     min_budget: int = 4        # shortest continuation after repeated rejections
-    max_budget: int = 256      # longest continuation, reached by doubling after full acceptance
+    max_budget: int = 256      # longest continuation by doubling after full acceptance (max_nodes caps a chain at 127)
     max_nodes: int = 128       # tree size limit (root included)
     max_branches: int = 8      # continuations merged into one tree
     fallback_depth: int = 15   # depth of 1-gram fallback trees

@@ -163,7 +163,8 @@ class Engine:
         indices = list(range(document.page_count) if page_indices is None else page_indices)
         emit = on_event or (lambda e: None)
         self.prepare()  # a missing model or drafter is the job's error, not each page's
-        self.start_document(str(getattr(document, "path", "")) or id(document))
+        path = getattr(document, "path", None)
+        self.start_document(str(path) if path else id(document))
         for n, i in enumerate(indices):
             if should_cancel and should_cancel():
                 raise CancelledError("cancelled")

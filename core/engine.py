@@ -27,6 +27,7 @@ from core.errors import CancelledError, HSDError
 from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionStats, RegionsDrafted,
                           RegionVerified, TextAppended, TextSpan)
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
+from core.speculative.budget import PassCost
 from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.matching import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
@@ -107,11 +108,15 @@ class _Timer:
 class Engine:
     """Converts pages. ``target`` and ``drafter`` are loaded from the config on first use unless given."""
 
-    def __init__(self, config: EngineConfig | None = None, target=None, drafter=None):
+    def __init__(self, config: EngineConfig | None = None, target=None, drafter=None,
+                 pass_cost: PassCost | None = None):
+        """``pass_cost``: share one target's measured pass cost between engines (the benchmark's)."""
         self.config = config or EngineConfig()
         self._target = target
         self._drafter = drafter
         self._notation: Notation | None = None  # set by start_document
+        # What a forward pass costs on this target, learned over every page this engine converts.
+        self._pass_cost = (pass_cost or PassCost()) if self.config.proposal.cost_aware else None
         self._document_key = None
 
     @property
@@ -277,7 +282,7 @@ class Engine:
             target = self.target
             relax = lambda toks: not inside_math(target.decode(toks))  # noqa: E731
         return SpeculativeDecoder(self.target, cfg.proposal, tau=cfg.tau, relax_allowed=relax,
-                                  should_cancel=should_cancel, on_step=on_step)
+                                  should_cancel=should_cancel, on_step=on_step, cost=self._pass_cost)
 
     def _stop(self, max_new_tokens: int) -> StopRule:
         return StopRule(self.target.eos_token_ids, max_new_tokens, self.config.repetition)
@@ -422,9 +427,11 @@ class Engine:
         def admit(live):
             nonlocal prefill_passes
             busy = sum(1 for r in live if r is not page_row)
-            if not pending or busy > batch // 2:
+            # Where wider passes cost more (a CPU), only as many rows as the measured cost affords.
+            slots = decoder.affordable_rows(batch)
+            if not pending or busy > slots // 2 or busy >= slots:
                 return None  # refill once half the region slots are free: fewer, fuller prefills
-            chunk = pending[:batch - busy]
+            chunk = pending[:slots - busy]
             del pending[:len(chunk)]
             bp = self._prefill_regions(image, scale, regions, chunk, seconds, should_cancel)
             prefill_passes += bp.passes

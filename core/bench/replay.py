@@ -174,7 +174,12 @@ class ReplayTokenizer:
 
 
 class ReplayTarget:
-    """Greedy output = the reference (module docstring). Set the page with ``set_page`` first."""
+    """Greedy output = the reference (module docstring). Set the page with ``set_page`` first.
+
+    It stands for a GPU, where a pass costs the same whatever its width, so the decoder does not
+    time its passes (``measures_pass_cost``); ``CostReplayTarget`` runs real passes and is timed."""
+
+    measures_pass_cost = False
 
     def __init__(self, tokenizer: ReplayTokenizer, prompt_length: int = 8):
         self.tokenizer = tokenizer
@@ -322,6 +327,8 @@ class CostReplayTarget(ReplayTarget):
 
     ``replay=False`` makes it a plain pass-through that only records accepted lengths (``pass_log``):
     the real model's own logits decide, with the real tokenizer (``--target real``)."""
+
+    measures_pass_cost = True
 
     def __init__(self, real, tokenizer: ReplayTokenizer | None = None, replay: bool = True):
         super().__init__(tokenizer)

@@ -30,6 +30,7 @@ from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, pre
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
 from core.engine import Engine, EngineConfig
+from core.speculative.budget import PassCost
 from core.errors import HSDError
 
 TARGETS = ("replay", "replay-cost", "real")
@@ -197,17 +198,18 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
                    datetime.datetime.now().isoformat(timespec="seconds"), machine)
     records = []
     budget = cfg.pages
+    pass_cost = PassCost()  # what a pass costs on this target, learned over the whole run
     for doc in docs:
         if budget is not None and budget <= 0:
             break
         records += _run_document(doc, cfg, methods, target, drafter, budget, log,
-                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None)
+                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost)
         if budget is not None:
             budget -= sum(1 for r in records if r["doc"] == doc.name)
     return {"info": asdict(info), "config": asdict(cfg), "pages": records}
 
 
-def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None) -> list[dict]:
+def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None, pass_cost=None) -> list[dict]:
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
@@ -231,7 +233,8 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None)
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
         engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
-                                               dpi=cfg.dpi), target=target, drafter=None) for m in methods}
+                                               dpi=cfg.dpi), target=target, drafter=None, pass_cost=pass_cost)
+                   for m in methods}
         for engine in engines.values():
             engine.start_document(doc.name)
         for i, (page, image, regions, render_s, draft_s, draft_error) in enumerate(prepared):

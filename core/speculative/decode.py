@@ -10,10 +10,15 @@ different lengths, so a boolean ``valid (B, T)`` says which cache columns hold a
 row; left padding from merging prefills and rejected tree nodes are holes the mask blocks. Holes
 are squeezed out when they grow (``_compact``); logical positions count valid tokens only, so
 holes never shift a position.
+
+Proposal lengths follow acceptance (``_next_budget``) and, where the decoder is given a ``PassCost``,
+the measured price of wider passes (``core.speculative.budget``): long on a GPU, short on a CPU
+whenever the drafts are being rejected.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -21,6 +26,7 @@ import torch
 
 from core.errors import CancelledError
 from core.targets.kv import additive_mask, cache_select, concat_rows
+from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
@@ -52,6 +58,7 @@ class DecodeRow:
     tokens_per_pass: list[int] = field(default_factory=list)
     tree_passes: int = 0  # passes whose proposal branched (a tree, not a chain)
     budget: int = 0     # longest continuation to propose next (0: the config's max_chain)
+    rate: AcceptanceRate = field(default_factory=AcceptanceRate)  # for cost-aware lengths (``budget``)
     # Stage 1 only (its output is a draft, never returned): stop early once the last ``patience``
     # passes gained fewer than ``give_up_below`` tokens each on average; the drafts are not helping.
     give_up_below: float = 0.0
@@ -92,6 +99,7 @@ class SpeculativeDecoder:
         should_cancel: Callable[[], bool] | None = None,
         on_step: StepCallback | None = None,
         compact_ratio: float = 0.25,
+        cost: PassCost | None = None,
     ):
         self.target = target
         self.proposal = proposal or ProposalConfig()
@@ -101,6 +109,10 @@ class SpeculativeDecoder:
         self.on_step = on_step
         self.compact_ratio = compact_ratio
         self.forward_passes = 0
+        # Measured pass cost (shared by the engine across pages); None, or a target that stands for
+        # a GPU (``measures_pass_cost = False``), proposes the adaptive budgets alone.
+        self.cost = cost if getattr(target, "measures_pass_cost", True) else None
+        self.last_width = 1  # tokens per row in the latest pass
 
     def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor, admit: Admit | None = None) -> list[DecodeRow]:
         """Decode until every row is done.
@@ -120,8 +132,10 @@ class SpeculativeDecoder:
             # Rows are padded to the widest tree, so the long budgets shrink as the batch grows:
             # about 2 * max_budget tokens per pass in all, never below max_chain per row.
             cap = max(self.proposal.max_chain, min(self.proposal.max_budget, 2 * self.proposal.max_budget // len(live)))
-            trees = [r.proposer.propose(r.output, r.root, min(cap, r.budget or self.proposal.max_chain))
+            trees = [r.proposer.propose(r.output, r.root,
+                                        self._length(r, min(cap, r.budget or self.proposal.max_chain), len(live)))
                      for r in live]
+            t0 = time.perf_counter()
             logits = self._forward(live, trees, cache, valid)
             valid = torch.cat([valid, torch.zeros(len(live), logits.shape[1], dtype=torch.bool,
                                                   device=valid.device)], dim=1)
@@ -132,6 +146,8 @@ class SpeculativeDecoder:
                 if self.relax_allowed is not None:
                     relax = lambda toks, ctx=row.output: self.relax_allowed(ctx + toks)  # noqa: E731
                 acc = verify_tree(tree, logits[b, : len(tree)], self.tau, relax)
+                if len(tree) > 1:
+                    row.rate.add(acc.accepted_drafts, acc.path[-1] in tree.parents)  # stopped at a rejection
                 valid[b, [T + i for i in acc.path]] = True
                 before = len(row.output)
                 row.output.extend(tree.tokens[i] for i in acc.path)
@@ -150,6 +166,9 @@ class SpeculativeDecoder:
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
+            self.last_width = logits.shape[1]
+            if self.cost is not None:  # verification read the logits: the pass is over, also on a GPU
+                self.cost.add(len(live) * logits.shape[1], time.perf_counter() - t0)
             if any(r.done and r.ends_batch for r in live):
                 for r in live:
                     if not r.done:
@@ -167,6 +186,20 @@ class SpeculativeDecoder:
             if live and _hole_fraction(valid) > self.compact_ratio:
                 cache, valid = _compact(cache, valid)
         return rows
+
+    def _length(self, row: DecodeRow, budget: int, rows: int) -> int:
+        """``budget``, shortened where the measured cost of wider passes outweighs what this row's
+        acceptance rate is likely to gain (``core.speculative.budget``)."""
+        if self.cost is None:
+            return budget
+        return min(budget, best_length(row.rate.alpha, self.cost.token_share, rows, budget))
+
+    def affordable_rows(self, limit: int) -> int:
+        """Rows that may decode beside the batch's main row at the latest pass width (``limit``
+        where passes are not timed or width is free)."""
+        if self.cost is None:
+            return limit
+        return affordable_rows(self.cost.token_share, self.last_width, limit)
 
     def _next_budget(self, row: DecodeRow, tree, accepted: int) -> int:
         """Double the length after a proposal accepted in full (up to ``max_budget``), go back to

@@ -33,6 +33,7 @@ class ProposalConfig:
     max_branches: int = 8      # continuations merged into one tree
     fallback_depth: int = 15   # depth of 1-gram fallback trees
     fallback_branches: int = 4
+    cost_aware: bool = True    # shorten proposals where measured pass cost grows with width (CPU)
 
 
 class DraftIndex:

@@ -14,6 +14,8 @@ from PIL import Image, ImageDraw
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError
+from core.speculative.budget import PassCost
+from core.speculative.matching import ProposalConfig
 
 ARCHS = ["qwen2_5_vl", "hunyuan_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr"]
 #: Every draft kind and test runs on these; the others get a shorter set to keep CI quick.
@@ -194,3 +196,26 @@ def test_a_short_text_layer_page_goes_without_stage1(setup):
         r.source = "rapidocr"
     ocr = _run(target, image, "hsd", regions)
     assert ocr.output_tokens == ar.output_tokens and ocr.stats.prefill_passes == 2
+
+
+def _expensive_width() -> PassCost:
+    """A machine where one more token per row costs as much as the pass itself (beyond any CPU's
+    ratio), learned from so many passes that the test's own few hundred hardly move it."""
+    cost = PassCost(forget=1.0)
+    for tokens in (1, 65) * 5000:
+        cost.add(tokens, 0.001 + 0.001 * tokens)
+    return cost
+
+
+@pytest.mark.parametrize("mode", ["hsd", "page"])
+def test_where_width_is_expensive_poor_drafts_are_proposed_short(setup, mode):
+    """Cost-aware lengths change how much is proposed, never the output."""
+    target, image, ar = setup
+    regions = _drafts("corrupt-0.3", target, ar.output_tokens)
+    free = Engine(EngineConfig(mode=mode, max_new_tokens=MAX_NEW, proposal=ProposalConfig(cost_aware=False)),
+                  target=target).convert_image(image, regions, PAGE_W, PAGE_H)
+    dear = Engine(EngineConfig(mode=mode, max_new_tokens=MAX_NEW), target=target,
+                  pass_cost=_expensive_width()).convert_image(image, regions, PAGE_W, PAGE_H)
+    assert free.output_tokens == ar.output_tokens and dear.output_tokens == ar.output_tokens
+    per_pass = lambda r: r.stats.drafted_tokens / max(1, r.stats.stage2_passes)  # noqa: E731
+    assert per_pass(dear) * 2 < per_pass(free), (dear.stats.to_dict(), free.stats.to_dict())

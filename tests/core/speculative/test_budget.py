@@ -1,0 +1,71 @@
+import pytest
+
+from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
+from core.speculative.decode import SpeculativeDecoder
+
+
+def test_pass_cost_recovers_fixed_and_per_token_cost():
+    cost = PassCost()
+    for tokens in (1, 9, 33, 65, 17, 129, 5, 48) * 4:
+        cost.add(tokens, 0.005 + 0.0001 * tokens)
+    assert cost.a == pytest.approx(0.005, rel=1e-6)
+    assert cost.b == pytest.approx(0.0001, rel=1e-6)
+    assert cost.token_share == pytest.approx(0.02, rel=1e-6)
+
+
+def test_pass_cost_assumes_free_width_until_widths_differ():
+    cost = PassCost()
+    for _ in range(10):
+        cost.add(1, 0.005)
+    assert cost.b == 0.0 and cost.token_share == 0.0
+    assert cost.a == pytest.approx(0.005)
+
+
+def test_pass_cost_follows_a_machine_that_slows_down():
+    cost = PassCost(forget=0.9)
+    for tokens in (1, 64) * 20:
+        cost.add(tokens, 0.005 + 0.0001 * tokens)
+    for tokens in (1, 64) * 40:
+        cost.add(tokens, 0.005 + 0.0004 * tokens)
+    assert cost.b == pytest.approx(0.0004, rel=0.05)
+
+
+def test_best_length_matches_the_worked_example():
+    # a = 5 ms, b = 0.1 ms: token_share 0.02
+    assert best_length(0.40, 0.02, rows=1, longest=256) == 3
+    assert best_length(0.98, 0.02, rows=1, longest=256) == 64
+    assert best_length(0.40, 0.0, rows=1, longest=256) == 256  # width is free (a GPU)
+
+
+def test_best_length_shrinks_with_rows_and_never_passes_longest():
+    alone = best_length(0.9, 0.02, rows=1, longest=256)
+    assert best_length(0.9, 0.02, rows=16, longest=256) < alone
+    assert best_length(0.999, 0.0001, rows=1, longest=24) <= 24
+    assert best_length(0.0, 10.0, rows=16, longest=256) == 1  # at least one draft token: still learns
+
+
+def test_acceptance_rate_follows_recent_passes():
+    rate = AcceptanceRate()
+    assert rate.alpha == pytest.approx(0.5)
+    for _ in range(20):
+        rate.add(accepted=0, rejected=True)
+    assert rate.alpha < 0.05
+    for _ in range(5):
+        rate.add(accepted=30, rejected=False)
+    assert rate.alpha > 0.9
+
+
+def test_affordable_rows():
+    assert affordable_rows(0.0, 65, 16) == 16
+    assert affordable_rows(0.02, 9, 16) == 5      # 5 rows x 9 tokens x 0.02 <= one fixed cost
+    assert affordable_rows(0.02, 65, 16) == 0
+    assert affordable_rows(1e-6, 1, 16) == 16
+
+
+class _Untimed:
+    measures_pass_cost = False
+
+
+def test_a_target_that_stands_for_a_gpu_is_not_timed():
+    assert SpeculativeDecoder(_Untimed(), cost=PassCost()).cost is None
+    assert SpeculativeDecoder(object(), cost=PassCost()).cost is not None

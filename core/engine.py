@@ -11,7 +11,9 @@ Modes (``EngineConfig.mode``):
 * ``regions`` Stage 1 only, region outputs concatenated (region-parallel baseline; not lossless).
 
 The engine reports progress as events (``core.results``) through ``on_event`` and checks
-``should_cancel`` between forward passes.
+``should_cancel`` between forward passes. With the target on a GPU, ``convert_page`` drafts on a
+thread beside the decode (``core.drafters.background``): the target starts at once and speculates
+once the drafts arrive.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Callable, Iterable, Iterator
 
 import torch
 
+from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.errors import CancelledError, HSDError
 from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionStats, RegionsDrafted,
@@ -68,6 +71,8 @@ class EngineConfig:
     stage1_skip_sources: tuple = ()     # hsd: drafters whose regions go to Stage 2 unrefined
     stage1_min_tokens: int = 160        # hsd: a page drafted by the text layer alone with fewer draft tokens
     #                                     goes without Stage 1 (its crop prefill costs more than it can save)
+    background_drafting: str = "auto"   # convert_page drafts on a thread while the target decodes: on, off,
+    #                                     or auto (on where the target is not on the CPU; see drafts_beside_decode)
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -78,6 +83,8 @@ class EngineConfig:
             raise HSDError(f"tau must be in (0, 1], got {self.tau}")
         if self.max_new_tokens < 1:
             raise HSDError("max-new-tokens must be at least 1")
+        if self.background_drafting not in ("auto", "on", "off"):
+            raise HSDError(f"background drafting must be auto, on or off, got {self.background_drafting!r}")
 
 
 def clean_draft(text: str) -> str:
@@ -146,6 +153,17 @@ class Engine:
         """Load the target and build the drafter now (raises ModelLoadError, DrafterUnavailableError)."""
         _ = self.target, self.drafter
 
+    @property
+    def drafts_beside_decode(self) -> bool:
+        """Whether ``convert_page`` drafts on a thread while the target decodes. ``auto``: where the
+        target runs on a GPU, whose passes leave the CPU to the drafter. On a CPU both need the same
+        cores: on two, drafting beside the tiny model's decode made scans 1.5x slower than drafting
+        first (oversubscribed threads), so there the drafter goes first."""
+        mode = self.config.background_drafting
+        if mode == "auto":
+            return getattr(self.target.device, "type", "cpu") != "cpu"
+        return mode == "on"
+
     # -- documents --------------------------------------------------------------------------------
 
     def start_document(self, key) -> None:
@@ -186,51 +204,49 @@ class Engine:
 
     def convert_page(self, page, on_event: EventCallback | None = None,
                      should_cancel: Callable[[], bool] | None = None) -> PageResult:
+        """Render, draft and decode one page. On a GPU the drafter runs on a thread beside the decode
+        (``drafts_beside_decode``; ``core.drafters.background``), started after the render so that
+        only it touches the PDF meanwhile. Drafted in every mode: AR does not decode with the drafts,
+        but figures and the overlay come from the regions."""
         seconds = _zero_seconds()
         t_start = time.perf_counter()
         with _Timer(seconds, "render", None):
             image = page.render(self.config.dpi)
-        # Drafted in every mode: AR does not decode with the drafts, but figures and the overlay
-        # come from the regions. Benchmarks leave AR's draft seconds out.
         drafter = self.drafter  # configuration errors (unknown, not installed) surface here
-        draft_error = None
-        with _Timer(seconds, "draft", None):
-            try:
-                regions = list(drafter.draft(page))
-            except Exception as exc:  # a drafter crash costs speed, never the page: decode undrafted
-                regions, draft_error = [], f"{type(exc).__name__}: {exc}"
-        result = self.convert_image(image, regions, page.width, page.height, page.number,
-                                    on_event=on_event, should_cancel=should_cancel, seconds=seconds)
+        job = DraftJob(drafter, page, background=self.drafts_beside_decode)
+        try:
+            result = self.convert_image(image, job, page.width, page.height, page.number,
+                                        on_event=on_event, should_cancel=should_cancel, seconds=seconds)
+        finally:
+            job.result()  # a cancelled page leaves no drafter running on the document
+        result.stats.seconds["draft"] = job.seconds  # overlapped with the decode, not added to it
         result.stats.seconds["total"] = time.perf_counter() - t_start
         result.page_image = image
-        result.stats.draft_error = draft_error
+        result.stats.draft_error = job.error
         return result
 
     # -- one page image ---------------------------------------------------------------------------
 
-    def convert_image(self, image, regions: list[Region], width: float, height: float,
+    def convert_image(self, image, regions: "list[Region] | DraftJob", width: float, height: float,
                       page_number: int = 1, on_event: EventCallback | None = None,
                       should_cancel: Callable[[], bool] | None = None,
                       seconds: dict | None = None) -> PageResult:
         """Convert one rendered page. ``regions`` carry bboxes in points of a ``width`` x ``height``
-        page; ``image`` may be rendered at any scale."""
+        page; ``image`` may be rendered at any scale. ``regions`` may also be a ``DraftJob`` still
+        running: ``hsd`` and ``page`` then decode without drafts until it delivers."""
         cfg = self.config
         emit = on_event or (lambda e: None)
         seconds = seconds if seconds is not None else _zero_seconds()
         t_start = time.perf_counter()
         target = self.target
         stats = PageStats(mode=cfg.mode)
-        region_stats = [RegionStats(label=r.label, bbox=tuple(r.bbox), verified=False) for r in regions]
-        region_outputs = [""] * len(regions)
-        if regions:
-            emit(RegionsDrafted(page=page_number, regions=regions))
-        cleaned = [clean_draft(r.text) if r.label not in NON_TEXT_LABELS else "" for r in regions]
-        drafts = [target.encode(t) if t else [] for t in cleaned]
-        for s, d in zip(region_stats, drafts):
-            s.drafted_tokens = len(d)
-
-        draft_texts = [t if d else "" for t, d in zip(cleaned, drafts)]
+        page = _PageRegions(regions if isinstance(regions, DraftJob) else DraftJob.finished(regions),
+                            target.encode, lambda rs: emit(RegionsDrafted(page=page_number, regions=rs)))
+        page.poll()  # drafted already: the drafts serve from the first pass on
+        regions, region_stats, region_outputs = page.regions, page.stats, page.outputs
+        drafts, draft_texts = page.tokens, page.texts
         if cfg.mode == "regions":
+            page.wait()  # Stage 1 alone has nothing to decode without the regions
             region_tokens = self._stage1(image, image.width / width, regions, drafts, draft_texts,
                                          region_stats, stats, seconds, should_cancel, emit, page_number)
             region_outputs = [target.decode(t) for t in region_tokens]
@@ -249,13 +265,11 @@ class Engine:
             emit(TextAppended(page=page_number, text=markdown))
         else:
             if cfg.mode == "hsd":
-                row = self._hsd(image, image.width / width, regions, drafts, draft_texts, region_stats,
-                                region_outputs, stats, seconds, should_cancel, emit, page_number)
+                row = self._hsd(image, image.width / width, page, stats, seconds, should_cancel, emit, page_number)
             else:
-                proposer = (NoDrafts() if cfg.mode == "ar" else
-                            PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
-                                       notation=self._page_notation()).proposer)
-                row = self._stage2(image, proposer, stats, seconds, should_cancel, emit, page_number)
+                row = self._stage2(image, page if cfg.mode == "page" else None, stats, seconds, should_cancel,
+                                   emit, page_number)
+            page.wait()  # the page may finish before its drafter: figures and the overlay need the regions
             markdown = target.decode(row.output)
             output_tokens = row.output
             stats.tree_passes = row.tree_passes
@@ -373,11 +387,12 @@ class Engine:
             pos += len(chunk)
         return out
 
-    def _hsd(self, image, scale, regions, drafts, draft_texts, region_stats, region_outputs, stats, seconds,
-             should_cancel, emit, page_number) -> DecodeRow:
+    def _hsd(self, image, scale, page: "_PageRegions", stats, seconds, should_cancel, emit,
+             page_number) -> DecodeRow:
         """Stage 1 and Stage 2 in one batch, as the reference runs them.
 
-        The page row starts decoding at once with the raw drafts; up to ``stage1_batch`` region rows
+        The page row starts decoding at once with the raw drafts (none yet while a background
+        drafter runs: those join, with their Stage 1 rows, the pass after it delivers); up to ``stage1_batch`` region rows
         decode beside it in the same forward passes, more are admitted as they finish, and each
         finished region's output becomes a Stage 2 draft from the next pass on. Stage 1 therefore
         costs no passes of its own, only its prefills. Out of memory: the page starts over with half
@@ -386,13 +401,12 @@ class Engine:
         target, cfg = self.target, self.config
         batch = max(0, cfg.stage1_batch)
         while True:
-            for rs in region_stats:  # an abandoned attempt's region results must not survive it
+            for rs in page.stats:  # an abandoned attempt's region results must not survive it
                 rs.verified, rs.fallback, rs.accepted_tokens, rs.forward_passes, rs.output_tokens = (
                     False, False, 0, 0, 0)
-            region_outputs[:] = [""] * len(region_outputs)
+            page.outputs[:] = [""] * len(page.outputs)
             try:
-                return self._hsd_attempt(image, scale, regions, drafts, draft_texts, region_stats,
-                                         region_outputs, stats, seconds, should_cancel, emit, page_number,
+                return self._hsd_attempt(image, scale, page, stats, seconds, should_cancel, emit, page_number,
                                          batch)
             except _PageOutOfMemory:
                 raise  # the page alone does not fit: fewer regions beside it cannot help
@@ -404,28 +418,42 @@ class Engine:
             _empty_cache(target.device)
             batch //= 2
 
-    def _hsd_attempt(self, image, scale, regions, drafts, draft_texts, region_stats, region_outputs, stats,
-                     seconds, should_cancel, emit, page_number, batch: int) -> DecodeRow:
+    def _hsd_attempt(self, image, scale, page: "_PageRegions", stats, seconds, should_cancel, emit, page_number,
+                     batch: int) -> DecodeRow:
         target, cfg = self.target, self.config
-        pending = self._stage1_todo(regions, drafts) if batch else []
+        regions, drafts, draft_texts = page.regions, page.tokens, page.texts
+        region_stats, region_outputs = page.stats, page.outputs
         notation = self._page_notation()  # what any row learns serves every row (and later pages)
-        page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
-                                 notation=notation)
+        pending: list[int] = []
+        page_drafts: PageDrafts | None = None
+
+        def drafts_arrived() -> None:
+            nonlocal page_drafts
+            page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
+                                     notation=notation)
+            pending[:] = self._stage1_todo(regions, drafts) if batch else []
+
+        if page.ready:
+            drafts_arrived()
         prefill_passes = 0
         try:
             with _Timer(seconds, "prefill", target.device):
-                page = target.prefill_batch([PrefillRequest(image, kind="page")])
+                prefill = target.prefill_batch([PrefillRequest(image, kind="page")])
         except torch.OutOfMemoryError as exc:
             raise _PageOutOfMemory(str(exc)) from None
-        prefill_passes += page.passes
-        page_row = DecodeRow(proposer=page_drafts.proposer, stop=self._stop(cfg.max_new_tokens),
-                             length=page.lengths[0], rope_delta=page.rope_deltas[0],
-                             root=int(page.logits[0].argmax()), ends_batch=True)
-        cache, valid = page.cache, page.valid
-        del page
+        prefill_passes += prefill.passes
+        page_row = DecodeRow(proposer=page_drafts.proposer if page_drafts else NoDrafts(),
+                             stop=self._stop(cfg.max_new_tokens),
+                             length=prefill.lengths[0], rope_delta=prefill.rope_deltas[0],
+                             root=int(prefill.logits[0].argmax()), ends_batch=True)
+        cache, valid = prefill.cache, prefill.valid
+        del prefill
 
         def admit(live):
             nonlocal prefill_passes
+            if page.poll():  # the drafter has just delivered: speculate from the next pass on
+                drafts_arrived()
+                page_row.proposer = page_drafts.proposer
             busy = sum(1 for r in live if r is not page_row)
             # Where wider passes cost more (a CPU), only as many rows as the measured cost affords.
             slots = decoder.affordable_rows(batch)
@@ -459,7 +487,7 @@ class Engine:
 
         def on_step(rows, gained):
             record(region_rows)  # also rows that stopped at admission (a region that reads as nothing)
-            for row in rows:
+            for row in rows if region_rows else ():
                 if row is not page_row and not row.done:
                     page_drafts.grow(row.tag, row.output)
             text = detok.push(page_row.output)
@@ -474,18 +502,28 @@ class Engine:
         stats.stage2_passes += decoder.forward_passes
         return page_row
 
-    def _stage2(self, image, proposer, stats, seconds, should_cancel, emit, page_number) -> DecodeRow:
-        """Decode the page alone, verifying the trees ``proposer`` offers (``NoDrafts``: plain AR)."""
+    def _stage2(self, image, page: "_PageRegions | None", stats, seconds, should_cancel, emit,
+                page_number) -> DecodeRow:
+        """Decode the page alone, verifying the trees its drafts offer (``page`` None: plain AR)."""
         target, cfg = self.target, self.config
+
+        def proposer():
+            if page is None or not page.ready:
+                return NoDrafts()
+            return PageDrafts(page.tokens, page.texts, target.encode, target.decode, cfg.proposal,
+                              notation=self._page_notation()).proposer
+
         with _Timer(seconds, "prefill", target.device):
             prefill = target.prefill(image, kind="page")
         stats.prefill_passes += 1
-        row = DecodeRow(proposer=proposer,
+        row = DecodeRow(proposer=proposer(),
                         stop=self._stop(cfg.max_new_tokens), length=prefill.length,
                         rope_delta=prefill.rope_delta, root=int(prefill.logits.argmax()))
         detok = IncrementalDetokenizer(target.decode)
 
         def on_step(rows, gained):
+            if page is not None and page.poll():  # the drafter has just delivered
+                rows[0].proposer = proposer()
             text = detok.push(rows[0].output)
             if text:
                 emit(TextAppended(page=page_number, text=text))
@@ -496,6 +534,45 @@ class Engine:
             decoder.run([row], prefill.cache, valid)
         stats.stage2_passes += decoder.forward_passes
         return row
+
+
+class _PageRegions:
+    """A page's regions and what the stages keep per region, as lists they all share. Empty until
+    the drafting job delivers; ``poll`` fills them in place (once), so every stage sees them."""
+
+    def __init__(self, job: DraftJob, encode, on_drafted: Callable[[list[Region]], None]):
+        self.job, self.encode, self.on_drafted = job, encode, on_drafted
+        self.ready = False
+        self.regions: list[Region] = []
+        self.stats: list[RegionStats] = []
+        self.outputs: list[str] = []      # Stage 1 text per region
+        self.tokens: list[list[int]] = []  # token draft per region ([] for figures and empty text)
+        self.texts: list[str] = []        # cleaned draft text per region ("" where tokens are [])
+
+    def poll(self) -> bool:
+        """Take the job's regions if it has finished; True only on the call that takes them."""
+        if self.ready or not self.job.done():
+            return False
+        self._install(self.job.result())
+        return True
+
+    def wait(self) -> None:
+        if not self.ready:
+            self._install(self.job.result())
+
+    def _install(self, regions: list[Region]) -> None:
+        self.ready = True
+        for r in regions:
+            text = clean_draft(r.text) if r.label not in NON_TEXT_LABELS else ""
+            tokens = self.encode(text) if text else []
+            self.regions.append(r)
+            self.stats.append(RegionStats(label=r.label, bbox=tuple(r.bbox), verified=False,
+                                          drafted_tokens=len(tokens)))
+            self.outputs.append("")
+            self.tokens.append(tokens)
+            self.texts.append(text if tokens else "")
+        if regions:
+            self.on_drafted(self.regions)
 
 
 class _PageOutOfMemory(torch.OutOfMemoryError):

@@ -6,6 +6,12 @@ image with the same regions, so ratios compare like with like. Wall-clock per me
 the drafter's time. Oracle methods use the drafter's boxes with reference text (``oracle_regions``);
 they are charged the drafter's time too (the boxes come from it).
 
+Where ``Engine.convert_page`` would draft beside the decode (``background_drafting``: auto = the
+target is on a GPU; on or off), replay-cost and real runs do as it does: ``hsd`` and ``page`` run the
+drafter again, on a thread beside their own decode, and their wall-clock is ``render + engine``
+seconds, the engine's seconds spanning the drafter's. The replay target always drafts first: its
+passes take no time, so the drafts would arrive after the page was decoded.
+
 Targets (``--target``):
 
 * ``replay``: ``ReplayTarget``, greedy output = the reference (see ``core.bench.replay``);
@@ -29,6 +35,7 @@ from typing import Callable
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
+from core.drafters.background import DraftJob
 from core.engine import Engine, EngineConfig
 from core.speculative.budget import PassCost
 from core.errors import HSDError
@@ -89,6 +96,7 @@ class BenchConfig:
     cost_layers: int | None = None    # shrink the random real-size model (CPU tests)
     reference_tables: str = "html"    # html: pipe tables in references become HTML (the prompts' convention)
     reference_spaces: str = "collapse"  # collapse: runs of spaces inside lines become one (see corpus)
+    background_drafting: str = "auto"  # replay-cost / real: hsd and page draft beside the decode (see below)
 
 
 @dataclass
@@ -233,7 +241,8 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
         engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
-                                               dpi=cfg.dpi), target=target, drafter=None, pass_cost=pass_cost)
+                                               dpi=cfg.dpi, background_drafting=cfg.background_drafting),
+                                  target=target, drafter=None, pass_cost=pass_cost)
                    for m in methods}
         for engine in engines.values():
             engine.start_document(doc.name)
@@ -241,7 +250,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             if budget is not None and len(out) >= budget:
                 break
             rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
-                            cfg, methods, target, engines)
+                            cfg, methods, target, engines, drafter)
             out.append(rec)
             if on_page:
                 on_page(rec)
@@ -257,7 +266,7 @@ def _draft_text_all(regions) -> str:
 
 
 def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draft_error, page_ref, cfg,
-              methods, target, engines) -> dict:
+              methods, target, engines, drafter=None) -> dict:
     replay = cfg.target != "real"
     spans = region_spans(page_ref, regions)
     region_refs = region_references(page_ref, regions, spans)
@@ -283,13 +292,23 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
         else:
             target.reset()
         error = None
+        beside = (cfg.target != "replay" and drafter is not None and m.mode in ("hsd", "page") and not m.oracle
+                  and engines[m.name].drafts_beside_decode)
+        if beside:  # the same drafter, on a thread beside this method's decode (module docstring)
+            regs = DraftJob(drafter, page)
         try:
             res = engines[m.name].convert_image(image, regs, page.width, page.height, index + 1)
         except (KeyboardInterrupt, HSDError):
             raise
         except Exception as exc:  # recorded, and the page still counts (see report: errors)
             error, res = f"{type(exc).__name__}: {exc}", None
-        rec["methods"][m.name] = _method_record(m, res, error, render_s, draft_s, page_ref, target)
+        rec["methods"][m.name] = _method_record(m, res, error, render_s, 0.0 if beside else draft_s, page_ref,
+                                                target)
+        if beside:
+            regs.result()
+            rec["methods"][m.name]["background_drafting"] = {
+                "draft_seconds": regs.seconds, "same_regions": [r.to_dict() for r in regs.result()] == [
+                    r.to_dict() for r in regions]}
         if res is not None:
             outputs[m.name], texts[m.name] = list(res.output_tokens), res.markdown
     base = texts.get("hsd")

@@ -46,6 +46,9 @@ def register(sub) -> None:
     p.add_argument("--reference-spaces", choices=["collapse", "keep"], default="collapse",
                    help="collapse: runs of spaces inside lines of references become one, as a VLM writes "
                    "(default)")
+    p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
+                   help="replay-cost / real: hsd and page draft each page on a thread beside its decode, as "
+                   "conversions do (auto: where the model is on a GPU; replay always drafts first)")
     p.add_argument("--out", default="bench-out", metavar="DIR", help="output folder (default bench-out)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-page progress lines")
     p.set_defaults(func=run)
@@ -64,7 +67,7 @@ def run(args) -> int:
         docs=args.docs.split(",") if args.docs else None, drafter=args.drafter, dpi=args.dpi,
         max_new_tokens=args.max_new_tokens, tokenizer=args.tokenizer, device=args.device, dtype=args.dtype,
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
-        reference_spaces=args.reference_spaces,
+        reference_spaces=args.reference_spaces, background_drafting=args.background_drafting,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     import json

@@ -35,6 +35,9 @@ def register(sub) -> None:
     p.add_argument("--device", default=None, help="cuda, cuda:1, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, choices=["bfloat16", "float16", "float32"])
     p.add_argument("--max-new-tokens", type=int, default=4096, help="per page (default 4096)")
+    p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
+                   help="draft each page on a thread while the model decodes it (default auto: where the "
+                   "model runs on a GPU)")
     p.add_argument("--password", default=None, help="password of encrypted PDFs")
     p.add_argument("--stats", default=None, metavar="FILE.json", help="write statistics here")
     p.add_argument("--trust-remote-code", action="store_true",
@@ -72,7 +75,8 @@ def engine_config(args):
 
     return EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
                         dpi=args.dpi, device=args.device, dtype=args.dtype,
-                        max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code)
+                        max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
+                        background_drafting=getattr(args, "background_drafting", "auto"))
 
 
 def run(args) -> int:

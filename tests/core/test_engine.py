@@ -6,6 +6,7 @@ Counted, never timed. Tiny random models of real architectures, loaded through t
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 import torch
@@ -219,3 +220,81 @@ def test_where_width_is_expensive_poor_drafts_are_proposed_short(setup, mode):
     assert free.output_tokens == ar.output_tokens and dear.output_tokens == ar.output_tokens
     per_pass = lambda r: r.stats.drafted_tokens / max(1, r.stats.stage2_passes)  # noqa: E731
     assert per_pass(dear) * 2 < per_pass(free), (dear.stats.to_dict(), free.stats.to_dict())
+
+
+class _SlowDrafter:
+    """Delivers fixed regions after ``delay`` seconds (an OCR drafter on a busy CPU)."""
+
+    name = "slow"
+
+    def __init__(self, regions, delay: float):
+        self.regions, self.delay = regions, delay
+
+    def draft(self, page):
+        time.sleep(self.delay)
+        return self.regions
+
+
+@pytest.mark.parametrize("mode", ["hsd", "page"])
+@pytest.mark.parametrize("delay", [0.05, 2.0])
+def test_drafts_arriving_mid_decode_keep_the_output(setup, mode, delay):
+    """Drafts delivered while the page decodes (or after it finished) change passes, never tokens;
+    the result still carries the regions, and RegionsDrafted is emitted once."""
+    from core.drafters.background import DraftJob
+    from core.results import RegionsDrafted
+
+    target, image, ar = setup
+    regions = _drafts("corrupt-0.05", target, ar.output_tokens)
+    events = []
+    job = DraftJob(_SlowDrafter(regions, delay), page=None)
+    result = Engine(EngineConfig(mode=mode, max_new_tokens=MAX_NEW), target=target).convert_image(
+        image, job, PAGE_W, PAGE_H, on_event=events.append)
+    assert result.output_tokens == ar.output_tokens
+    assert [r.text for r in result.regions] == [r.text for r in regions]
+    assert len(result.region_stats) == len(regions)
+    assert sum(isinstance(e, RegionsDrafted) for e in events) == 1
+
+
+def test_a_failing_background_drafter_costs_speed_not_the_page(setup):
+    from core.drafters.background import DraftJob
+
+    class Broken:
+        name = "broken"
+
+        def draft(self, page):
+            raise RuntimeError("model file missing")
+
+    target, image, ar = setup
+    job = DraftJob(Broken(), page=None)
+    result = Engine(EngineConfig(mode="hsd", max_new_tokens=MAX_NEW), target=target).convert_image(
+        image, job, PAGE_W, PAGE_H)
+    assert result.output_tokens == ar.output_tokens and result.regions == []
+    assert job.error == "RuntimeError: model file missing"
+
+
+def test_cancelling_a_page_waits_for_its_drafter(setup):
+    """No drafter thread outlives its page (it may be reading the PDF, which PyMuPDF cannot share)."""
+    target, image, ar = setup
+    finished = []
+
+    class Drafter:
+        name = "slow"
+
+        def draft(self, page):
+            time.sleep(0.3)
+            finished.append(True)
+            return []
+
+    class Page:
+        width, height, number = PAGE_W, PAGE_H, 1
+
+        def render(self, dpi):
+            return image
+
+    engine = Engine(EngineConfig(mode="hsd", max_new_tokens=MAX_NEW, background_drafting="on"), target=target,
+                    drafter=Drafter())
+    assert engine.drafts_beside_decode
+    assert not Engine(EngineConfig(), target=target).drafts_beside_decode  # auto, and the model is on the CPU
+    with pytest.raises(CancelledError):
+        engine.convert_page(Page(), should_cancel=lambda: True)
+    assert finished == [True]

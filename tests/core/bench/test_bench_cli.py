@@ -57,6 +57,21 @@ def test_real_tiny_model_lossless_and_cost_replay(synthetic_corpus, tiny_target_
     assert hsd["edit_distance"] == 0.0 and hsd["forward_passes"] < cost["pages"][0]["methods"]["ar"]["forward_passes"]
 
 
+def test_cost_replay_with_the_drafter_beside_the_decode(synthetic_corpus, tiny_target_dir):
+    """As a GPU conversion runs: hsd and page draft the page again, on a thread, while they decode;
+    their wall-clock is the engine's alone (it spans the drafter), ar's is unchanged."""
+    cfg = BenchConfig(corpus=str(synthetic_corpus), target="replay-cost", model=str(tiny_target_dir("hunyuan_vl")),
+                      methods="page,hsd", docs=["beta"], drafter="textlayer", max_new_tokens=40, tokenizer="tiny",
+                      dpi=36, background_drafting="on")
+    page = run_bench(cfg, log=lambda s: None)["pages"][0]
+    for name in ("page", "hsd"):
+        m = page["methods"][name]
+        assert m["background_drafting"]["same_regions"] and m["background_drafting"]["draft_seconds"] > 0
+        assert m["wall_seconds"] == pytest.approx(page["render_seconds"] + m["engine_seconds"])
+        assert m["edit_distance"] == 0.0
+    assert "background_drafting" not in page["methods"]["ar"]
+
+
 def test_random_real_size_model_runs_shrunk(synthetic_corpus, monkeypatch):
     """The GPU configuration's code path (``--model hunyuan-ocr-random``), shrunk to run on a CPU."""
     from core.bench import replay

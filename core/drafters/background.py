@@ -1,0 +1,64 @@
+"""Drafting a page on a worker thread while the target decodes it.
+
+OCR takes seconds per scan on a CPU (RapidOCR: about 3 s on two cores), as long as a small model's
+whole decode. Waiting for it before the first forward pass adds all of it to the page; running it
+beside the decode adds only what the decode cannot use: the target prefills the page image and
+decodes on its own (plain greedy steps) until the drafts arrive, then speculates with them. The
+output is the same either way (drafts only change how many tokens each pass verifies).
+
+The drafter thread is the only one touching the page's PDF while it runs (PyMuPDF is not
+thread-safe): the engine renders the page image before it starts the job.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from core.drafters.base import Region
+
+
+class DraftJob:
+    """One page's ``drafter.draft(page)``, running on its own thread from construction on.
+
+    A drafter crash is recorded in ``error`` and yields no regions (speed is lost, never the page).
+    ``seconds``: the drafter's own wall-clock, once done.
+    """
+
+    def __init__(self, drafter, page, background: bool = True):
+        self._regions: list[Region] = []
+        self.error: str | None = None
+        self.seconds = 0.0
+        self._done = threading.Event()
+        if background:
+            self._thread = threading.Thread(target=self._run, args=(drafter, page), name="hsd-draft", daemon=True)
+            self._thread.start()
+        else:
+            self._run(drafter, page)
+
+    @classmethod
+    def finished(cls, regions: list[Region]) -> "DraftJob":
+        """A job whose regions are already known (drafted elsewhere, or given by the caller)."""
+        job = cls.__new__(cls)
+        job._regions, job.error, job.seconds = list(regions), None, 0.0
+        job._done = threading.Event()
+        job._done.set()
+        return job
+
+    def _run(self, drafter, page) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._regions = list(drafter.draft(page))
+        except Exception as exc:  # reported with the page; the decode goes on undrafted
+            self._regions, self.error = [], f"{type(exc).__name__}: {exc}"
+        finally:
+            self.seconds = time.perf_counter() - t0
+            self._done.set()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def result(self) -> list[Region]:
+        """The regions, waiting for the drafter if it is still running."""
+        self._done.wait()
+        return self._regions

@@ -30,7 +30,7 @@ from core.errors import CancelledError, HSDError
 from core.results import (PageDone, PageResult, PageStarted, PageStats, RegionStats, RegionsDrafted,
                           RegionVerified, TextAppended, TextSpan)
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
-from core.speculative.budget import PassCost
+from core.speculative.budget import PassCost, stage1_pays
 from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.matching import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
@@ -321,8 +321,12 @@ class Engine:
             raise CancelledError("cancelled")
         requests = [PrefillRequest(_crop(image, regions[i].bbox, scale, cfg.region_pad_pt), kind="region",
                                    label=regions[i].label, region=i) for i in chunk]
+        before = seconds.get("prefill", 0.0)
         with _Timer(seconds, "prefill", target.device):
-            return target.prefill_batch(requests)
+            bp = target.prefill_batch(requests)
+        if self._pass_cost is not None:
+            self._pass_cost.add_crops(len(chunk), seconds["prefill"] - before)
+        return bp
 
     def _region_rows(self, chunk, bp: BatchPrefill, drafts, draft_texts, notation=None) -> list[DecodeRow]:
         cfg, target = self.config, self.target
@@ -454,6 +458,11 @@ class Engine:
             if page.poll():  # the drafter has just delivered: speculate from the next pass on
                 drafts_arrived()
                 page_row.proposer = page_drafts.proposer
+            pass_s, crop_s = decoder.pass_seconds(), decoder.cost.crop_seconds if decoder.cost else None
+            if pending and pass_s is not None and crop_s is not None:
+                # Where a crop prefill costs several passes (a CPU), only regions long enough to repay it.
+                pending[:] = [i for i in pending if not drafts[i] or stage1_pays(
+                    len(drafts[i]), regions[i].source in TRUSTED_SOURCES, crop_s, pass_s)]
             busy = sum(1 for r in live if r is not page_row)
             # Where wider passes cost more (a CPU), only as many rows as the measured cost affords.
             slots = decoder.affordable_rows(batch)

@@ -112,7 +112,7 @@ class SpeculativeDecoder:
         # Measured pass cost (shared by the engine across pages); None, or a target that stands for
         # a GPU (``measures_pass_cost = False``), proposes the adaptive budgets alone.
         self.cost = cost if getattr(target, "measures_pass_cost", True) else None
-        self.last_width = 1  # tokens per row in the latest pass
+        self.last_width = self.cost.width if self.cost is not None else 1  # tokens per row, latest pass
 
     def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor, admit: Admit | None = None) -> list[DecodeRow]:
         """Decode until every row is done.
@@ -169,6 +169,7 @@ class SpeculativeDecoder:
             self.last_width = logits.shape[1]
             if self.cost is not None:  # verification read the logits: the pass is over, also on a GPU
                 self.cost.add(len(live) * logits.shape[1], time.perf_counter() - t0)
+                self.cost.width = self.last_width
             if any(r.done and r.ends_batch for r in live):
                 for r in live:
                     if not r.done:
@@ -193,6 +194,12 @@ class SpeculativeDecoder:
         if self.cost is None:
             return budget
         return min(budget, best_length(row.rate.alpha, self.cost.token_share, rows, budget))
+
+    def pass_seconds(self) -> float | None:
+        """Measured seconds of a pass of the main row alone at the latest width (None: not timed)."""
+        if self.cost is None or not self.cost.passes:
+            return None
+        return self.cost.a + self.cost.b * self.last_width
 
     def affordable_rows(self, limit: int) -> int:
         """Rows that may decode beside the batch's main row at the latest pass width (``limit``

@@ -69,3 +69,23 @@ class _Untimed:
 def test_a_target_that_stands_for_a_gpu_is_not_timed():
     assert SpeculativeDecoder(_Untimed(), cost=PassCost()).cost is None
     assert SpeculativeDecoder(object(), cost=PassCost()).cost is not None
+
+
+def test_stage1_pays_for_long_regions_and_sooner_for_ocr():
+    from core.speculative.budget import stage1_pays
+
+    # a CPU: a crop prefill costs 25 ms, a pass 7 ms
+    assert not stage1_pays(40, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007)
+    assert stage1_pays(120, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007)
+    assert stage1_pays(40, text_layer=False, prefill_seconds=0.025, pass_seconds=0.007)
+    # a GPU: the batched crop prefill costs about as much as a pass
+    assert stage1_pays(20, text_layer=True, prefill_seconds=0.02, pass_seconds=0.02)
+
+
+def test_pass_cost_keeps_the_crop_cost_and_the_latest_width():
+    cost = PassCost()
+    assert cost.crop_seconds is None and cost.width == 1
+    cost.add_crops(4, 0.1)
+    assert cost.crop_seconds == pytest.approx(0.025)
+    cost.add_crops(1, 0.025 + 0.1)
+    assert cost.crop_seconds == pytest.approx(0.7 * 0.025 + 0.3 * 0.125)

@@ -24,26 +24,39 @@ class RepetitionGuard:
         """Smallest length ``L > new_from`` such that ``tokens[:L]`` ends in a loop, or None.
 
         Only lengths beyond ``new_from`` are considered: shorter prefixes were checked already.
+        Every period is checked at once (it runs after every pass of every row, AR's included):
+        ``eq[p - 1, i]`` says token ``i`` repeats the one ``p`` before it, and a loop ends at the
+        first ``i`` where ``min_run`` of those hold in a row.
         """
         n = len(tokens)
         if n < self.min_run + 1:
             return None
+        # Every loop ending beyond new_from covers tokens[n - min_run : new_from + 1], and a loop of
+        # period p holds at most p distinct tokens: ordinary text is ruled out by one set.
+        if len(set(tokens[n - self.min_run:new_from + 1])) > self.max_period:
+            return None
         start = max(0, new_from - self.min_run - self.max_period)
         a = np.asarray(tokens[start:], dtype=np.int64)
         m = len(a)
-        idx = np.arange(m)
-        best: int | None = None
-        for p in range(1, min(self.max_period, m - 1) + 1):
-            eq = np.zeros(m, dtype=bool)
-            eq[p:] = a[p:] == a[:-p]
-            last_break = np.maximum.accumulate(np.where(eq, -1, idx))
-            run = idx - last_break  # run[i]: how many eq in a row end at i
-            hit = np.flatnonzero(run == self.min_run)
-            if hit.size:
-                length = start + int(hit[0]) + 1
-                if length > new_from and (best is None or length < best):
-                    best = length
-        return best
+        periods = np.arange(1, min(self.max_period, m - 1) + 1)
+        back = np.arange(m)[None, :] - periods[:, None]  # (P, m): index p tokens before
+        eq = (back >= 0) & (a[None, :] == a[np.maximum(back, 0)])
+        runs = np.zeros((len(periods), m + 1), dtype=np.int32)
+        np.cumsum(eq, axis=1, out=runs[:, 1:])
+        # a run of exactly min_run ends at i: the min_run before hold, the one before them does not
+        i = np.arange(self.min_run - 1, m)
+        full = runs[:, i + 1] - runs[:, i + 1 - self.min_run] == self.min_run
+        before = i - self.min_run
+        broken = np.ones_like(full)
+        inside = before >= 0
+        broken[:, inside] = ~eq[:, before[inside]]
+        first = full & broken
+        has = first.any(axis=1)
+        if not has.any():
+            return None
+        lengths = start + i[first.argmax(axis=1)[has]] + 1  # each period's first loop
+        lengths = lengths[lengths > new_from]
+        return int(lengths.min()) if lengths.size else None
 
 
 @dataclass

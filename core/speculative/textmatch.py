@@ -75,6 +75,12 @@ class NormalizedText:
                     index.append(i)
                     end.append(letters[i][1])
                 continue
+            if ch < "\x80":  # ASCII is its own NFKC form: the common case, without the call
+                if ch.isalnum():
+                    chars.append(ch)
+                    index.append(i)
+                    end.append(i + 1)
+                continue
             for c in unicodedata.normalize("NFKC", ch):
                 if _kept(c):
                     chars.append(c)
@@ -102,13 +108,21 @@ class Notation:
     around such a word (``700`` in ``$700 \\mathrm{MPa}$`` teaches ``#`` -> ``("$", "")``, which
     ``30`` then gets too). The last observation wins, so a form the output stops using is forgotten.
     One instance may serve every matcher of a page: a Stage 1 row that meets a unit first teaches
-    the page row how it is written. ``version`` changes with every change of the rules.
+    the page row how it is written. ``version`` counts the changes of the rules; ``changes_since``
+    says which words they touched, so a matcher re-renders only the drafts that hold one.
     """
 
     def __init__(self):
         self.words: dict[str, str] = {}
         self.shapes: dict[str, tuple[str, str]] = {}
-        self.version = 0
+        self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
+
+    @property
+    def version(self) -> int:
+        return len(self._changes)
+
+    def changes_since(self, version: int) -> list[str | None]:
+        return self._changes[version:]
 
     def __bool__(self) -> bool:
         return bool(self.words or self.shapes)
@@ -116,14 +130,14 @@ class Notation:
     def learn(self, word: str, form: str) -> None:
         if form != word and NormalizedText.of(form).norm != NormalizedText.of(word).norm:
             return  # a form must keep the word's letters and digits (one normalised stream)
-        changed = self._set(self.words, word, None if form == word else form)
+        if self._set(self.words, word, None if form == word else form):
+            self._changes.append(word)
         if _DIGITS.search(word):
             at = form.find(word)
             if form == word or (at >= 0 and form.count(word) == 1):
                 template = None if form == word else (form[:at], form[at + len(word):])
-                changed |= self._set(self.shapes, _DIGITS.sub("#", word), template)
-        if changed:
-            self.version += 1
+                if self._set(self.shapes, _DIGITS.sub("#", word), template):
+                    self._changes.append(None)
 
     def render(self, word: str) -> str:
         form = self.words.get(word)
@@ -274,9 +288,16 @@ class TextMatcher:
             self.notation.learn(word, before[cut_b + 1:] + form + after[:cut_a])
 
     def _render(self) -> None:
-        """Rebuild the rendered drafts (the notation has changed)."""
+        """Rebuild the rendered drafts the notation's latest changes touch: those holding a changed
+        word, and for a changed digit shape those holding a digit (a superset: exact, and most
+        drafts of a page are left alone when one unit's form is learned)."""
+        changed = self.notation.changes_since(self._rendered_version)
         self._rendered_version = self.notation.version
-        self._rendered = [self._rendering(text) for text in self.drafts]
+        words = [w for w in changed if w is not None]
+        digits = len(words) < len(changed)
+        for d, text in enumerate(self.drafts):
+            if (digits and _DIGITS.search(text.raw)) or any(w in text.raw for w in words):
+                self._rendered[d] = self._rendering(text)
 
     def _rendering(self, text: NormalizedText) -> NormalizedText | None:
         """``text`` with the learned word forms, or None where none applies."""

@@ -44,3 +44,36 @@ def test_repetition_detected_and_plain_text_passes():
 def test_max_new_tokens():
     rule = StopRule(frozenset(), max_new_tokens=10)
     assert rule.cut(list(range(12)), 5) == (10, "max_new_tokens")
+
+
+def _first_trigger_one_period_at_a_time(guard, tokens, new_from):
+    """The guard's rule written plainly, one period after another (the reference)."""
+    start = max(0, new_from - guard.min_run - guard.max_period)
+    a = tokens[start:]
+    best = None
+    for p in range(1, min(guard.max_period, len(a) - 1) + 1):
+        run = 0
+        for i in range(len(a)):
+            run = run + 1 if i >= p and a[i] == a[i - p] else 0
+            if run == guard.min_run:
+                length = start + i + 1
+                if length > new_from and (best is None or length < best):
+                    best = length
+                break
+    return best if len(tokens) >= guard.min_run + 1 else None
+
+
+def test_repetition_guard_matches_the_plain_rule_on_random_loops():
+    import random
+
+    rng = random.Random(7)
+    guard = RepetitionGuard(max_period=12, min_run=40)
+    for _ in range(300):
+        prefix = [rng.randrange(50) for _ in range(rng.randrange(0, 60))]
+        period = [rng.randrange(50) for _ in range(rng.randrange(1, 16))]
+        loop = (period * 100)[:rng.randrange(0, 90)]
+        tail = [rng.randrange(50) for _ in range(rng.randrange(0, 20))]
+        tokens = prefix + loop + tail
+        for new_from in {0, len(tokens) // 2, max(0, len(tokens) - 5)}:
+            assert guard.first_trigger(tokens, new_from) == _first_trigger_one_period_at_a_time(
+                guard, tokens, new_from), (tokens, new_from)

@@ -8,7 +8,8 @@ Definitions (per page, ``m`` a method, ``ar`` the baseline from the same run):
 * forward-pass speed-up ``ar.forward_passes / m.forward_passes``; forward passes count every prefill
   (one per region crop and the page) and every decoding pass of both stages;
 * wall-clock speed-up ``ar.wall / m.wall``, wall = render + draft + engine seconds (``ar`` is not
-  charged the drafter);
+  charged the drafter; with background drafting, render + engine, the engine's seconds spanning the
+  drafter's);
 * mean accepted length = output tokens per page-level (Stage 2) pass, 1.0 for ``ar``;
   ``regions``: tokens per Stage 1 pass (its passes are batched over regions).
 
@@ -202,6 +203,10 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
              f"machine: {info['machine']}")
     if command:
         L.append(f"- command: `{command}`")
+    beside = any("background_drafting" in m for p in result["pages"] for m in p["methods"].values())
+    L.append("- drafting: " + ("on a thread beside each `page` / `hsd` decode, whose wall-clock is render + engine "
+                               "seconds (the engine's span the drafter's)" if beside else
+                               "before the decode, charged to `page` and `hsd` (not to `ar`)"))
     if info["target"] != "real":
         L += ["", "The replay target's greedy output *is* the reference Markdown (for a region crop: the "
               "reference span that region covers). It stands for a reader exactly as accurate as the "

@@ -181,7 +181,9 @@ class TextMatcher:
         self.min_chars, self.max_chars, self.max_hits = min_chars, max_chars, max_hits
         self.rewrites: dict[str, str] = {}  # draft separator -> the output's, where they differ
         self.notation = notation if notation is not None else Notation()
-        self._rendered: list[NormalizedText | None] = [None] * len(self.drafts)
+        # Rendered with what the notation already knows (a document's earlier pages taught it);
+        # later changes re-render only the drafts they touch (``_render``).
+        self._rendered: list[NormalizedText | None] = [self._rendering(d) for d in self.drafts]
         self._rendered_version = self.notation.version
 
     @property

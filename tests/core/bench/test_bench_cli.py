@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from core.bench.report import aggregate
+from core.bench.report import aggregate, markdown_report
 from core.bench.runner import BenchConfig, parse_methods, run_bench
 from core.cli import main
 from core.errors import HSDError
@@ -63,7 +63,9 @@ def test_cost_replay_with_the_drafter_beside_the_decode(synthetic_corpus, tiny_t
     cfg = BenchConfig(corpus=str(synthetic_corpus), target="replay-cost", model=str(tiny_target_dir("hunyuan_vl")),
                       methods="page,hsd", docs=["beta"], drafter="textlayer", max_new_tokens=40, tokenizer="tiny",
                       dpi=36, background_drafting="on")
-    page = run_bench(cfg, log=lambda s: None)["pages"][0]
+    res = run_bench(cfg, log=lambda s: None)
+    page = res["pages"][0]
+    assert "on a thread beside" in markdown_report(res, aggregate(res))
     for name in ("page", "hsd"):
         m = page["methods"][name]
         assert m["background_drafting"]["same_regions"] and m["background_drafting"]["draft_seconds"] > 0

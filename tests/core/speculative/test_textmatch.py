@@ -176,3 +176,22 @@ def test_matchers_sharing_a_notation_learn_from_each_other():
     region.continuations("pressed at $700 \\mathrm{MPa}$ for")
     conts = [c[0] for c in page.continuations("then the samples were pressed at $")]
     assert any(c.startswith("700 \\mathrm{MPa}$ for $30") for c in conts)
+
+
+def test_a_matcher_made_after_the_notation_learned_renders_its_drafts_at_once():
+    """A later page's matcher starts from the document's notation, not after its next change."""
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    TextMatcher(["pressed at 700 MPa for 30 min"], notation=notation).continuations(
+        "pressed at $700 \\mathrm{MPa}$ for")
+    later = TextMatcher(["the samples were then pressed at 700 MPa and cooled"], notation=notation)
+    conts = [c[0] for c in later.continuations("the samples were then pressed at $")]
+    assert any(c.startswith("700 \\mathrm{MPa}$") for c in conts)
+
+
+def test_a_learned_word_re_renders_only_the_drafts_holding_it():
+    m = TextMatcher(["with TiO2 powder and TiO2 grains", "nothing of the sort here"])
+    m.continuations("with $\\mathrm{TiO}_{2}$ powder and")
+    assert m._rendered[0] is not None and "\\mathrm{TiO}_{2}$ grains" in m._rendered[0].raw
+    assert m._rendered[1] is None

@@ -396,9 +396,11 @@ class Engine:
         """Stage 1 and Stage 2 in one batch, as the reference runs them.
 
         The page row starts decoding at once with the raw drafts (none yet while a background
-        drafter runs: those join, with their Stage 1 rows, the pass after it delivers); up to ``stage1_batch`` region rows
-        decode beside it in the same forward passes, more are admitted as they finish, and each
-        finished region's output becomes a Stage 2 draft from the next pass on. Stage 1 therefore
+        drafter runs: those join, with their Stage 1 rows, the pass after it delivers); up to
+        ``stage1_batch`` region rows decode beside it in the same forward passes (fewer where the
+        measured cost of width or of a crop prefill says they do not pay: ``core.speculative.budget``),
+        more are admitted as they finish, and each finished region's output becomes a Stage 2 draft
+        from the next pass on. Stage 1 therefore
         costs no passes of its own, only its prefills. Out of memory: the page starts over with half
         the regions beside it, and finally with none (Stage 2 on the raw drafts, still lossless).
         """
@@ -496,7 +498,7 @@ class Engine:
 
         def on_step(rows, gained):
             record(region_rows)  # also rows that stopped at admission (a region that reads as nothing)
-            for row in rows if region_rows else ():
+            for row in rows:  # region rows exist only once the drafts (page_drafts) have arrived
                 if row is not page_row and not row.done:
                     page_drafts.grow(row.tag, row.output)
             text = detok.push(page_row.output)

@@ -24,7 +24,7 @@ of a draft model's). Worked example, a = 5 ms, b = 0.1 ms, the page alone (rows 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: Proposal lengths considered (capped at the config's max_budget).
 _LENGTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -82,8 +82,8 @@ class AcceptanceRate:
 
     prior: float = 0.5
     decay: float = 0.8
-    accepted: float = 0.0
-    rejected: float = 0.0
+    accepted: float = field(init=False)
+    rejected: float = field(init=False)
 
     def __post_init__(self):
         self.accepted, self.rejected = self.prior, 1.0 - self.prior

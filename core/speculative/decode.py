@@ -112,7 +112,6 @@ class SpeculativeDecoder:
         # Measured pass cost (shared by the engine across pages); None, or a target that stands for
         # a GPU (``measures_pass_cost = False``), proposes the adaptive budgets alone.
         self.cost = cost if getattr(target, "measures_pass_cost", True) else None
-        self.last_width = self.cost.width if self.cost is not None else 1  # tokens per row, latest pass
 
     def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor, admit: Admit | None = None) -> list[DecodeRow]:
         """Decode until every row is done.
@@ -166,10 +165,9 @@ class SpeculativeDecoder:
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
-            self.last_width = logits.shape[1]
             if self.cost is not None:  # verification read the logits: the pass is over, also on a GPU
                 self.cost.add(len(live) * logits.shape[1], time.perf_counter() - t0)
-                self.cost.width = self.last_width
+                self.cost.width = logits.shape[1]  # also the next page's first guess
             if any(r.done and r.ends_batch for r in live):
                 for r in live:
                     if not r.done:
@@ -199,14 +197,14 @@ class SpeculativeDecoder:
         """Measured seconds of a pass of the main row alone at the latest width (None: not timed)."""
         if self.cost is None or not self.cost.passes:
             return None
-        return self.cost.a + self.cost.b * self.last_width
+        return self.cost.a + self.cost.b * self.cost.width
 
     def affordable_rows(self, limit: int) -> int:
         """Rows that may decode beside the batch's main row at the latest pass width (``limit``
         where passes are not timed or width is free)."""
         if self.cost is None:
             return limit
-        return affordable_rows(self.cost.token_share, self.last_width, limit)
+        return affordable_rows(self.cost.token_share, self.cost.width, limit)
 
     def _next_budget(self, row: DecodeRow, tree, accepted: int) -> int:
         """Double the length after a proposal accepted in full (up to ``max_budget``), go back to

@@ -305,10 +305,10 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
         rec["methods"][m.name] = _method_record(m, res, error, render_s, 0.0 if beside else draft_s, page_ref,
                                                 target)
         if beside:
-            regs.result()
+            drafted = regs.result()  # waits for the drafter if the decode finished first
             rec["methods"][m.name]["background_drafting"] = {
-                "draft_seconds": regs.seconds, "same_regions": [r.to_dict() for r in regs.result()] == [
-                    r.to_dict() for r in regions]}
+                "draft_seconds": regs.seconds,
+                "same_regions": [r.to_dict() for r in drafted] == [r.to_dict() for r in regions]}
         if res is not None:
             outputs[m.name], texts[m.name] = list(res.output_tokens), res.markdown
     base = texts.get("hsd")

@@ -112,7 +112,9 @@ def test_interrupted_run_resumes_without_redoing_finished_documents(ray_local, s
                          engine_factory=factory(log), on_progress=stop_after_first_document)
     finished = [p.stem for p in scale_inputs if (out / f"{p.stem}.md").exists()]
     assert finished, "the first run finished no document before it was stopped"
-    log.unlink()
+    # Each run logs to its own file: the test's Ray outlives the interrupted run, whose in-flight
+    # page may still finish (and log) after it was stopped.
+    log = tmp_path / "pages-2.log"
     report = convert_with_ray(scale_inputs, out, scale_config, options=options, engine_factory=factory(log))
     second = logged(log)
     assert not {d for d, _ in second} & set(finished), "a finished document was converted again"
@@ -121,7 +123,7 @@ def test_interrupted_run_resumes_without_redoing_finished_documents(ray_local, s
     assert len(second) == report.progress.pages_total == 6 - saved[0]
     assert output_files(out) == output_files(single_output)
     # and a third run converts nothing at all
-    log.unlink()
+    log = tmp_path / "pages-3.log"
     again = convert_with_ray(scale_inputs, out, scale_config, options=options, engine_factory=factory(log))
     assert logged(log) == [] and again.progress.pages_total == 0 and len(again.documents) == 3
     assert output_files(out) == output_files(single_output)

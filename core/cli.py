@@ -12,7 +12,7 @@ import importlib
 import sys
 
 # Sub-command modules, in the order they appear in ``hsd --help``.
-COMMAND_MODULES = ["draft", "convert", "tiny_model", "bench"]
+COMMAND_MODULES = ["draft", "convert", "tiny_model", "bench", "bench_corpus"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -245,6 +245,20 @@ def typeset_pdf(html: str, path: Path) -> int:
     return pages
 
 
+def unextractable_characters(reference: str, pdf: Path) -> set[str]:
+    """Characters of ``reference`` that the typeset ``pdf``'s text layer does not give back.
+
+    Story falls back to fonts without a Unicode map for some symbols (heavy box drawing, say); their
+    glyphs extract as U+FFFD or NUL, so neither a drafter nor a reader could write them. The caller
+    replaces them by ``?`` in the source and typesets again."""
+    import pymupdf
+
+    with pymupdf.open(str(pdf)) as doc:
+        text = "".join(page.get_text() for page in doc)
+    present = set(text)
+    return {c for c in set(reference) if ord(c) > 127 and not c.isspace() and c not in present}
+
+
 def scanned_pdf(source: Path, path: Path, dpi: int = 150) -> None:
     """An image-only copy of ``source``: each page rendered in grey at ``dpi`` and stored as JPEG."""
     import pymupdf
@@ -264,17 +278,22 @@ def make_corpus(sources: list[Path], out: Path, scans: bool = False, max_chars: 
     Raises ``CorpusSourceError`` for an unusable source before anything is written."""
     documents = []
     for source in sources:
-        doc = markdown_document(source_name(source), source_markdown(source), max_chars)
-        if any(d.name == doc.name for d, _ in documents):
+        markdown = source_markdown(source)
+        doc = markdown_document(source_name(source), markdown, max_chars)
+        if any(d.name == doc.name for d, _, _ in documents):
             raise CorpusSourceError(f"{source}: another source is also named {doc.name!r}")
-        documents.append((doc, source))
+        documents.append((doc, markdown, source))
     pairs = out / "pairs"
     pairs.mkdir(parents=True, exist_ok=True)
     manifest = ["file\tkind\tsource"]
     stems = []
-    for doc, source in documents:
+    for doc, markdown, source in documents:
         born = pairs / f"born_{doc.name}.pdf"
         pages = typeset_pdf(doc.html, born)
+        lost = unextractable_characters(doc.reference, born)
+        if lost:  # typeset with a font that maps them to no character: the page would not show them
+            doc = markdown_document(doc.name, markdown.translate({ord(c): "?" for c in lost}), max_chars)
+            pages = typeset_pdf(doc.html, born)
         written = [(born, f"typeset from Markdown, {pages} pages")]
         if scans:
             scan = pairs / f"scan_{doc.name}.pdf"

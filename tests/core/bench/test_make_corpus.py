@@ -116,3 +116,16 @@ def test_cli_makes_a_corpus_that_hsd_bench_runs(tmp_path, capsys):
     assert pages and all(p["methods"]["hsd"]["forward_passes"] < p["methods"]["ar"]["forward_passes"] for p in pages)
     assert main(["bench-corpus", str(tmp_path / "missing.md"), "--out", str(tmp_path / "d")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_characters_the_text_layer_cannot_give_back_become_question_marks(tmp_path):
+    src = tmp_path / "boxes.md"
+    src.write_text("# Boxes\n\nLight ╭──╮ and heavy ┏━━┓ corners.\n", encoding="utf-8")
+    make_corpus([src], tmp_path / "c")
+    reference = (tmp_path / "c" / "pairs" / "born_boxes.md").read_text(encoding="utf-8")
+    with open_document(tmp_path / "c" / "pairs" / "born_boxes.pdf") as pdf:
+        text = next(iter(pdf.pages())).fitz_page.get_text()
+    assert "\ufffd" not in text and "\x00" not in text and "Light" in reference and "corners" in reference
+    assert "?" in reference  # at least the heavy corners had no Unicode map
+    for char in set(reference):
+        assert char.isascii() or char in text  # every symbol of the reference is on the text layer

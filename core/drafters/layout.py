@@ -36,6 +36,7 @@ class TextLine:
     source_index: int = 0  # position in the producer's own order (tie-breaker)
     group: int | None = None  # the producer's block id, when it has one (PyMuPDF blocks)
     score: float = 1.0  # the producer's confidence in the text (OCR score; 1.0 for a text layer)
+    mono: bool = False  # set in a monospaced font (a code line), when the producer knows fonts
 
     @property
     def height(self) -> float:
@@ -43,7 +44,8 @@ class TextLine:
 
     @property
     def is_list_start(self) -> bool:
-        return bool(BULLET_RE.match(self.text) or ENUM_RE.match(self.text))
+        # A code line starting "- " or "1. " is code: a diff, a rule of dashes, a numbered listing.
+        return not self.mono and bool(BULLET_RE.match(self.text) or ENUM_RE.match(self.text))
 
 
 @dataclass
@@ -63,6 +65,10 @@ class Block:
     @property
     def bold(self) -> bool:
         return all(ln.bold for ln in self.lines)
+
+    @property
+    def mono(self) -> bool:
+        return all(ln.mono for ln in self.lines)
 
     @property
     def score(self) -> float:
@@ -137,7 +143,7 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             text = text.rstrip() + sep + piece.text.lstrip()
         merged.append(TextLine(union_box(p.bbox for p in row), text, main.size, main.bold,
                                min(p.source_index for p in row), main.group,
-                               min(p.score for p in row)))
+                               min(p.score for p in row), mono=all(p.mono for p in row)))
     return merged
 
 

@@ -3,13 +3,14 @@
 ``lines_to_regions`` groups lines into paragraphs, orders them (``core.drafters.layout``) and labels
 each by typography and position: page margins -> header/footer/page_number, larger or bold short
 blocks -> title (``#``/``##``), bullets -> list, "Fig. 3." -> caption, stacked numbers -> figure (axis
-labels). Right-to-left pages are mirrored so that the ordering reads them right to left.
+labels), monospaced blocks -> code (fenced). Right-to-left pages are mirrored so that the ordering reads them right to left.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 
 from core.drafters.base import Region
 from core.drafters.layout import (
@@ -36,7 +37,8 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
     tables get ``table_confidence``.
     """
     def same_style(a: TextLine, b: TextLine) -> bool:
-        return abs(a.size - b.size) <= size_tolerance * max(a.size, b.size) and a.bold == b.bold
+        return abs(a.size - b.size) <= size_tolerance * max(a.size, b.size) and a.bold == b.bold \
+            and a.mono == b.mono
 
     rtl = is_right_to_left(lines)
     if rtl:  # mirror the page so that "left to right" below means right to left
@@ -66,9 +68,16 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
     for bbox, label, text, extra, confidence in tops + [body[i] for i in order] + bottoms:
         if rtl:
             bbox = _mirror(bbox, page_width)
-        if label != "table":
+        if label == "code":
+            text = clean_code_text(text)
+        elif label != "table":
             text = clean_draft_text(text)
         if not text:
+            continue
+        if label == "code" and regions and regions[-1].label == "code" and _stacked(regions[-1].bbox, bbox):
+            prev = regions[-1]  # one listing broken by a blank line, or by a line set apart
+            prev.text = prev.text[:-len(CODE_END)] + "\n" + text[len(CODE_FENCE):]
+            prev.bbox = union_box([prev.bbox, bbox])
             continue
         if label == "list" and regions and regions[-1].label == "list" and _stacked(regions[-1].bbox, bbox) \
                 and _list_kind(regions[-1].text.splitlines()[-1]) == _list_kind(text):
@@ -143,6 +152,32 @@ def _stacked(upper, lower) -> bool:
     return abs(upper[0] - lower[0]) < 30 and 0 <= lower[1] - upper[3] < 20
 
 
+CODE_FENCE, CODE_END = "```\n", "\n```"
+_INNER_SPACES = re.compile(r"[ \t]{2,}")
+
+
+def code_text(block: Block) -> str:
+    """A monospaced block as a fenced code block, one source line per line, indentation rebuilt from
+    each line's left edge in character widths (the text layer drops leading spaces)."""
+    widths = [(ln.bbox[2] - ln.bbox[0]) / len(ln.text.strip()) for ln in block.lines if len(ln.text.strip()) >= 4]
+    char = sorted(widths)[len(widths) // 2] if widths else max(block.size * 0.6, 1.0)
+    left = min(ln.bbox[0] for ln in block.lines)
+    body = "\n".join(" " * round((ln.bbox[0] - left) / char) + ln.text.strip() for ln in block.lines)
+    return CODE_FENCE + body + CODE_END
+
+
+def clean_code_text(text: str) -> str:
+    """``clean_draft_text`` for a code block: NFKC, and space runs inside a line become one space
+    (the convention drafts and references share: ``core.bench.corpus.collapse_spaces``), but
+    indentation is kept."""
+    text = unicodedata.normalize("NFKC", text).replace("\r\n", "\n")
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        lines.append(line[:len(line) - len(body)] + _INNER_SPACES.sub(" ", body.rstrip()))
+    return "\n".join(lines).strip("\n")
+
+
 def label_block(block: Block, body_size: float, page_height: float) -> tuple[str, str, dict]:
     """(label, Markdown text, extra) for one block."""
     text = block.text()
@@ -153,6 +188,8 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
         if _PAGE_NUMBER.match(text.strip()):
             return "page_number", text, {}
         return ("header" if in_top else "footer"), text, {}
+    if block.mono and any(c.isalnum() for c in text):
+        return "code", code_text(block), {}
     first = block.lines[0].text
     if _CAPTION.match(first):
         return "caption", text, {}

@@ -59,12 +59,24 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
             chars = sum(len(s["text"]) for s in spans)
             size = max(spans, key=lambda s: len(s["text"]))["size"]
             bold_chars = sum(len(s["text"]) for s in spans if s["flags"] & 16 or "Bold" in s["font"])
+            mono_chars = sum(len(s["text"]) for s in spans if is_monospaced(s))
             dx, dy = line["dir"]
             if abs(dy) > 0.2:  # rotated margin text (arXiv stamps, vertical labels)
                 continue
             lines.append(TextLine(tuple(line["bbox"]), _LIGATURE_GAP.sub(r"\1", text), size,
-                                  bold_chars >= 0.95 * chars, len(lines), block_number))
+                                  bold_chars >= 0.95 * chars, len(lines), block_number,
+                                  mono=mono_chars >= 0.95 * chars))
     return lines
+
+
+#: Monospaced font names that do not set PyMuPDF's monospace flag: TeX's typewriter faces (CMTT9,
+#: LMMono10, txtt), IBM's BookMaster (Redbooks' code), and the usual code faces.
+_MONO_FONT = re.compile(r"mono|courier|consol|menlo|typewriter|code|cmtt|sftt|txtt|bookmaster", re.IGNORECASE)
+
+
+def is_monospaced(span: dict) -> bool:
+    """True for a span set in a monospaced font (PyMuPDF's flag bit 3, or a known code face)."""
+    return bool(span["flags"] & 8) or bool(_MONO_FONT.search(span["font"]))
 
 
 def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str | None]]:

@@ -166,3 +166,30 @@ def test_columns_of_one_table_are_not_split_into_tables():
     lines = _table_lines([(24, 90), (150, 191), (230, 260)], 72, 15, 6)
     ((box, text),) = lines_as_tables(lines, (20, 40, 580, 200))
     assert "<table>" not in text and text.splitlines()[0] == "r0c0 r0c1 r0c2"
+
+
+def test_monospaced_lines_become_one_fenced_code_block(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((72, 100), "The listing below adds two numbers and prints the sum.", fontname="helv", fontsize=10)
+    code = [(0, "def add(a,    b):"), (4, "return a + b"), (0, "- not a list item"), (0, "print(add(3, 5))")]
+    char = pymupdf.Font("cour").text_length("x", fontsize=9)
+    for i, (indent, line) in enumerate(code):
+        y = 130 + 11 * i + (11 if i == 3 else 0)  # a blank line before the last one
+        page.insert_text((72 + indent * char, y), line, fontname="cour", fontsize=9)
+    page.insert_text((72, 200), "After the listing the prose goes on in its own font.", fontname="helv", fontsize=10)
+    path = tmp_path / "code.pdf"
+    doc.save(str(path))
+    with open_document(path) as opened:
+        regions = TextLayerDrafter().draft(opened.page(0))
+    assert [r.label for r in regions] == ["text", "code", "text"]
+    # One block across the blank line, indentation rebuilt, inner space runs collapsed, no bullet.
+    assert regions[1].text == "```\ndef add(a, b):\n    return a + b\n- not a list item\nprint(add(3, 5))\n```"
+
+
+def test_monospace_flag_or_a_known_code_face():
+    from core.drafters.textlayer import is_monospaced
+
+    assert is_monospaced({"flags": 8, "font": "Anything"})
+    assert is_monospaced({"flags": 4, "font": "CMTT9"}) and is_monospaced({"flags": 0, "font": "Courier-Bold"})
+    assert not is_monospaced({"flags": 4, "font": "Helvetica"}) and not is_monospaced({"flags": 0, "font": "CMR10"})

@@ -321,12 +321,30 @@ def _monotone_pages(score: list[list[float]], n: int) -> list[int]:
 
 
 def _widen(raw: str, kept: list[bool], start: int, end: int) -> tuple[int, int]:
-    """Widen ``[start, end)`` over unkept characters (markup) up to the line ends around it."""
+    """Widen ``[start, end)`` over unkept characters (markup) up to the line ends around it, then over
+    whole lines of markup alone in the same block: a code fence, a table's closing rule, ``$$``.
+    The crop shows them, and a reader of the crop writes them (a blank line ends the block)."""
     while start > 0 and raw[start - 1] != "\n" and not kept[start - 1]:
         start -= 1
     while end < len(raw) and raw[end] != "\n" and not kept[end]:
         end += 1
+    while start > 0 and raw[start - 1] == "\n":
+        line_start = raw.rfind("\n", 0, start - 1) + 1
+        if not _markup_line(raw, kept, line_start, start - 1):
+            break
+        start = line_start
+    while end < len(raw) and raw[end] == "\n":
+        line_end = raw.find("\n", end + 1)
+        line_end = len(raw) if line_end < 0 else line_end
+        if not _markup_line(raw, kept, end + 1, line_end):
+            break
+        end = line_end
     return start, end
+
+
+def _markup_line(raw: str, kept: list[bool], start: int, end: int) -> bool:
+    """True if ``raw[start:end]`` (one line) holds markup and no kept character."""
+    return bool(raw[start:end].strip()) and not any(kept[start:end])
 
 
 def _locate(draft: str, ref: str, offset: int, min_score: float) -> tuple[int, int, float] | None:

@@ -47,6 +47,18 @@ def test_region_spans_include_markup_and_skip_unmatched():
     assert refs[4] == ""
 
 
+def test_region_spans_take_the_markup_lines_of_their_block():
+    # A crop of the listing shows its fences and the box's closing rule; a crop reader writes them.
+    ref = "Intro words here.\n\n```\n>>> show(grid)\n╔══╗\n║ a ║\n╚══╝\n```\n\n$$\nx = y\n$$\n\nLast words."
+    regions = [_r("Intro words here."), _r(">>> show(grid) ║ a ║", "code"), _r("x = y", "formula"), _r("Last words.")]
+    refs = region_references(ref, regions)
+    assert refs == ["Intro words here.", "```\n>>> show(grid)\n╔══╗\n║ a ║\n╚══╝\n```", "$$\nx = y\n$$", "Last words."]
+    # Lines holding text are not markup lines: consecutive list items keep their own spans.
+    items = "- one\n- two\n- three"
+    assert region_references(items, [_r("one", "list"), _r("two", "list"), _r("three", "list")]) == \
+        ["- one", "- two", "- three"]
+
+
 def test_short_drafts_matched_in_reading_order():
     ref = "## 5.1 Intro\n\ntext 5.2 inside\n\n## 5.2 Next"
     spans = region_spans(ref, [_r("5.1 Intro"), _r("text 5.2 inside"), _r("5.2 Next")])

@@ -117,7 +117,7 @@ class RapidOCRDrafter:
                     if label != "table":
                         continue
                     inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
-                    if len(inside) < 4:
+                    if len(inside) < 4 or not _lines_side_by_side(inside):
                         continue
                     html = table_html(self._table_engine(), pixels, scale, box, inside)
                     if html:
@@ -165,6 +165,23 @@ def scan_resolution(fitz_page) -> float | None:
         if area > best_area and x1 > x0 and info.get("width"):
             best, best_area = info["width"] * 72.0 / (x1 - x0), area
     return best
+
+
+def _lines_side_by_side(lines: list[TextLine]) -> bool:
+    """True if the lines read as table cells: two rows hold two or more lines side by side, or one
+    row holds three (a header over mostly empty cells). The layout model also boxes code listings
+    and indented text as tables; their lines stand one per row, and rapid-table would scatter them
+    over invented empty cells."""
+    rows: list[list[TextLine]] = []
+    for line in sorted(lines, key=lambda ln: ln.bbox[1]):
+        for row in rows:
+            top, bottom = row[0].bbox[1], row[0].bbox[3]
+            if min(bottom, line.bbox[3]) - max(top, line.bbox[1]) >= 0.5 * min(bottom - top, line.height):
+                row.append(line)
+                break
+        else:
+            rows.append([line])
+    return sum(len(row) >= 2 for row in rows) >= 2 or any(len(row) >= 3 for row in rows)
 
 
 def _center_inside(box, outer) -> bool:

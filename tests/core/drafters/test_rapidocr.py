@@ -64,3 +64,19 @@ def test_scan_resolution_from_the_page_image(tmp_path):
 def test_engine_loads_once():
     drafter = RapidOCRDrafter(layout=False)
     assert drafter._ocr_engine() is drafter._ocr_engine()
+
+
+def test_a_layout_table_needs_lines_side_by_side():
+    from core.drafters.layout import TextLine
+    from core.drafters.rapidocr import _lines_side_by_side
+
+    def line(x, y, text="cell"):
+        return TextLine((x, y, x + 40, y + 10), text, 8)
+
+    listing = [line(10, 12 * i, f">>> step {i}") for i in range(8)]  # one line per row: code, not cells
+    listing.append(line(60, 36, "19"))  # one stray pair does not make a grid
+    assert not _lines_side_by_side(listing)
+    grid = [line(x, y) for y in (0, 12, 24) for x in (10, 60)]
+    assert _lines_side_by_side(grid)
+    header_over_empty_cells = [line(x, 0) for x in (10, 60, 110)] + [line(10, 12 * i) for i in range(1, 6)]
+    assert _lines_side_by_side(header_over_empty_cells)

@@ -98,6 +98,14 @@ class NormalizedText:
 _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
 _WORD = re.compile(r"\S+")
 _DIGITS = re.compile(r"\d+")
+_LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+
+
+def _shape(separator: str) -> str:
+    """A separator's key among the learned rewrites: a line break with the indentation around it
+    is one line break. A listing's lines start at several indents; where the model joins the lines
+    (``"'\\n   END"`` -> ``"' END"``) one rewrite learned at one indent then serves them all."""
+    return _LINE_BREAK.sub("\n", separator) if "\n" in separator else separator
 
 
 class Notation:
@@ -180,6 +188,9 @@ class TextMatcher:
         self.drafts = [NormalizedText.of(d) for d in drafts]
         self.min_chars, self.max_chars, self.max_hits = min_chars, max_chars, max_hits
         self.rewrites: dict[str, str] = {}  # draft separator -> the output's, where they differ
+        # The output wrote the draft's last line break as a space: it joins a listing's lines, so a
+        # break with no rewrite of its own is proposed as a space (back to breaks when it writes one).
+        self.joins_lines = False
         self.notation = notation if notation is not None else Notation()
         # Rendered with what the notation already knows (a document's earlier pages taught it);
         # later changes re-render only the drafts they touch (``_render``).
@@ -256,10 +267,12 @@ class TextMatcher:
                 continue  # "TiO2" vs "TiO}_{2": never rewrite between adjacent characters
             if theirs.isspace() and ("$" in mine or "\\" in mine):
                 continue  # " " -> " $\\mathrm{": a formula's edge, the words' business (``Notation``)
+            if "\n" in theirs and "\n\n" not in theirs:
+                self.joins_lines = "\n" not in mine
             if mine != theirs:
-                self.rewrites[theirs] = mine
+                self.rewrites[_shape(theirs)] = mine
             else:
-                self.rewrites.pop(theirs, None)
+                self.rewrites.pop(_shape(theirs), None)
         self._learn_words(out, o0, draft, d0, n)
 
     def _learn_words(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int) -> None:
@@ -308,10 +321,19 @@ class TextMatcher:
         raw = _WORD.sub(lambda m: self.notation.render(m.group(0)), text.raw)
         return NormalizedText.of(raw) if raw != text.raw else None
 
+    def _separator(self, gap: str) -> str:
+        """The draft's separator ``gap`` as the output writes it (learned rewrites, joined lines)."""
+        key = _shape(gap)
+        if key in self.rewrites:
+            return self.rewrites[key]
+        if self.joins_lines and key.count("\n") == 1:
+            return key.replace(" \n", "\n").replace("\n ", "\n").replace("\n", " ")
+        return gap
+
     def _rewrite(self, text: str) -> str:
-        if not self.rewrites:
+        if not self.rewrites and not self.joins_lines:
             return text
-        return _SEPARATOR_RUN.sub(lambda m: self.rewrites.get(m.group(0), m.group(0)), text)
+        return _SEPARATOR_RUN.sub(lambda m: self._separator(m.group(0)), text)
 
     def _raw_after(self, text: NormalizedText, norm_end: int, sep: str, limit: int) -> str:
         """``text`` after normalised position ``norm_end`` in the output's form (separators
@@ -320,7 +342,7 @@ class TextMatcher:
             return ""
         nxt = text.raw_index[norm_end]
         gap = text.gap(norm_end - 1)
-        gap = self.rewrites.get(gap, gap)
+        gap = self._separator(gap)
         if sep:
             # the output began its separator: propose the rest of it; where it wrote something else
             # (``}$`` after a formula), the draft's space is still to come

@@ -195,3 +195,22 @@ def test_a_learned_word_re_renders_only_the_drafts_holding_it():
     m.continuations("with $\\mathrm{TiO}_{2}$ powder and")
     assert m._rendered[0] is not None and "\\mathrm{TiO}_{2}$ grains" in m._rendered[0].raw
     assert m._rendered[1] is None
+
+
+def test_a_listing_whose_lines_the_output_joins_is_proposed_joined():
+    # docling_redp5110 p16: the text layer gives the SQL one statement line per line, indented; the
+    # output writes it on one line. Each break differs ("'\n", "\n   ", " ;\n"), so no single learned
+    # rewrite covers them: once the output has joined a break, every single break is proposed joined.
+    draft = "ELSE 'XXX-XX-XXXX'\nEND\n   ENABLE ;\nCREATE MASK B ON C\n   FOR COLUMN TAX_ID\n   RETURN CASE\n\nNext para"
+    m = TextMatcher([draft])
+    (text, _, _), = m.continuations("ELSE 'XXX-XX-XXXX' END")
+    assert text.startswith(" ENABLE ; CREATE MASK B ON C FOR COLUMN TAX_ID RETURN CASE\n\nNext")  # blank line kept
+    # The output writes a break where the draft has one: breaks are proposed as breaks again.
+    (text, _, _), = m.continuations("ELSE 'XXX-XX-XXXX' END ENABLE ; CREATE MASK B ON C\n   FOR")
+    assert text.startswith(" COLUMN TAX_ID\n   RETURN CASE")
+
+
+def test_a_rewrite_learned_at_one_indent_serves_every_indent():
+    m = TextMatcher(["alpha beta gamma;\n    delta epsilon;\n        zeta eta theta"])
+    (text, _, _), = m.continuations("alpha beta gamma;\ndelta epsilon")  # indentation dropped
+    assert text.startswith(";\nzeta eta theta")

@@ -3,7 +3,8 @@
 ``lines_to_regions`` groups lines into paragraphs, orders them (``core.drafters.layout``) and labels
 each by typography and position: page margins -> header/footer/page_number, larger or bold short
 blocks -> title (``#``/``##``), bullets -> list, "Fig. 3." -> caption, stacked numbers -> figure (axis
-labels), monospaced blocks -> code (fenced). Right-to-left pages are mirrored so that the ordering reads them right to left.
+labels), monospaced blocks -> code (fenced). Right-to-left pages are mirrored so that the ordering
+reads them right to left.
 """
 
 from __future__ import annotations

@@ -327,7 +327,7 @@ class TextMatcher:
         if key in self.rewrites:
             return self.rewrites[key]
         if self.joins_lines and key.count("\n") == 1:
-            return key.replace(" \n", "\n").replace("\n ", "\n").replace("\n", " ")
+            return key.replace("\n", " ")  # the key holds no indentation around its break
         return gap
 
     def _rewrite(self, text: str) -> str:

@@ -201,9 +201,9 @@ def markdown_document(name: str, markdown: str, max_chars: int = 12000) -> Markd
     md = _parser()
     tokens = _typeset_tokens(md.parse(markdown))
     kept, size = [], 0
-    for group in _top_level_blocks(tokens):
+    for group in _top_level_blocks(tokens):  # each block's reference stands alone: sizes add up
         kept += group
-        size = len(reference_markdown(kept))
+        size += len(reference_markdown(group)) + 1
         if size >= max_chars:
             break
     reference = reference_markdown(kept)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+
+from core.commands.arguments import whole_number
 
 
 def register(subparsers) -> None:
@@ -17,22 +18,10 @@ def register(subparsers) -> None:
     parser.add_argument("sources", nargs="+", metavar="SOURCE", help="Markdown files or METADATA files")
     parser.add_argument("--out", required=True, help="corpus folder to write (pairs/ is created in it)")
     parser.add_argument("--scans", action="store_true", help="also write an image-only copy of each PDF (scan_NAME)")
-    parser.add_argument("--scan-dpi", type=_bounded(72, 400), default=150, help="resolution of the scans (default 150)")
-    parser.add_argument("--max-chars", type=_bounded(200, 1_000_000), default=12000,
+    parser.add_argument("--scan-dpi", type=whole_number(72, 400, "the scan resolution"), default=150, help="resolution of the scans (default 150)")
+    parser.add_argument("--max-chars", type=whole_number(200, 1_000_000, "--max-chars"), default=12000,
                         help="cut each source after this many characters of reference, at a block boundary (default 12000)")
     parser.set_defaults(func=run)
-
-
-def _bounded(low: int, high: int):
-    def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-        if not low <= number <= high:
-            raise argparse.ArgumentTypeError(f"expected {low} to {high}, got {number}")
-        return number
-    return parse
 
 
 def run(args) -> int:

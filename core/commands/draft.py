@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from core.commands.arguments import whole_number
 from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES
 
 
@@ -20,20 +20,10 @@ def register(subparsers) -> None:
     parser.add_argument("--pages", metavar="R", default=None, help='pages, e.g. "1-3,7", "5-", "-2" (default: all)')
     parser.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER,
                         help=f"which drafter (default: {DEFAULT_DRAFTER}: text layer if usable, else OCR)")
-    parser.add_argument("--dpi", type=_positive_int, default=None, help="render resolution for OCR (default: the scan's own, else 200)")
+    parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None, help="render resolution for OCR (default: the scan's own, else 200)")
     parser.add_argument("--password", default=None, help="password of an encrypted PDF")
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
     parser.set_defaults(func=run)
-
-
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if not 36 <= number <= 1200:
-        raise argparse.ArgumentTypeError(f"dpi must be between 36 and 1200, got {number}")
-    return number
 
 
 def _drafter_options(name: str, dpi: int | None) -> dict:

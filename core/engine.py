@@ -33,6 +33,7 @@ from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.budget import PassCost, stage1_pays
 from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.matching import ProposalConfig
+from core.speculative.history import OutputHistory
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
 from core.speculative.textmatch import Notation
@@ -122,6 +123,7 @@ class Engine:
         self._target = target
         self._drafter = drafter
         self._notation: Notation | None = None  # set by start_document
+        self._history: OutputHistory | None = None  # likewise: the document's earlier pages' output
         # What a forward pass costs on this target, learned over every page this engine converts.
         self._pass_cost = (pass_cost or PassCost()) if self.config.proposal.cost_aware else None
         self._document_key = None
@@ -171,12 +173,19 @@ class Engine:
         wrote the drafts' words and numbers on one page (``$8 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$``
         for ``8 wt%TiO2``) is proposed on the next. ``key`` names the document: starting the same
         document again keeps what was learned, another one starts afresh. Without a document, each
-        page learns alone."""
+        page learns alone. The earlier pages' output is a draft for the later ones too
+        (``OutputHistory``): a manual's tables repeat their rules and rows, a report its headers."""
         if key != self._document_key or self._notation is None:
             self._notation, self._document_key = Notation(), key
+            self._history = OutputHistory(self.config.proposal.max_ngram)
 
     def _page_notation(self) -> Notation:
         return self._notation if self._notation is not None else Notation()
+
+    def _remember(self, output_tokens: list[int]) -> None:
+        """A finished page's output joins the document's history (``ar`` proposes nothing: skip)."""
+        if self._history is not None and self.config.mode != "ar":
+            self._history.add_page(output_tokens)
 
     def convert_document(self, document, page_indices: Iterable[int] | None = None,
                          on_event: EventCallback | None = None,
@@ -281,6 +290,7 @@ class Engine:
             stats.stop_reason = row.stop_reason
 
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
+        self._remember(output_tokens)
         seconds["total"] = seconds.get("total", 0.0) + time.perf_counter() - t_start
         stats.seconds = seconds
         return PageResult(page=page_number, width=width, height=height, markdown=markdown,
@@ -336,7 +346,8 @@ class Engine:
         # The same strategies as the page: token n-grams, then normalised text (rapid-table's HTML
         # and the model's differ in spacing), then the output's own n-grams (table markup repeats).
         return [DecodeRow(proposer=PageDrafts([drafts[i]], [draft_texts[i]], target.encode, target.decode,
-                                              cfg.proposal, regions=[i], notation=notation).proposer,
+                                              cfg.proposal, regions=[i], notation=notation,
+                                              history=self._history).proposer,
                           stop=self._stop(min(cfg.max_new_tokens, 2 * len(drafts[i]) + 32 if drafts[i]
                                               else UNDRAFTED_REGION_TOKENS)),
                           length=bp.lengths[k], rope_delta=bp.rope_deltas[k],
@@ -436,7 +447,7 @@ class Engine:
         def drafts_arrived() -> None:
             nonlocal page_drafts
             page_drafts = PageDrafts(drafts, draft_texts, target.encode, target.decode, cfg.proposal,
-                                     notation=notation)
+                                     notation=notation, history=self._history)
             pending[:] = self._stage1_todo(regions, drafts) if batch else []
 
         if page.ready:
@@ -522,7 +533,7 @@ class Engine:
             if page is None or not page.ready:
                 return NoDrafts()
             return PageDrafts(page.tokens, page.texts, target.encode, target.decode, cfg.proposal,
-                              notation=self._page_notation()).proposer
+                              notation=self._page_notation(), history=self._history).proposer
 
         with _Timer(seconds, "prefill", target.device):
             prefill = target.prefill(image, kind="page")

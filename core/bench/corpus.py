@@ -140,6 +140,7 @@ def _kept_mask(raw: str) -> list[bool]:
 
 _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _PIPE_SEP_CELL = re.compile(r"^\s*:?-{1,}:?\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def _pipe_cells(line: str) -> list[str]:
@@ -149,11 +150,15 @@ def _pipe_cells(line: str) -> list[str]:
 def pipe_tables_to_html(markdown: str) -> str:
     """Markdown pipe tables -> one-line HTML tables (``<table><tr><td>...``), the convention every
     target's page prompt asks for ("tables as HTML"); the separator row is dropped. Other text is
-    left as it is."""
+    left as it is, and so is everything inside a code fence (a listing that prints a pipe table
+    shows the pipes)."""
     lines = markdown.split("\n")
-    out, i = [], 0
+    out, i, fence = [], 0, None
     while i < len(lines):
-        if (i + 1 < len(lines) and _PIPE_ROW.match(lines[i]) and _PIPE_ROW.match(lines[i + 1])
+        opener = _FENCE.match(lines[i])
+        if opener and (fence is None or opener.group(1).startswith(fence)):
+            fence = opener.group(1)[:3] if fence is None else None
+        elif (fence is None and i + 1 < len(lines) and _PIPE_ROW.match(lines[i]) and _PIPE_ROW.match(lines[i + 1])
                 and all(_PIPE_SEP_CELL.match(c) for c in _pipe_cells(lines[i + 1]))):
             rows = [lines[i]]
             i += 2

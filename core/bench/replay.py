@@ -210,8 +210,13 @@ class ReplayTarget:
         self.page_reference = page_reference
         self.region_references = list(region_references)
         self.reset()
+
+    def start_document(self) -> None:
+        """Number tokens afresh: one document's tokens only, so one-hot logits stay a few thousand
+        wide. Not per page: the engine keeps a document's earlier output as a draft (its token ids
+        must keep their meaning from page to page)."""
         if self.tokenizer is not None:
-            self.tokenizer.reset()  # one page's tokens only: one-hot logits stay a few hundred wide
+            self.tokenizer.reset()
 
     def reset(self) -> None:
         """Forget the sequences and the pass log (call between runs; old caches are gone by then)."""

@@ -221,6 +221,8 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
+    if hasattr(target, "start_document"):  # replay targets number a document's tokens afresh
+        target.start_document()
     out = []
     with open_document(doc.pdf) as document:
         n = document.page_count

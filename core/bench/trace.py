@@ -6,8 +6,9 @@ Prints the stage breakdown, then every page-level pass as ``[gained/proposed] te
 the pass added, the bonus token included; proposed = tree nodes verified, root included), and a
 summary of where passes gaining one token happen (no proposal vs a rejected proposal). Under replay
 the output is the reference, so its tokens, cut by the gains, show exactly what each pass wrote.
-The page is converted alone: the benchmark converts a document's pages in order with one engine,
-whose notation learned on earlier pages can make a later page a few passes cheaper than here.
+As in the benchmark, the document's earlier pages are converted first with the same engine (what it
+learned there, notation and output history, serves the traced page); ``--alone`` converts the page
+by itself.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from core.engine import Engine, EngineConfig
 
 
 def trace_page(corpus, doc_name, page_index=0, method="hsd", drafter="auto", tokenizer="auto", dpi=144,
-               out=sys.stdout) -> dict:
+               out=sys.stdout, alone=False) -> dict:
     from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
     from core.documents import open_document
 
@@ -31,21 +32,24 @@ def trace_page(corpus, doc_name, page_index=0, method="hsd", drafter="auto", tok
     m = parse_methods(method)[-1]
     tok = ReplayTokenizer(base_tokenizer(tokenizer))
     target = ReplayTarget(tok)
+    target.start_document()
+    engine = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=16384), target=target)
+    engine.start_document(doc.name)
     dr, _ = make_drafter(drafter)
     with open_document(doc.pdf) as d:
         drafted = [list(dr.draft(d.page(i))) for i in range(d.page_count)]
         refs = split_reference(prepare_reference(doc.reference),
                                [_draft_text(r) or _draft_text_all(r) for r in drafted])
-        page = d.page(page_index)
-        regions, ref = drafted[page_index], refs[page_index]
-        spans = region_spans(ref, regions)
-        if m.oracle:
-            regions = oracle_regions(ref, regions, spans)
-            target.set_page(ref, [r.text for r in regions])
-        else:
-            target.set_page(ref, region_references(ref, regions, spans))
-        res = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=16384), target=target).convert_image(
-            page.render(dpi), regions, page.width, page.height, page_index + 1)
+        for i in ([page_index] if alone else range(page_index + 1)):
+            page = d.page(i)
+            regions, ref = drafted[i], refs[i]
+            spans = region_spans(ref, regions)
+            if m.oracle:
+                regions = oracle_regions(ref, regions, spans)
+                target.set_page(ref, [r.text for r in regions])
+            else:
+                target.set_page(ref, region_references(ref, regions, spans))
+            res = engine.convert_image(page.render(dpi), regions, page.width, page.height, i + 1)
     s = res.stats
     print(f"{doc.name} p{page_index + 1} {method}: {s.generated_tokens} tokens, {s.forward_passes} passes "
           f"(prefill {s.prefill_passes}, stage1 {s.stage1_passes}, stage2 {s.stage2_passes}), "
@@ -79,8 +83,9 @@ def main(argv=None) -> int:
     p.add_argument("--method", default="hsd")
     p.add_argument("--drafter", default="auto")
     p.add_argument("--tokenizer", default="auto")
+    p.add_argument("--alone", action="store_true", help="convert the page alone, not after its document's earlier pages")
     a = p.parse_args(argv)
-    trace_page(a.corpus, a.doc, a.page - 1, a.method, a.drafter, a.tokenizer)
+    trace_page(a.corpus, a.doc, a.page - 1, a.method, a.drafter, a.tokenizer, alone=a.alone)
     return 0
 
 

@@ -18,13 +18,15 @@ Draft slots, ``n`` regions:
                   2n         the joined text
 
 Proposals come from, in order: exact token n-grams, normalised-character text matching, the output's
-own n-grams (tables repeat their markup) and a bounded 1-gram fallback tree.
+own n-grams (tables repeat their markup), the document's earlier pages (``history``) and a bounded
+1-gram fallback tree.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
+from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import OutputNgramProposer, TextProposer, TokenNgramProposer, UnionProposal
 from core.speculative.textmatch import Notation
@@ -33,9 +35,10 @@ from core.speculative.textmatch import Notation
 class PageDrafts:
     def __init__(self, drafts: list[list[int]], texts: list[str], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, regions: list[int] | None = None,
-                 notation: Notation | None = None):
+                 notation: Notation | None = None, history: OutputHistory | None = None):
         """``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
-        ``notation``: word forms learned so far, shared with the page's other rows (default: own)."""
+        ``notation``: word forms learned so far, shared with the page's other rows (default: own).
+        ``history``: the document's earlier pages' output (shared, read only here)."""
         n = len(drafts)
         ids = list(regions) if regions is not None else list(range(n))
         self.n, self.encode = n, encode
@@ -47,7 +50,10 @@ class PageDrafts:
         self.texts = TextProposer([""] * n + list(texts) + [joined], ids * 2 + [None], encode, decode, cfg,
                                   notation=notation)
         fallback = TokenNgramProposer([], cfg, regions=ids + [None] + ids, index=self.tokens.index)
-        self.proposer = UnionProposal([self.tokens, self.texts, OutputNgramProposer(cfg)], fallback, cfg.max_nodes)
+        proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
+        if history:
+            proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
+        self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
         self._stale = False
         self._grown = [0] * n  # tokens of each region's partial output already in its draft
         self.decode = decode

@@ -63,8 +63,10 @@ def verify_tree(
         nxt = next((c for c in kids[node] if tree.tokens[c] == want), None)
         if nxt is None and relaxed and (relax_allowed is None or relax_allowed([tree.tokens[i] for i in path])):
             lp = logprobs[node]
-            best = max(kids[node], key=lambda c: lp[tree.tokens[c]].item())
-            if lp[tree.tokens[best]].item() - lp[want].item() >= log_tau:
+            # a draft token past the logits' width (a tokenizer with more ids than the head) is never accepted
+            known = [c for c in kids[node] if tree.tokens[c] < lp.shape[0]]
+            best = max(known, key=lambda c: lp[tree.tokens[c]].item()) if known else None
+            if best is not None and lp[tree.tokens[best]].item() - lp[want].item() >= log_tau:
                 nxt = best
         if nxt is None:
             break

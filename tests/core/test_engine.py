@@ -124,6 +124,22 @@ def test_exact_drafts_need_a_quarter_of_ar_passes(setup):
     assert result.stats.mean_accepted_length > 4
 
 
+def test_a_later_page_is_drafted_from_the_earlier_pages_output(setup):
+    """Pages of one document share their output as a draft: the same page again, with no drafter
+    regions at all, needs a fraction of the passes, and stays lossless. A new document forgets."""
+    target, image, ar = setup
+    engine = Engine(EngineConfig(mode="hsd", max_new_tokens=MAX_NEW), target=target)
+    engine.start_document("doc")
+    first = engine.convert_image(image, [], PAGE_W, PAGE_H, 1)
+    second = engine.convert_image(image, [], PAGE_W, PAGE_H, 2)
+    assert first.output_tokens == second.output_tokens == ar.output_tokens
+    assert second.stats.forward_passes * 4 <= first.stats.forward_passes, second.stats.to_dict()
+    engine.start_document("another")
+    third = engine.convert_image(image, [], PAGE_W, PAGE_H, 1)
+    assert third.output_tokens == ar.output_tokens
+    assert third.stats.forward_passes * 4 > first.stats.forward_passes
+
+
 def test_tree_with_branches_is_verified_losslessly(setup):
     """Two drafts share a prefix and then diverge: the proposal must branch, and stay lossless."""
     target, image, ar = setup

@@ -27,6 +27,13 @@ def test_pipe_tables_to_html():
                                        "<tr><td>1</td><td>2</td></tr></table>\n\nafter | not a table")
 
 
+def test_pipe_tables_inside_code_fences_stay_as_they_are():
+    code = "```\n>>> print(t)\n| a | b |\n|---|---|\n| 1 | 2 |\n```"
+    md = f"{code}\n\n| x |\n|---|\n| 9 |\n\n~~~~\n| c |\n|---|\n```\n| d |\n~~~~"
+    assert pipe_tables_to_html(md) == (f"{code}\n\n<table><tr><td>x</td></tr><tr><td>9</td></tr></table>\n\n"
+                                       "~~~~\n| c |\n|---|\n```\n| d |\n~~~~")
+
+
 def test_split_reference_follows_page_text_in_order():
     ref = "# One\n\nalpha beta gamma delta\n\n# Two\n\nepsilon zeta eta theta\n\niota kappa lambda"
     pages = ["One alpha beta gamma delta", "Two epsilon zeta eta theta", "iota kappa lambda"]

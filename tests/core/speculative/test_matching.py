@@ -93,6 +93,16 @@ def test_relaxed_rule_accepts_close_second_but_not_in_math():
     assert verify_tree(tree, logits, tau=0.75, relax_allowed=lambda toks: False).path == [0]
 
 
+def test_relaxed_rule_never_accepts_a_token_past_the_logits_width():
+    tree = build_tree(4, [([40], None), ([5], None)])  # 40: an id the 16-wide head has no logit for
+    logits = torch.full((3, 16), -10.0)
+    logits[0, 3] = 1.0
+    logits[0, 5] = 0.9
+    assert verify_tree(tree, logits, tau=0.75).path == [0, 2]
+    only_wide = build_tree(4, [([40], None)])
+    assert verify_tree(only_wide, logits[:2], tau=0.75).path == [0]
+
+
 def test_inside_math():
     from core.speculative.mathmode import inside_math
 

@@ -1,0 +1,43 @@
+"""The document's earlier pages as a draft: what the model wrote there, it often writes again.
+
+A manual's tables share their markup and rows across pages (``│ spam │ 42 │`` under every format of
+tabulate's README), a report repeats its running header, a paper its notation. No drafter sees
+that: an OCR reads no box rules at all. The verified output of the pages already converted is free
+and exactly in the model's own tokens, so Stage 1 and Stage 2 rows of later pages also look there.
+
+``OutputHistory`` is one growing token draft (all earlier pages, in order) with the n-gram index of
+``matching.DraftIndex``. Two limits keep it cheap on long documents:
+
+* a lookup returns only the ``recent`` latest occurrences of an n-gram (``"\\n\\n"`` may occur
+  thousands of times; the latest are the likeliest to repeat, and each hit costs a slice per pass);
+* at most ``max_tokens`` tokens are kept; past that, the oldest half is dropped and the rest
+  re-indexed (once per some twenty pages, a fraction of a second).
+"""
+
+from __future__ import annotations
+
+from core.speculative.matching import DraftIndex
+
+
+class OutputHistory(DraftIndex):
+    def __init__(self, max_ngram: int = 10, max_tokens: int = 16384, recent: int = 16):
+        super().__init__([[]], max_ngram)
+        self.max_tokens, self.recent = max_tokens, recent
+
+    def add_page(self, tokens: list[int]) -> None:
+        """Append one page's verified output (the model's tokens, prompt excluded)."""
+        if not tokens:
+            return
+        kept = self.drafts[0]
+        if len(kept) + len(tokens) > self.max_tokens:
+            tail = (kept + list(tokens))[-(self.max_tokens // 2):]
+            self.set_draft(0, tail)
+        else:
+            self.extend(0, list(tokens))
+
+    def hits(self, suffix: tuple[int, ...]) -> list[tuple[int, int]]:
+        ends = self._tables[0].get(suffix, ())
+        return [(0, end) for end in ends[-self.recent:]]
+
+    def __len__(self) -> int:
+        return len(self.drafts[0])

@@ -38,6 +38,10 @@ def register(sub) -> None:
     p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
                    help="draft each page on a thread while the model decodes it (default auto: where the "
                    "model runs on a GPU)")
+    p.add_argument("--stage1-skip", type=_drafter_sources, default=(), metavar="DRAFTERS",
+                   help="hsd: comma-separated drafters (textlayer, rapidocr, paddle) whose regions Stage 2 "
+                        "takes as drafted, without verifying them on their crops first; faster where those "
+                        "drafts are already what the model writes (default: none)")
     p.add_argument("--password", default=None, help="password of encrypted PDFs")
     p.add_argument("--stats", default=None, metavar="FILE.json", help="write statistics here")
     p.add_argument("--trust-remote-code", action="store_true",
@@ -76,7 +80,22 @@ def engine_config(args):
     return EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
                         dpi=args.dpi, device=args.device, dtype=args.dtype,
                         max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
-                        background_drafting=getattr(args, "background_drafting", "auto"))
+                        background_drafting=getattr(args, "background_drafting", "auto"),
+                        stage1_skip_sources=tuple(getattr(args, "stage1_skip", ())))
+
+
+def _drafter_sources(value: str) -> tuple[str, ...]:
+    """``--stage1-skip``: drafter names, checked (a typo would silently skip nothing)."""
+    import argparse
+
+    from core.drafters import DRAFTER_NAMES
+
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in DRAFTER_NAMES or n == "auto"]
+    if unknown:
+        choices = ", ".join(n for n in DRAFTER_NAMES if n != "auto")
+        raise argparse.ArgumentTypeError(f"unknown drafter {unknown[0]!r}; choose from {choices}")
+    return names
 
 
 def run(args) -> int:
@@ -138,11 +157,9 @@ def convert_one(engine, in_path: Path, out_path: Path, args) -> dict:
             for i in indices:
                 done = output.finished(i + 1)
                 if done is None:
-                    page = doc.page(i)
                     done = next(iter(engine.convert_document(doc, [i])))
                     output.save_page(done, done.page_image)
                     done.page_image = None  # pages stream: never hold every rendered page
-                    del page
                 results.append(done)
                 if bar is not None:
                     bar.set_postfix_str(_postfix(done), refresh=False)

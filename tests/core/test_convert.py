@@ -4,7 +4,6 @@ modes, figures, statistics, per-page resume and one-line errors."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 

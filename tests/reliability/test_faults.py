@@ -21,8 +21,7 @@ import pytest
 import torch
 
 from tests.reliability import hostile as h
-from tests.reliability.conftest import (FAST, FAST_AR, assert_clear_error, load_target_once, needs_draft_command,
-                                        remount)
+from tests.reliability.conftest import FAST, FAST_AR, assert_clear_error, load_target_once, needs_draft_command
 
 
 def _work_files(out: Path) -> list[str]:

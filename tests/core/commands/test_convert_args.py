@@ -1,0 +1,23 @@
+"""``hsd convert``'s options reach the engine's configuration."""
+
+import pytest
+
+from core.cli import build_parser
+from core.commands.convert import engine_config
+
+
+def _parse(*argv):
+    return build_parser().parse_args(["convert", "in.pdf", "-o", "out.md", *argv])
+
+
+def test_stage1_skip_names_drafters():
+    assert engine_config(_parse()).stage1_skip_sources == ()
+    config = engine_config(_parse("--stage1-skip", "textlayer, rapidocr"))
+    assert config.stage1_skip_sources == ("textlayer", "rapidocr")
+
+
+@pytest.mark.parametrize("value", ["textlyer", "auto"])
+def test_stage1_skip_rejects_what_is_no_drafter(value, capsys):
+    with pytest.raises(SystemExit):
+        _parse("--stage1-skip", value)
+    assert "unknown drafter" in capsys.readouterr().err

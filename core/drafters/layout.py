@@ -171,6 +171,8 @@ def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
                     continue
                 if line.bbox[0] < bx0 - 2 * h or line.bbox[2] > bx1 + 2 * h and len(block.lines) > 1:
                     continue  # reaches far outside this column: a wider element below it
+                if block.lines[0].is_list_start and line.bbox[0] < bx0 - 0.5 * h:
+                    continue  # a list item continues under its own text, never left of its bullet
                 if id(last) in cells or not same_style(last, line):
                     continue
                 if best is None or gap < best_gap:

@@ -57,6 +57,15 @@ def test_group_blocks_splits_columns_and_bullets():
     assert sorted(b.text() for b in blocks) == ["- item continues", "left one left two", "right one right two"]
 
 
+def test_a_paragraph_left_of_a_bullet_does_not_continue_the_last_item():
+    """born_tabulate p2: the line under a list's last item, close below it but starting left of its
+    bullet, is the next paragraph (it had been drafted as part of the item)."""
+    lines = [_line(87, 164, 280, "- record arrays"), _line(87, 176, 180, "- pandas.DataFrame"),
+             _line(66, 190, 200, "Tabulate is a Python3 library.")]
+    assert [b.text() for b in group_blocks(lines)] == ["- record arrays", "- pandas.DataFrame",
+                                                        "Tabulate is a Python3 library."]
+
+
 def test_merge_rows_joins_superscripts_not_columns():
     lines = [_line(50, 100, 100, "x"), TextLine((100.5, 98, 104, 105), "2", 6),
              _line(107, 100, 150, "+ y"), _line(170, 100, 300, "other column")]

@@ -135,13 +135,22 @@ class UnionProposal:
     def __init__(self, proposers: list[Proposer], fallback: Proposer | None, max_nodes: int):
         self.proposers, self.fallback, self.max_nodes = proposers, fallback, max_nodes
 
+    #: Tokens of every continuation's head placed before any continuation is extended further.
+    HEAD = 4
+
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         trees = [t for t in (p.propose(output, root, budget) for p in self.proposers) if len(t) > 1]
         if not trees:
             return self.fallback.propose(output, root, budget) if self.fallback else root_only(root)
         if len(trees) == 1:
             return trees[0]
-        return build_tree(root, [c for t in trees for c in _paths(t)], min(self.max_nodes, 2 * budget + 1))
+        # Heads first, taking proposers in turn: when the node budget is small (drafts have been
+        # failing), a long wrong continuation from the first proposer must not crowd out the
+        # later proposers' (the earlier pages' box rules behind an OCR draft's garbled line).
+        paths = [_paths(t) for t in trees]
+        turns = [p[i] for i in range(max(map(len, paths))) for p in paths if i < len(p)]
+        heads = [(cont[:self.HEAD], origin) for cont, origin in turns]
+        return build_tree(root, heads + turns, min(self.max_nodes, 2 * budget + 1))
 
 
 def _paths(tree: DraftTree) -> list[tuple[list[int], tuple[int, int] | None]]:

@@ -43,3 +43,24 @@ def test_a_long_history_keeps_its_recent_half():
     assert history.drafts[0][-10:] == [29] * 10
     assert history.hits((29, 29, 29))  # the kept tokens are indexed
     assert not history.hits((0, 0, 0))  # the dropped ones are not
+
+
+def test_a_small_tree_still_holds_every_proposers_head():
+    """With few nodes to spend (drafts have been failing), the first proposer's long continuation
+    does not crowd out the others: each gets its first tokens into the tree."""
+    from core.speculative.proposers import UnionProposal
+    from core.speculative.tree import build_tree
+
+    class Fixed:
+        def __init__(self, cont):
+            self.cont = cont
+
+        def propose(self, output, root, budget):
+            return build_tree(root, [(self.cont[:budget], None)])
+
+    union = UnionProposal([Fixed(list(range(1, 9))), Fixed(list(range(11, 19))), Fixed(list(range(21, 29)))],
+                          None, max_nodes=128)
+    tree = union.propose([], 0, 8)  # at most 2 * 8 + 1 nodes
+    assert len(tree) == 17
+    assert {1, 11, 21} <= set(tree.tokens)
+    assert tree.tokens[1:5] == [1, 2, 3, 4]  # the first proposer's head comes first

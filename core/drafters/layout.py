@@ -167,9 +167,12 @@ def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
                     continue
                 bx0, _, bx1, _ = block.bbox
                 overlap = min(line.bbox[2], bx1) - max(line.bbox[0], bx0)
-                if overlap < 0.5 * min(line.bbox[2] - line.bbox[0], bx1 - bx0):
+                if line.mono and last.mono:
+                    if overlap <= 0:  # a listing's lines differ in length and indentation
+                        continue
+                elif overlap < 0.5 * min(line.bbox[2] - line.bbox[0], bx1 - bx0):
                     continue
-                if line.bbox[0] < bx0 - 2 * h or line.bbox[2] > bx1 + 2 * h and len(block.lines) > 1:
+                elif line.bbox[0] < bx0 - 2 * h or line.bbox[2] > bx1 + 2 * h and len(block.lines) > 1:
                     continue  # reaches far outside this column: a wider element below it
                 if block.lines[0].is_list_start and line.bbox[0] < bx0 - 0.5 * h:
                     continue  # a list item continues under its own text, never left of its bullet

@@ -24,6 +24,7 @@ import numpy as np
 
 from core.drafters.base import Region
 from core.drafters.layout import TextLine
+from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.errors import DrafterUnavailableError
 
@@ -103,7 +104,8 @@ class RapidOCRDrafter:
         image = page.render(dpi=self.ocr_dpi(page))
         scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)
-        lines = self.ocr_lines(pixels, scale)
+        lines, fits = self.ocr_lines(pixels, scale)
+        fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
         text_boxes: list[tuple] = []
@@ -123,6 +125,9 @@ class RapidOCRDrafter:
                     if html:
                         tables.append((box, html))
                         lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
+        # Monospaced lines are found after the tables took theirs: a table's cells set in a code
+        # font are cells, not a listing.
+        lines = mark_monospace(lines, [fit_of[id(line)] for line in lines])
         regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
                                    size_tolerance=0.3)
         for region in regions:
@@ -136,20 +141,37 @@ class RapidOCRDrafter:
                 region.extra = {"role": "text_in_figure"}
         return regions
 
-    def ocr_lines(self, pixels: np.ndarray, scale: float) -> list[TextLine]:
-        """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point)."""
-        result = self._ocr_engine()(pixels, use_cls=False)
+    def ocr_lines(self, pixels: np.ndarray, scale: float) -> tuple[list[TextLine], list[PitchFit | None]]:
+        """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point),
+        and how well each line's characters fit a fixed pitch (``core.drafters.monospace``)."""
+        # Character boxes cost nothing extra (they come from the CTC steps already decoded) and
+        # tell monospaced listings from prose (``core.drafters.monospace``).
+        result = self._ocr_engine()(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
         if result is None or result.boxes is None or result.txts is None:
-            return []
-        lines = []
-        for i, (quad, text, score) in enumerate(zip(result.boxes, result.txts, result.scores)):
+            return [], []
+        chars = getattr(result, "word_results", None) or [()] * len(result.txts)
+        lines, fits = [], []
+        for i, (quad, text, score, boxes) in enumerate(zip(result.boxes, result.txts, result.scores, chars)):
             if not text.strip():
                 continue
             xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
             bbox = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
             # A text line's box is about 1.25x its font size; the size only compares lines.
             lines.append(TextLine(bbox, text, (bbox[3] - bbox[1]) / 1.25, False, i, score=float(score)))
-        return lines
+            fits.append(pitch_fit(text, _char_centres(boxes, scale)))
+        return lines, fits
+
+
+def _char_centres(boxes, scale: float) -> list[tuple[str, float]]:
+    """``(character, x centre in points)`` from RapidOCR's single-character results."""
+    centres = []
+    for item in boxes or ():
+        try:
+            char, quad = item[0], np.asarray(item[2], dtype=float)
+            centres.append((char, float(quad[:, 0].min() + quad[:, 0].max()) / (2 * scale)))
+        except (IndexError, TypeError, ValueError):
+            return []
+    return centres
 
 
 def scan_resolution(fitz_page) -> float | None:

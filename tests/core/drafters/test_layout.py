@@ -66,6 +66,18 @@ def test_a_paragraph_left_of_a_bullet_does_not_continue_the_last_item():
                                                         "Tabulate is a Python3 library."]
 
 
+def test_a_listing_stays_one_block_however_its_line_lengths_differ():
+    """scan_rich p4: a short ``table.add_row(`` above a long indented string had split a listing
+    in two (the long line "reached far outside" the block's column, as a wider element would)."""
+    import dataclasses
+    lines = [dataclasses.replace(ln, mono=True) for ln in (
+        _line(64, 80, 140, "table.add_row("), _line(86, 92, 168, '"Dec 15, 2017",'),
+        _line(86, 104, 283, '"Star Wars Ep. VIII: The Last Jedi",'))]
+    assert len(group_blocks(lines)) == 1
+    prose = [dataclasses.replace(ln, mono=False) for ln in lines]
+    assert len(group_blocks(prose)) == 2
+
+
 def test_merge_rows_joins_superscripts_not_columns():
     lines = [_line(50, 100, 100, "x"), TextLine((100.5, 98, 104, 105), "2", 6),
              _line(107, 100, 150, "+ y"), _line(170, 100, 300, "other column")]

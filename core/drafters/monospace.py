@@ -94,7 +94,8 @@ def mark_monospace(lines: list[TextLine], fits: list[PitchFit | None]) -> list[T
     ``fits[i]`` is ``pitch_fit`` of ``lines[i]`` (pitch in the lines' units). A long line whose
     centres lie on one straight line is monospaced; a short or untested line joins a listing when
     it sits directly against a monospaced line within the listing's width and is not clearly
-    proportional itself. Lines that are not monospaced come back unchanged.
+    proportional itself. A monospaced line inside a paragraph (flush against prose) is inline code,
+    not a listing. Lines that are not monospaced come back unchanged.
     """
     mono: dict[int, float] = {}  # line index -> pitch
     prose: set[int] = set()
@@ -105,6 +106,10 @@ def mark_monospace(lines: list[TextLine], fits: list[PitchFit | None]) -> list[T
             mono[i] = fit.pitch
         elif fit.per_word >= MIN_PROSE_WORD_RMS:
             prose.add(i)
+    # A monospaced line flush under or over a prose line is inline code filling a paragraph's line
+    # (a list of type names); listings are set off from the text around them.
+    for i in [i for i in mono if any(_flush(lines[i], lines[p]) for p in prose)]:
+        del mono[i]
     if not mono:
         return lines
     # A short line flush under or over a prose line ends or starts that paragraph ("... Here's an"
@@ -134,6 +139,7 @@ def _flush(a: TextLine, b: TextLine) -> bool:
 
 
 def _joins_listing(line: TextLine, code: TextLine, pitch: float) -> bool:
+    """True if ``line`` can be part of the listing that holds ``code`` (set at ``pitch``)."""
     h = max(min(line.height, code.height), 1.0)
     gap = max(line.bbox[1] - code.bbox[3], code.bbox[1] - line.bbox[3])
     same_row = min(line.bbox[3], code.bbox[3]) - max(line.bbox[1], code.bbox[1]) >= 0.5 * h

@@ -91,6 +91,15 @@ def test_the_last_line_of_a_paragraph_stays_prose_above_a_listing():
     assert [ln.text for ln in out if ln.mono] == [CODE]
 
 
+def test_a_paragraph_line_of_inline_code_is_not_a_listing():
+    """scan_orjson p3: a paragraph's middle line held only type names set in code font."""
+    inline = "typing.TypedDict, datetime.datetime, datetime.date, uuid.UUID,"
+    lines = [_line(10, 0, PROSE, width=260), _line(10, 12, inline), _line(10, 24, PROSE, width=260)]
+    fits = [pitch_fit(PROSE, centres(PROSE, helvetica)), pitch_fit(inline, centres(inline, courier)),
+            pitch_fit(PROSE, centres(PROSE, helvetica))]
+    assert not any(ln.mono for ln in mark_monospace(lines, fits))
+
+
 def test_no_monospaced_line_leaves_the_lines_as_they_are():
     lines = [_line(10, 0, PROSE, width=260), _line(10, 12, "42")]
     fits = [pitch_fit(PROSE, centres(PROSE, helvetica)), None]

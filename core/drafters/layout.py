@@ -147,6 +147,21 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
     return merged
 
 
+def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
+    """Lines grouped into visual rows, top to bottom: a line joins the first row whose first line
+    it overlaps vertically by half the smaller height (unsorted within a row)."""
+    rows: list[list[TextLine]] = []
+    for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
+        for row in rows:
+            first = row[0]
+            if min(first.bbox[3], line.bbox[3]) - max(first.bbox[1], line.bbox[1]) >= 0.5 * min(first.height, line.height):
+                row.append(line)
+                break
+        else:
+            rows.append([line])
+    return rows
+
+
 def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
     """Group lines into paragraph blocks: a line joins the block directly above it when the gap is
     small, the horizontal extents overlap and the style matches; a list bullet starts a new block.

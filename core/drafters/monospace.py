@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.drafters.layout import TextLine, union_box
+from core.drafters.layout import TextLine, rows_of, union_box
 
 #: A line must have this many characters (spaces included) to be tested on its own.
 MIN_TESTED_CHARS = 16
@@ -159,19 +159,10 @@ def _joins_listing(line: TextLine, code: TextLine, pitch: float) -> bool:
 def _join_rows(pieces: list[tuple[TextLine, float]]) -> list[TextLine]:
     """One line per listing row: pieces side by side are joined with spaces up to the column each
     starts at (at least one)."""
-    rows: list[list[tuple[TextLine, float]]] = []
-    for piece in sorted(pieces, key=lambda p: (p[0].bbox[1], p[0].bbox[0])):
-        for row in rows:
-            first = row[0][0]
-            h = min(first.height, piece[0].height)
-            if min(first.bbox[3], piece[0].bbox[3]) - max(first.bbox[1], piece[0].bbox[1]) >= 0.5 * h:
-                row.append(piece)
-                break
-        else:
-            rows.append([piece])
+    pitch_of = {id(line): pitch for line, pitch in pieces}
     joined = []
-    for row in rows:
-        row.sort(key=lambda p: p[0].bbox[0])
+    for row in rows_of([line for line, _ in pieces]):
+        row = [(line, pitch_of[id(line)]) for line in sorted(row, key=lambda ln: ln.bbox[0])]
         pitch = float(np.median([p for _, p in row]))
         first = row[0][0]
         text = first.text.rstrip()

@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 from core.drafters.base import Region
-from core.drafters.layout import TextLine
+from core.drafters.layout import TextLine, rows_of
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.errors import DrafterUnavailableError
@@ -199,15 +199,7 @@ def _lines_side_by_side(lines: list[TextLine]) -> bool:
     row holds three (a header over mostly empty cells). The layout model also boxes code listings
     and indented text as tables; their lines stand one per row, and rapid-table would scatter them
     over invented empty cells."""
-    rows: list[list[TextLine]] = []
-    for line in sorted(lines, key=lambda ln: ln.bbox[1]):
-        for row in rows:
-            top, bottom = row[0].bbox[1], row[0].bbox[3]
-            if min(bottom, line.bbox[3]) - max(top, line.bbox[1]) >= 0.5 * min(bottom - top, line.height):
-                row.append(line)
-                break
-        else:
-            rows.append([line])
+    rows = rows_of(lines)
     return sum(len(row) >= 2 for row in rows) >= 2 or any(len(row) >= 3 for row in rows)
 
 

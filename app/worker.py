@@ -147,6 +147,7 @@ class ConversionWorker(QObject):
             self.started.emit(total)
             results = self.outcome.results
             engine = None
+            reused = []  # pages saved by an earlier run: the later pages are drafted from them too
             for n, i in enumerate(indices):
                 if self.is_cancelled():
                     raise CancelledError("cancelled")
@@ -154,6 +155,8 @@ class ConversionWorker(QObject):
                 if done is None:
                     if engine is None:
                         engine = self._engine(config, n, total)
+                    engine.remember_pages(doc, reused)
+                    reused = []
                     self._index = n
                     self._total = total
                     self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
@@ -163,6 +166,7 @@ class ConversionWorker(QObject):
                     done.page_image = None  # pages stream: never hold every rendered page
                 else:
                     self.page_started.emit(i + 1, n, total)
+                    reused.append(done)
                 results.append(done)
                 self.page_done.emit(done)
                 self.progress.emit(n + 1, total, f"Page {i + 1} done ({n + 1} of {total})")

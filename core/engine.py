@@ -182,6 +182,17 @@ class Engine:
     def _page_notation(self) -> Notation:
         return self._notation if self._notation is not None else Notation()
 
+    def remember_pages(self, document, results: Iterable[PageResult]) -> None:
+        """Pages of ``document`` converted in an earlier run (a resumed conversion reuses their saved
+        results) join its history as if converted now, so the pages still to do are drafted from
+        them too. Saved results keep no token ids, so their Markdown is encoded again; a draft that
+        tokenises differently only costs acceptance, never correctness."""
+        self.start_document(_document_key(document))
+        for result in results:
+            if result.error or not (result.output_tokens or result.markdown):
+                continue
+            self._remember(result.output_tokens or self.target.encode(result.markdown))
+
     def _remember(self, output_tokens: list[int]) -> None:
         """A finished page's output joins the document's history (``ar`` proposes nothing: skip)."""
         if self._history is not None and self.config.mode != "ar":
@@ -195,8 +206,7 @@ class Engine:
         indices = list(range(document.page_count) if page_indices is None else page_indices)
         emit = on_event or (lambda e: None)
         self.prepare()  # a missing model or drafter is the job's error, not each page's
-        path = getattr(document, "path", None)
-        self.start_document(str(path) if path else id(document))
+        self.start_document(_document_key(document))
         for n, i in enumerate(indices):
             if should_cancel and should_cancel():
                 raise CancelledError("cancelled")
@@ -655,6 +665,12 @@ def _spans(row: DecodeRow, target) -> list[TextSpan]:
                 spans.append(TextSpan(region=owners[start_tok], start=start_char, end=end_char))
             start_tok, start_char = i, end_char
     return spans
+
+
+def _document_key(document):
+    """What names a document for ``Engine.start_document``: its path, else the object itself."""
+    path = getattr(document, "path", None)
+    return str(path) if path else id(document)
 
 
 def failed_page(page_number: int, width: float, height: float, mode: str, exc: BaseException) -> PageResult:

@@ -82,6 +82,21 @@ def test_resume_skips_finished_pages(tmp_path, model_dir, monkeypatch):
     assert calls == [1, 2, 3]
 
 
+def test_a_resumed_run_drafts_from_the_pages_it_reuses(tmp_path, model_dir, monkeypatch):
+    """Pages saved by an earlier run join the document's history before the next page is decoded."""
+    pdf = _make_pdf(tmp_path / "doc.pdf", pages=3, figure=False)
+    out = tmp_path / "doc.md"
+    assert _convert(pdf, out, model_dir, "--mode", "hsd", "--pages", "1-2") == 0
+    from core.engine import Engine
+
+    remembered = []
+    original = Engine.remember_pages
+    monkeypatch.setattr(Engine, "remember_pages", lambda self, doc, results: remembered.append(
+        [r.page for r in results]) or original(self, doc, results))
+    assert _convert(pdf, out, model_dir, "--mode", "hsd") == 0
+    assert remembered == [[1, 2]]
+
+
 @pytest.mark.parametrize("when", ["decoding", "saving"])
 def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir, when):
     """kill -9 in the middle of page 2 (while decoding it, or between writing its result file and

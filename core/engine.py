@@ -188,6 +188,8 @@ class Engine:
         them too. Saved results keep no token ids, so their Markdown is encoded again; a draft that
         tokenises differently only costs acceptance, never correctness."""
         self.start_document(_document_key(document))
+        if self.config.mode == "ar":
+            return  # no history to feed: do not encode pages for nothing
         for result in results:
             if result.error or not (result.output_tokens or result.markdown):
                 continue

@@ -25,7 +25,8 @@ from core.drafters.layout import TextLine, rows_of, union_box
 MIN_TESTED_CHARS = 16
 #: Root-mean-square distance of the character centres from one straight line, in pitches, at or
 #: below which a line is monospaced. Measured with RapidOCR on 150-300 dpi scans: Courier listings
-#: 0.06-0.13, prose lines of 16 or more characters 0.15 and up (a CTC step is a third of a pitch).
+#: 0.06-0.13, prose lines of 16 or more characters 0.148 and up on the pages sampled (at 150 dpi
+#: a CTC step is about 0.4 of a Courier pitch).
 MAX_STRAIGHT_RMS = 0.13
 #: The same with one offset per word (an OCR'd space too many or too few shifts every later
 #: character by a pitch, but not within a word), at or above which a line is proportional text.

@@ -107,15 +107,15 @@ def mark_monospace(lines: list[TextLine], fits: list[PitchFit | None]) -> list[T
             mono[i] = fit.pitch
         elif fit.per_word >= MIN_PROSE_WORD_RMS:
             prose.add(i)
+    in_paragraph = {i for i, line in enumerate(lines) if any(_flush(line, lines[p]) for p in prose)}
     # A monospaced line flush under or over a prose line is inline code filling a paragraph's line
     # (a list of type names); listings are set off from the text around them.
-    for i in [i for i in mono if any(_flush(lines[i], lines[p]) for p in prose)]:
+    for i in in_paragraph & mono.keys():
         del mono[i]
     if not mono:
         return lines
     # A short line flush under or over a prose line ends or starts that paragraph ("... Here's an"
     # / "example:") and only joins a listing that it also touches.
-    in_paragraph = {i for i, line in enumerate(lines) if any(_flush(line, lines[p]) for p in prose)}
     changed = True
     while changed:
         changed = False

@@ -483,11 +483,15 @@ class Engine:
             if page.poll():  # the drafter has just delivered: speculate from the next pass on
                 drafts_arrived()
                 page_row.proposer = page_drafts.proposer
-            pass_s, crop_s = decoder.pass_seconds(), decoder.cost.crop_seconds if decoder.cost else None
-            if pending and pass_s is not None and crop_s is not None:
-                # Where a crop prefill costs several passes (a CPU), only regions long enough to repay it.
+            cost = decoder.cost
+            if pending and cost is not None:
+                if cost.passes < 2:
+                    return None  # a new engine's first page: price a pass before adding rows to it
+                # Where a crop prefill costs several passes (a CPU), only regions long enough to repay
+                # it; before the first crop is timed, only those whose tokens cost more than they save.
                 pending[:] = [i for i in pending if not drafts[i] or stage1_pays(
-                    len(drafts[i]), regions[i].source in TRUSTED_SOURCES, crop_s, pass_s)]
+                    len(drafts[i]), regions[i].source in TRUSTED_SOURCES, cost.crop_seconds or 0.0,
+                    cost.a, cost.b)]
             busy = sum(1 for r in live if r is not page_row)
             # Where wider passes cost more (a CPU), only as many rows as the measured cost affords.
             slots = decoder.affordable_rows(batch)

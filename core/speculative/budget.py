@@ -132,10 +132,20 @@ def affordable_rows(token_share: float, width: int, limit: int) -> int:
 PASSES_SAVED_PER_TOKEN = {"text layer": 0.04, "ocr": 0.16}
 
 
-def stage1_pays(draft_tokens: int, text_layer: bool, prefill_seconds: float, pass_seconds: float) -> bool:
+def stage1_pays(draft_tokens: int, text_layer: bool, prefill_seconds: float, pass_seconds: float,
+                token_seconds: float = 0.0) -> bool:
     """Whether verifying a region of ``draft_tokens`` on its crop (Stage 1) is likely to save the
-    page more passes than its crop prefill costs. On a GPU a batched crop prefill costs little
-    beside a pass; on a CPU it costs several passes of a small model: worth it for long regions, and
-    sooner for OCR drafts than for the document's own text."""
+    page more time than it costs. ``pass_seconds`` and ``token_seconds``: ``PassCost.a`` and ``.b``.
+
+    What Stage 1 saves is page passes (``PASSES_SAVED_PER_TOKEN``), each worth its fixed cost only:
+    the page still verifies every token the region row verified. What it costs is the crop's
+    prefill and the region row's tokens, each verified twice, on the crop and then on the page. On
+    a GPU (``token_seconds`` about 0) a batched crop prefill costs little beside a pass. On a CPU
+    it costs several passes, and where one more token in a pass costs more than the share of a
+    pass it saves, no region is long enough: a real-width model on two cores (hidden 1024, 121 k
+    words, output head as in ``core.targets.cpu_head``) has ``a`` = 50 ms and ``b`` = 4 ms, so
+    text-layer regions (0.04 x 50 = 2 ms saved a token) never pay and OCR regions (8 ms saved, 4 ms
+    spent) need 175 tokens to repay a 0.7 s crop; the tiny test model
+    (7 ms, 0.1 ms) gets crops for text-layer regions of 140 tokens and OCR regions of 25."""
     saved = PASSES_SAVED_PER_TOKEN["text layer" if text_layer else "ocr"]
-    return draft_tokens * saved * pass_seconds >= prefill_seconds
+    return draft_tokens * (saved * pass_seconds - token_seconds) >= prefill_seconds

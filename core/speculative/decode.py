@@ -193,12 +193,6 @@ class SpeculativeDecoder:
             return budget
         return min(budget, best_length(row.rate.alpha, self.cost.token_share, rows, budget))
 
-    def pass_seconds(self) -> float | None:
-        """Measured seconds of a pass of the main row alone at the latest width (None: not timed)."""
-        if self.cost is None or not self.cost.passes:
-            return None
-        return self.cost.a + self.cost.b * self.cost.width
-
     def affordable_rows(self, limit: int) -> int:
         """Rows that may decode beside the batch's main row at the latest pass width (``limit``
         where passes are not timed or width is free)."""

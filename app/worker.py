@@ -1,9 +1,9 @@
 """The background conversion: a QObject worker that runs the engine in a QThread.
 
-The worker converts one document the way ``hsd convert`` does (``core.commands.convert.convert_one``):
-pages already finished under the same input and settings are taken from a session folder, the others
-go through ``Engine.convert_document`` one page at a time and are saved with
-``DocumentOutput.save_page``; at the end ``write_markdown`` writes the document. So the Markdown the
+The worker converts one document the way ``hsd convert`` does: both run
+``core.resume.convert_with_resume``, which takes the pages already finished under the same input and
+settings from a session folder and converts the others one at a time, saving each at once; at the end
+``write_markdown`` writes the document. So the Markdown the
 app shows is the bytes the CLI writes.
 
 Engine events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
@@ -134,8 +134,8 @@ class ConversionWorker(QObject):
 
     def _convert(self) -> None:
         from core.documents import open_document, parse_page_range
-        from core.errors import CancelledError
         from core.export import DocumentOutput
+        from core.resume import convert_with_resume
 
         job = self.job
         config = job.settings.engine_config()
@@ -146,30 +146,20 @@ class ConversionWorker(QObject):
             total = len(indices)
             self.started.emit(total)
             results = self.outcome.results
-            engine = None
-            reused = []  # pages saved by an earlier run: the later pages are drafted from them too
-            for n, i in enumerate(indices):
-                if self.is_cancelled():
-                    raise CancelledError("cancelled")
-                done = output.finished(i + 1)
-                if done is None:
-                    if engine is None:
-                        engine = self._engine(config, n, total)
-                    engine.remember_pages(doc, reused)
-                    reused = []
-                    self._index = n
-                    self._total = total
-                    self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
-                    done = next(iter(engine.convert_document(doc, [i], on_event=self._on_event,
-                                                             should_cancel=self.is_cancelled)))
-                    output.save_page(done, done.page_image)
-                    done.page_image = None  # pages stream: never hold every rendered page
-                else:
-                    self.page_started.emit(i + 1, n, total)
-                    reused.append(done)
+
+            def before_page(n: int, i: int) -> None:
+                self._index, self._total = n, total
+                self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
+
+            pages = convert_with_resume(doc, indices, output, lambda n: self._engine(config, n, total),
+                                        on_event=self._on_event, should_cancel=self.is_cancelled,
+                                        before_page=before_page)
+            for n, done, reused in pages:
+                if reused:
+                    self.page_started.emit(done.page, n, total)
                 results.append(done)
                 self.page_done.emit(done)
-                self.progress.emit(n + 1, total, f"Page {i + 1} done ({n + 1} of {total})")
+                self.progress.emit(n + 1, total, f"Page {done.page} done ({n + 1} of {total})")
             self.outcome.markdown_path = output.write_markdown(results)
 
     def _engine(self, config, n: int, total: int):

@@ -145,25 +145,17 @@ def settings_of(config, args) -> dict:
 def convert_one(engine, in_path: Path, out_path: Path, args) -> dict:
     from core.documents import open_document, parse_page_range
     from core.export import DocumentOutput
+    from core.resume import convert_with_resume
     from core.stats import document_stats
 
     settings = settings_of(engine.config, args)
     with open_document(in_path, password=args.password) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
         output = DocumentOutput(in_path, out_path, settings, resume=not args.fresh)
-        results, reused = [], []
+        results = []
         bar = _progress(len(indices), in_path.name, args.quiet)
         try:
-            for i in indices:
-                done = output.finished(i + 1)
-                if done is None:
-                    engine.remember_pages(doc, reused)  # a resumed run drafts from the earlier pages too
-                    reused = []
-                    done = next(iter(engine.convert_document(doc, [i])))
-                    output.save_page(done, done.page_image)
-                    done.page_image = None  # pages stream: never hold every rendered page
-                else:
-                    reused.append(done)
+            for _, done, _ in convert_with_resume(doc, indices, output, lambda _: engine):
                 results.append(done)
                 if bar is not None:
                     bar.set_postfix_str(_postfix(done), refresh=False)

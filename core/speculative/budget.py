@@ -132,6 +132,13 @@ def affordable_rows(token_share: float, width: int, limit: int) -> int:
 PASSES_SAVED_PER_TOKEN = {"text layer": 0.04, "ocr": 0.16}
 
 
+#: Width a region row adds to the batch per token it keeps: rows are padded to the widest tree and
+#: part of a region's proposals is rejected. With one token per token kept, hsd still prefilled crops
+#: for OCR regions on a CPU and ran behind page mode (eight held-out scans, real-width model: up to
+#: 26 s against 17 s for the same page).
+REGION_WIDTH_PER_TOKEN = 2.0
+
+
 def stage1_pays(draft_tokens: int, text_layer: bool, prefill_seconds: float, pass_seconds: float,
                 token_seconds: float = 0.0) -> bool:
     """Whether verifying a region of ``draft_tokens`` on its crop (Stage 1) is likely to save the
@@ -139,13 +146,13 @@ def stage1_pays(draft_tokens: int, text_layer: bool, prefill_seconds: float, pas
 
     What Stage 1 saves is page passes (``PASSES_SAVED_PER_TOKEN``), each worth its fixed cost only:
     the page still verifies every token the region row verified. What it costs is the crop's
-    prefill and the region row's tokens, each verified twice, on the crop and then on the page. On
-    a GPU (``token_seconds`` about 0) a batched crop prefill costs little beside a pass. On a CPU
-    it costs several passes, and where one more token in a pass costs more than the share of a
-    pass it saves, no region is long enough: a real-width model on two cores (hidden 1024, 121 k
-    words, output head as in ``core.targets.cpu_head``) has ``a`` = 50 ms and ``b`` = 4 ms, so
-    text-layer regions (0.04 x 50 = 2 ms saved a token) never pay and OCR regions (8 ms saved, 4 ms
-    spent) need 175 tokens to repay a 0.7 s crop; the tiny test model
-    (7 ms, 0.1 ms) gets crops for text-layer regions of 140 tokens and OCR regions of 25."""
+    prefill and the width the region row adds to every pass it takes part in
+    (``REGION_WIDTH_PER_TOKEN`` per token kept). On a GPU (``token_seconds`` about 0) a batched crop
+    prefill costs little beside a pass. On a CPU it costs several passes, and where a token's width
+    costs more than the share of a pass it saves, no region is long enough: a real-width model on
+    two cores (hidden 1024, 121 k words, output head as in ``core.targets.cpu_head``) has ``a`` =
+    50 ms and ``b`` = 4 ms, so neither text-layer regions (0.04 x 50 = 2 ms saved a token) nor OCR
+    regions (8 ms saved, 8 ms spent) pay; the tiny test model (7 ms, 0.1 ms) gets crops for
+    text-layer regions of 320 tokens and OCR regions of 28 (a crop: 25 ms)."""
     saved = PASSES_SAVED_PER_TOKEN["text layer" if text_layer else "ocr"]
-    return draft_tokens * (saved * pass_seconds - token_seconds) >= prefill_seconds
+    return draft_tokens * (saved * pass_seconds - REGION_WIDTH_PER_TOKEN * token_seconds) >= prefill_seconds

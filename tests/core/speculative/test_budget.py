@@ -86,12 +86,14 @@ def test_stage1_counts_the_region_rows_tokens_where_tokens_cost():
     from core.speculative.budget import stage1_pays
 
     # the tiny model on a CPU: 7 ms a pass plus 0.1 ms a token; a crop 25 ms
-    assert not stage1_pays(120, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
-    assert stage1_pays(150, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
-    # a real-width model on a CPU: 50 ms a pass plus 4 ms a token; a crop 0.7 s
+    assert not stage1_pays(300, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
+    assert stage1_pays(330, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
+    assert stage1_pays(30, text_layer=False, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
+    # a real-width model on a CPU: 50 ms a pass plus 4 ms a token; a crop 0.7 s: no region pays
     assert not stage1_pays(5000, text_layer=True, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
-    assert not stage1_pays(150, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
-    assert stage1_pays(200, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
+    assert not stage1_pays(5000, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
+    # ... until a token costs less: 2 ms
+    assert stage1_pays(300, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.002)
 
 
 def test_pass_cost_keeps_the_crop_cost_and_the_latest_width():

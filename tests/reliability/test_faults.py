@@ -276,9 +276,12 @@ def tiny_target(model_dir):
 def _convert(target, pdf, **config):
     from core.documents import open_document
     from core.engine import Engine, EngineConfig
+    from core.speculative.matching import ProposalConfig
 
-    engine = Engine(EngineConfig(mode="hsd", drafter="textlayer", dpi=36, max_new_tokens=24, **config),
-                    target=target)
+    # Untimed, as on a GPU: on a CPU the cost model leaves these short text-layer regions out of
+    # Stage 1 (their crops would not pay), and these tests need region rows beside the page.
+    engine = Engine(EngineConfig(mode="hsd", drafter="textlayer", dpi=36, max_new_tokens=24,
+                                 proposal=ProposalConfig(cost_aware=False), **config), target=target)
     with open_document(pdf) as doc:
         return list(engine.convert_document(doc))
 

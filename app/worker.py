@@ -3,8 +3,7 @@
 The worker converts one document the way ``hsd convert`` does: both run
 ``core.resume.convert_with_resume``, which takes the pages already finished under the same input and
 settings from a session folder and converts the others one at a time, saving each at once; at the end
-``write_markdown`` writes the document. So the Markdown the
-app shows is the bytes the CLI writes.
+``write_markdown`` writes the document. So the Markdown the app shows is the bytes the CLI writes.
 
 Engine events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
 ``cancel()`` may be called from any thread: it sets a flag that the engine polls between forward

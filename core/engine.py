@@ -488,7 +488,8 @@ class Engine:
                 if cost.passes < 2:
                     return None  # a new engine's first page: price a pass before adding rows to it
                 # Where a crop prefill costs several passes (a CPU), only regions long enough to repay
-                # it; before the first crop is timed, only those whose tokens cost more than they save.
+                # it; before the first crop is timed (taken as free), those whose tokens save more
+                # than they cost.
                 pending[:] = [i for i in pending if not drafts[i] or stage1_pays(
                     len(drafts[i]), regions[i].source in TRUSTED_SOURCES, cost.crop_seconds or 0.0,
                     cost.a, cost.b)]

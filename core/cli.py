@@ -36,11 +36,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _plain_warnings() -> None:
+    """Our own warnings (``HSDWarning``) as one ``hsd: warning:`` line each, without the source line
+    Python prints; other libraries' warnings keep Python's format."""
+    import warnings
+
+    from core.errors import HSDWarning
+
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, HSDWarning):
+            print(f"hsd: warning: {message}", file=file or sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     from core.errors import HSDError
 
     _quiet_libraries()
     _tolerant_streams()
+    _plain_warnings()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

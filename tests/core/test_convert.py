@@ -97,6 +97,28 @@ def test_a_resumed_run_drafts_from_the_pages_it_reuses(tmp_path, model_dir, monk
     assert remembered == [[1, 2]]
 
 
+def test_pages_the_drafter_failed_on_are_named_once(tmp_path, model_dir, monkeypatch, capsys):
+    """A drafter crash costs speed, not the page, and the user is told which pages and why."""
+    pdf = _make_pdf(tmp_path / "doc.pdf", pages=3, figure=False)
+    assert _convert(pdf, tmp_path / "ar.md", model_dir, "--mode", "ar") == 0
+    from core.drafters.textlayer import TextLayerDrafter
+
+    original = TextLayerDrafter.draft
+
+    def draft(self, page):
+        if page.number == 2:
+            raise RuntimeError("no text layer today")
+        return original(self, page)
+
+    monkeypatch.setattr(TextLayerDrafter, "draft", draft)
+    capsys.readouterr()
+    assert _convert(pdf, tmp_path / "hsd.md", model_dir, "--mode", "hsd") == 0
+    err = capsys.readouterr().err
+    assert "drafter failed on page(s) 2 (RuntimeError: no text layer today)" in err
+    assert err.count("hsd: warning:") == 1 and "Traceback" not in err
+    assert (tmp_path / "hsd.md").read_bytes() == (tmp_path / "ar.md").read_bytes()
+
+
 @pytest.mark.parametrize("when", ["decoding", "saving"])
 def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir, when):
     """kill -9 in the middle of page 2 (while decoding it, or between writing its result file and

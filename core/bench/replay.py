@@ -316,7 +316,7 @@ class ReplayTarget:
         layer.keys = torch.cat([layer.keys, new], dim=2)
         layer.values = torch.cat([layer.values, new], dim=2)
 
-    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None) -> torch.Tensor:
+    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None) -> torch.Tensor:
         self.forwards += 1
         B, q = tokens.shape
         expected = (B, 1, q, cache.get_seq_length() + q)
@@ -387,14 +387,14 @@ class CostReplayTarget(ReplayTarget):
         self._kinds.append(kind)
         return len(self._seqs) - 1, [EOS]
 
-    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None) -> torch.Tensor:
+    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None) -> torch.Tensor:
         self.forwards += 1
         q = tokens.shape[1]
         nxt = self._next_tokens(positions, cache, tokens.cpu())
         tracker = cache.layers.pop()
         try:
             ids = tokens % self.real_vocab if self.replay else tokens
-            logits = self.real.forward(ids, positions, attention_mask, cache, rope_deltas)
+            logits = self.real.forward(ids, positions, attention_mask, cache, rope_deltas, real=real)
             if self.replay:
                 logits.argmax(dim=-1).tolist()  # what verification reads from the real logits
         finally:

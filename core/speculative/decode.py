@@ -222,8 +222,10 @@ class SpeculativeDecoder:
         tokens = torch.full((B, q), self.target.pad_token_id, dtype=torch.long)
         positions = torch.zeros((B, q), dtype=torch.long)
         tree_mask = torch.eye(q, dtype=torch.bool).repeat(B, 1, 1)  # padding nodes see themselves
+        real = torch.zeros((B, q), dtype=torch.bool)  # padding needs no logits (a CPU head skips it)
         for b, (row, tree) in enumerate(zip(rows, trees)):
             n = len(tree)
+            real[b, :n] = True
             tokens[b, :n] = torch.tensor(tree.tokens)
             positions[b, :n] = row.length + torch.tensor(tree.depths)
             positions[b, n:] = row.length
@@ -232,7 +234,7 @@ class SpeculativeDecoder:
         mask = additive_mask(allowed, self.target.dtype)
         rope_deltas = torch.tensor([r.rope_delta for r in rows], dtype=torch.long)
         return self.target.forward(
-            tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device)
+            tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device), real=real
         )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
+from core.targets.cpu_head import real_positions_only
 from core.targets.profiles.base import Profile
 
 
@@ -211,7 +212,8 @@ class Target:
 
     @torch.no_grad()
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor,
-                cache: DynamicCache, rope_deltas: torch.Tensor | None = None) -> torch.Tensor:
+                cache: DynamicCache, rope_deltas: torch.Tensor | None = None,
+                real: torch.Tensor | None = None) -> torch.Tensor:
         """Run ``q`` new tokens per row on top of ``cache`` (which grows by ``q`` columns).
 
         ``tokens``, ``positions``: ``(B, q)`` long; positions are logical (prefill length + depth).
@@ -219,6 +221,8 @@ class Target:
         blocked), where ``T`` is the cache's current column count; it alone decides what each new
         token sees, so it must also be causal / ancestor-only among the new tokens.
         ``rope_deltas``: ``(B,)`` long, each row's ``Prefill.rope_delta`` (zeros if omitted).
+        ``real``: ``(B, q)`` bool, the positions whose logits are read (False: a row's padding, whose
+        logits may come back as zeros; on a CPU the head then skips them).
         Returns logits ``(B, q, V)`` float32.
         """
         tokens = tokens.to(self.device)
@@ -226,11 +230,12 @@ class Target:
         expected = (tokens.shape[0], 1, tokens.shape[1], cache.get_seq_length() + tokens.shape[1])
         if tuple(attention_mask.shape) != expected:
             raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected {expected}")
-        out = self.model(
-            input_ids=tokens,
-            position_ids=self.position_ids(positions, rope_deltas),
-            attention_mask=attention_mask.to(device=self.device, dtype=self.dtype),
-            cache=cache,
-            use_cache=True,
-        )
+        with real_positions_only(self.model, real):
+            out = self.model(
+                input_ids=tokens,
+                position_ids=self.position_ids(positions, rope_deltas),
+                attention_mask=attention_mask.to(device=self.device, dtype=self.dtype),
+                cache=cache,
+                use_cache=True,
+            )
         return out.logits.float()

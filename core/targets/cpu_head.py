@@ -12,11 +12,19 @@ fast as from a contiguous copy up to a few dozen rows and slower beyond (64 rows
 that width, 64 tokens: 305 ms this way, 388 ms as ``linear``; above ``MAX_ROWS`` rows the head runs
 as before.
 
+A batch of rows pads every row to the widest tree (a Stage 1 row proposing 2 tokens beside a page
+row proposing 12 is 13 wide). Those padding positions need no logits: ``SkinnyLinear.only(real)``
+makes the head compute only the real positions of the next call(s) and leave zeros at the rest. On
+a CPU with a vocabulary of 121 k words the head is most of a pass's per-token cost, so a padded
+position then costs only its share of the layers.
+
 ``install_skinny_head(model)`` switches the model's output head to this product in place (same
 parameters, so tied embeddings stay tied); ``Target`` does it for every model placed on a CPU.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 from torch import nn
@@ -27,9 +35,30 @@ MAX_ROWS = 64
 
 class SkinnyLinear(nn.Linear):
     """``nn.Linear`` whose forward, for at most ``MAX_ROWS`` rows on a CPU, computes ``(W @ x.T).T``
-    (a transposed view) instead of ``x @ W.T``. ``x``: ``(..., in)`` -> ``(..., out)``."""
+    (a transposed view) instead of ``x @ W.T``. ``x``: ``(..., in)`` -> ``(..., out)``.
+
+    Inside ``with head.only(real):`` (``real``: bool, ``x``'s leading shape, e.g. ``(B, q)``) only
+    the positions where ``real`` is True are computed; the others come out as zeros."""
+
+    real: torch.Tensor | None = None  # class default: every position (no state of its own; see below)
+
+    @contextlib.contextmanager
+    def only(self, real: torch.Tensor | None):
+        self.real = real
+        try:
+            yield
+        finally:
+            del self.real  # back to the class default
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        real = self.real
+        if real is not None and tuple(real.shape) == tuple(x.shape[:-1]) and not bool(real.all()):
+            out = x.new_zeros(*x.shape[:-1], self.weight.shape[0])
+            out[real] = self._product(x[real])
+            return out
+        return self._product(x)
+
+    def _product(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.numel() // max(1, x.shape[-1])
         if x.device.type != "cpu" or rows > MAX_ROWS or rows == 0:
             return super().forward(x)
@@ -50,3 +79,13 @@ def install_skinny_head(model) -> bool:
         return isinstance(head, SkinnyLinear)
     head.__class__ = SkinnyLinear  # a subclass without state of its own: a safe swap
     return True
+
+
+def real_positions_only(model, real: torch.Tensor | None):
+    """``with real_positions_only(model, real):`` the model's head computes only the positions where
+    ``real`` (bool, ``(B, q)``) is True, where the head is a ``SkinnyLinear``; a no-op elsewhere."""
+    get_head = getattr(model, "get_output_embeddings", None)
+    head = get_head() if get_head is not None else None
+    if real is None or not isinstance(head, SkinnyLinear):
+        return contextlib.nullcontext()
+    return head.only(real.to(head.weight.device))

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from core.targets.cpu_head import MAX_ROWS, SkinnyLinear, install_skinny_head
+from core.targets.cpu_head import MAX_ROWS, SkinnyLinear, install_skinny_head, real_positions_only
 
 
 @pytest.mark.parametrize("bias", [False, True])
@@ -52,3 +52,62 @@ def test_switches_only_a_plain_linear_head_and_keeps_its_parameters():
 def test_cpu_target_uses_the_skinny_head(tiny_target, arch):
     target = tiny_target(arch)
     assert type(target.model.get_output_embeddings()) is SkinnyLinear
+
+
+@pytest.mark.parametrize("shape", [(2, 13), (4, 40)])  # under and over MAX_ROWS in all
+def test_only_the_real_positions_are_computed(shape):
+    """Padding positions come back as zeros, real ones as ``nn.Linear`` gives them, and the head
+    computes all positions again after the ``with`` block."""
+    torch.manual_seed(0)
+    plain = nn.Linear(64, 1000)
+    head = nn.Linear(64, 1000)
+    head.load_state_dict(plain.state_dict())
+    head.__class__ = SkinnyLinear
+    x = torch.randn(*shape, 64)
+    real = torch.zeros(shape, dtype=torch.bool)
+    real[0, :3] = real[1, :] = True  # a short row beside a full one
+    with head.only(real):
+        got = head(x)
+    assert got.shape == (*shape, 1000)
+    torch.testing.assert_close(got[real], plain(x)[real], rtol=1e-5, atol=1e-5)
+    assert not got[~real].any()
+    torch.testing.assert_close(head(x), plain(x), rtol=1e-5, atol=1e-5)
+    assert head.real is None and "real" not in vars(head)
+
+
+@pytest.mark.parametrize("arch", ["hunyuan_vl", "qwen2_5_vl"])
+def test_a_target_pass_gives_the_same_logits_at_real_positions(tiny_target, arch):
+    """``Target.forward(..., real=)`` changes nothing that verification reads."""
+    from PIL import Image
+
+    from core.targets.base import PrefillRequest
+    from core.targets.kv import additive_mask
+
+    target = tiny_target(arch)
+    image = Image.new("RGB", (64, 64), "white")
+    logits = {}
+    for mode in ("all", "real"):
+        prefill = target.prefill_batch([PrefillRequest(image, kind="page")] * 2)
+        B, T = prefill.valid.shape
+        q = 6
+        tokens = torch.arange(10, 10 + B * q).reshape(B, q)
+        positions = torch.tensor([length for length in prefill.lengths])[:, None] + torch.arange(q)
+        allowed = torch.cat([prefill.valid[:, None, :].expand(B, q, T),
+                             torch.ones(q, q, dtype=torch.bool).tril().expand(B, q, q)], dim=2)
+        real = torch.ones(B, q, dtype=torch.bool)
+        real[0, 2:] = False
+        logits[mode] = target.forward(tokens, positions, additive_mask(allowed, target.dtype), prefill.cache,
+                                      torch.tensor(prefill.rope_deltas), real=real if mode == "real" else None)
+    torch.testing.assert_close(logits["real"][real], logits["all"][real])
+    assert not logits["real"][~real].any()
+
+
+def test_real_positions_only_is_a_no_op_without_a_skinny_head():
+    model = nn.Linear(4, 4)  # no get_output_embeddings: nothing to switch
+    with real_positions_only(model, torch.ones(1, 1, dtype=torch.bool)):
+        pass
+    head = nn.Linear(4, 4)
+    head.__class__ = SkinnyLinear
+    holder = type("Holder", (), {"get_output_embeddings": lambda self: head})()
+    with real_positions_only(holder, None):
+        assert head.real is None

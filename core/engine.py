@@ -50,6 +50,9 @@ TRUSTED_SOURCES = frozenset({"textlayer"})
 
 #: Stage 1's output bound for a region without a draft (drafted ones: twice the draft, plus 32).
 UNDRAFTED_REGION_TOKENS = 256
+#: Passes a new engine waits, at most, for passes of two widths to price a token of width before it
+#: admits Stage 1 rows (without drafts the page's passes stay one token wide).
+PRICE_PASSES = 8
 
 EventCallback = Callable[[object], None]
 
@@ -485,14 +488,17 @@ class Engine:
                 page_row.proposer = page_drafts.proposer
             cost = decoder.cost
             if pending and cost is not None:
-                if cost.passes < 2:
-                    return None  # a new engine's first page: price a pass before adding rows to it
+                if cost.passes < 2 or (not cost.slope_measured and cost.passes < PRICE_PASSES):
+                    # A new engine's first page: price a pass, and a token of width (passes of
+                    # different widths), before adding rows that widen every pass. Until then b
+                    # reads 0 and every region would look free.
+                    return None
                 # Where a crop prefill costs several passes (a CPU), only regions long enough to repay
                 # it; before the first crop is timed (taken as free), those whose tokens save more
-                # than they cost.
-                pending[:] = [i for i in pending if not drafts[i] or stage1_pays(
-                    len(drafts[i]), regions[i].source in TRUSTED_SOURCES, cost.crop_seconds or 0.0,
-                    cost.a, cost.b)]
+                # than they cost. Regions without a draft: where a token of their reading pays at all.
+                pending[:] = [i for i in pending if stage1_pays(
+                    len(drafts[i]) if drafts[i] else None, regions[i].source in TRUSTED_SOURCES,
+                    cost.crop_seconds or 0.0, cost.a, cost.b)]
             busy = sum(1 for r in live if r is not page_row)
             # Where wider passes cost more (a CPU), only as many rows as the measured cost affords.
             slots = decoder.affordable_rows(batch)

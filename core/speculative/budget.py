@@ -44,6 +44,7 @@ class PassCost:
         self._s = [0.0] * 5  # weighted sums: 1, x, y, xx, xy
         self.a, self.b = 0.0, 0.0
         self.passes = 0
+        self.slope_measured = False  # True once passes of different widths gave ``b``
         self.crop_seconds: float | None = None  # prefill of one region crop (Stage 1), recent average
         self.width = 1  # tokens per row of the latest pass (a new page's first guess)
 
@@ -63,6 +64,7 @@ class PassCost:
         var = n * sxx - sx * sx
         if var > 1e-9 * max(1.0, n * sxx):  # widths differed: the slope is measurable
             self.b = max(0.0, (n * sxy - sx * sy) / var)
+            self.slope_measured = True
         self.a = max(1e-6, (sy - self.b * sx) / n)
 
     @property
@@ -135,14 +137,19 @@ PASSES_SAVED_PER_TOKEN = {"text layer": 0.04, "ocr": 0.16}
 #: Width a region row adds to the batch per token it keeps: rows are padded to the widest tree and
 #: part of a region's proposals is rejected. With one token per token kept, hsd still prefilled crops
 #: for OCR regions on a CPU and ran behind page mode (eight held-out scans, real-width model: up to
-#: 26 s against 17 s for the same page).
-REGION_WIDTH_PER_TOKEN = 2.0
+#: 26 s against 17 s for the same page). With two, the real-width model sat on the boundary (8 ms
+#: saved, 8 ms spent a token) and a fitted ``b`` a little low let crops in: on five development
+#: scans hsd took 1.4x page mode's time in 0.5x its passes (tenth session). So a region token must
+#: save four tokens of width: Stage 1 rows pay where ``b / a`` is under 0.04 (OCR drafts).
+REGION_WIDTH_PER_TOKEN = 4.0
 
 
-def stage1_pays(draft_tokens: int, text_layer: bool, prefill_seconds: float, pass_seconds: float,
+def stage1_pays(draft_tokens: int | None, text_layer: bool, prefill_seconds: float, pass_seconds: float,
                 token_seconds: float = 0.0) -> bool:
     """Whether verifying a region of ``draft_tokens`` on its crop (Stage 1) is likely to save the
     page more time than it costs. ``pass_seconds`` and ``token_seconds``: ``PassCost.a`` and ``.b``.
+    ``draft_tokens`` None: a region without a draft, read from its crop alone; its length is unknown,
+    so only whether a token of it pays at all is asked (valued as an OCR draft's).
 
     What Stage 1 saves is page passes (``PASSES_SAVED_PER_TOKEN``), each worth its fixed cost only:
     the page still verifies every token the region row verified. What it costs is the crop's
@@ -152,7 +159,10 @@ def stage1_pays(draft_tokens: int, text_layer: bool, prefill_seconds: float, pas
     costs more than the share of a pass it saves, no region is long enough: a real-width model on
     two cores (hidden 1024, 121 k words, output head as in ``core.targets.cpu_head``) has ``a`` =
     50 ms and ``b`` = 4 ms, so neither text-layer regions (0.04 x 50 = 2 ms saved a token) nor OCR
-    regions (8 ms saved, 8 ms spent) pay; the tiny test model (7 ms, 0.1 ms) gets crops for
-    text-layer regions of 320 tokens and OCR regions of 28 (a crop: 25 ms)."""
-    saved = PASSES_SAVED_PER_TOKEN["text layer" if text_layer else "ocr"]
-    return draft_tokens * (saved * pass_seconds - REGION_WIDTH_PER_TOKEN * token_seconds) >= prefill_seconds
+    regions (8 ms saved, 16 ms spent) pay; the tiny test model (7 ms, 0.1 ms) gets crops for OCR
+    regions of 35 tokens (a crop: 25 ms) and none for text-layer ones (0.3 ms saved, 0.4 ms spent)."""
+    saved = PASSES_SAVED_PER_TOKEN["text layer" if text_layer and draft_tokens else "ocr"]
+    per_token = saved * pass_seconds - REGION_WIDTH_PER_TOKEN * token_seconds
+    if draft_tokens is None:
+        return per_token > 0.0
+    return draft_tokens * per_token >= prefill_seconds

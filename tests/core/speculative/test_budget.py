@@ -19,6 +19,9 @@ def test_pass_cost_assumes_free_width_until_widths_differ():
         cost.add(1, 0.005)
     assert cost.b == 0.0 and cost.token_share == 0.0
     assert cost.a == pytest.approx(0.005)
+    assert not cost.slope_measured  # the engine admits no Stage 1 rows on this price yet
+    cost.add(9, 0.013)
+    assert cost.slope_measured and cost.b == pytest.approx(0.001)
 
 
 def test_pass_cost_follows_a_machine_that_slows_down():
@@ -86,14 +89,21 @@ def test_stage1_counts_the_region_rows_tokens_where_tokens_cost():
     from core.speculative.budget import stage1_pays
 
     # the tiny model on a CPU: 7 ms a pass plus 0.1 ms a token; a crop 25 ms
-    assert not stage1_pays(300, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
-    assert stage1_pays(330, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
-    assert stage1_pays(30, text_layer=False, prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
-    # a real-width model on a CPU: 50 ms a pass plus 4 ms a token; a crop 0.7 s: no region pays
-    assert not stage1_pays(5000, text_layer=True, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
-    assert not stage1_pays(5000, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
-    # ... until a token costs less: 2 ms
-    assert stage1_pays(300, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.002)
+    tiny = dict(prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
+    assert not stage1_pays(5000, text_layer=True, **tiny)  # 0.28 ms saved a token, 0.4 ms spent
+    assert not stage1_pays(30, text_layer=False, **tiny) and stage1_pays(36, text_layer=False, **tiny)
+    assert stage1_pays(None, text_layer=False, **tiny)  # no draft: a token of its reading pays
+    # a real-width model on a CPU: 50 ms a pass plus 4 ms a token; a crop 0.7 s: no region pays,
+    # and no region without a draft either
+    real = dict(prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
+    assert not stage1_pays(5000, text_layer=True, **real)
+    assert not stage1_pays(5000, text_layer=False, **real)
+    assert not stage1_pays(None, text_layer=False, **real)
+    # ... until a token costs less: 1 ms
+    assert stage1_pays(300, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.001)
+    assert stage1_pays(None, text_layer=True, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.001)
+    # a GPU: width is free, every region without a draft is read
+    assert stage1_pays(None, text_layer=False, prefill_seconds=0.0, pass_seconds=0.02)
 
 
 def test_pass_cost_keeps_the_crop_cost_and_the_latest_width():

@@ -134,14 +134,15 @@ def affordable_rows(token_share: float, width: int, limit: int) -> int:
 PASSES_SAVED_PER_TOKEN = {"text layer": 0.04, "ocr": 0.16}
 
 
-#: Width a region row adds to the batch per token it keeps: rows are padded to the widest tree and
-#: part of a region's proposals is rejected. With one token per token kept, hsd still prefilled crops
-#: for OCR regions on a CPU and ran behind page mode (eight held-out scans, real-width model: up to
-#: 26 s against 17 s for the same page). With two, the real-width model sat on the boundary (8 ms
-#: saved, 8 ms spent a token) and a fitted ``b`` a little low let crops in: on five development
-#: scans hsd took 1.4x page mode's time in 0.5x its passes (tenth session). So a region token must
-#: save four tokens of width: Stage 1 rows pay where ``b / a`` is under 0.04 (OCR drafts).
-REGION_WIDTH_PER_TOKEN = 4.0
+#: Width a region row adds to the batch per token it keeps, in units of the fitted ``b``. Measured
+#: with a real-width model on two CPU cores (tenth session, odb_05, one pass log): a region row is
+#: padded to the widest row (121 tokens a pass where 67 were real), and part of its proposals is
+#: rejected; and a pass's cost is concave in its width (1 token 46 ms, 5-8 tokens 78 ms, 33-64
+#: 183 ms), so the linear fit reads the fixed cost high (78 ms) and the slope low (2.8 ms) where
+#: a narrow row's tokens cost about 6 ms each. With 1, 2 and then 4 here, crops still got in and
+#: hsd ran behind page mode (up to 1.6x its time) in fewer passes. 8 leaves Stage 1 off for that
+#: model (b / a above 1 / 50), on for the tiny model's long OCR regions and on a GPU.
+REGION_WIDTH_PER_TOKEN = 8.0
 
 
 def stage1_pays(draft_tokens: int | None, text_layer: bool, prefill_seconds: float, pass_seconds: float,
@@ -159,8 +160,8 @@ def stage1_pays(draft_tokens: int | None, text_layer: bool, prefill_seconds: flo
     costs more than the share of a pass it saves, no region is long enough: a real-width model on
     two cores (hidden 1024, 121 k words, output head as in ``core.targets.cpu_head``) has ``a`` =
     50 ms and ``b`` = 4 ms, so neither text-layer regions (0.04 x 50 = 2 ms saved a token) nor OCR
-    regions (8 ms saved, 16 ms spent) pay; the tiny test model (7 ms, 0.1 ms) gets crops for OCR
-    regions of 35 tokens (a crop: 25 ms) and none for text-layer ones (0.3 ms saved, 0.4 ms spent)."""
+    regions (8 ms saved, 32 ms spent) pay; the tiny test model (7 ms, 0.1 ms) gets crops for OCR
+    regions of 79 tokens (a crop: 25 ms) and none for text-layer ones (0.3 ms saved, 0.8 ms spent)."""
     saved = PASSES_SAVED_PER_TOKEN["text layer" if text_layer and draft_tokens else "ocr"]
     per_token = saved * pass_seconds - REGION_WIDTH_PER_TOKEN * token_seconds
     if draft_tokens is None:

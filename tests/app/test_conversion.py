@@ -160,6 +160,22 @@ def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf,
     assert finished.args == ["failed"] and "page" in window.last_error
 
 
+def test_a_page_decoded_without_drafts_is_named_in_the_status(qtbot, window, sample_pdf, monkeypatch):
+    """A drafter crash costs speed, not the page: the page converts and the status bar says why it
+    was slow."""
+    from core.drafters.textlayer import TextLayerDrafter
+
+    def broken(self, page):
+        raise RuntimeError("no text layer today")
+
+    monkeypatch.setattr(TextLayerDrafter, "draft", broken)
+    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+        drop_files(window, [sample_pdf])
+    assert finished.args == ["done"]
+    assert window.current.results[1].error is None
+    assert "pages 1 decoded without drafts" in window.status_label.text()
+
+
 def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, tmp_path):
     conversion = app_settings.conversion()
     conversion.max_new_tokens = 2000

@@ -132,11 +132,10 @@ class RapidOCRDrafter:
                 if len(inside) < 4 or not _lines_side_by_side(inside):
                     continue
                 table_model = self._table_engine()
-                if table_model is not None:
-                    html = table_html(table_model, pixels, scale, box, inside)
-                    if html:
-                        tables.append((box, html))
-                        lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
+                html = table_html(table_model, pixels, scale, box, inside) if table_model is not None else None
+                if html:
+                    tables.append((box, html))
+                    lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
         # Monospaced lines are found after the tables took theirs: a table's cells set in a code
         # font are cells, not a listing.
         lines = mark_monospace(lines, [fit_of[id(line)] for line in lines])

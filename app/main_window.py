@@ -449,8 +449,8 @@ class MainWindow(QMainWindow):
         self._mark_thumbnail(doc, result.page)
         if result.error:
             self.set_status(f"{doc.name}: page {result.page} failed: {result.error}")
-        elif _draft_error(result):
-            self.set_status(f"{doc.name}: page {result.page}: the drafter failed ({_draft_error(result)}); "
+        elif result.draft_failure:
+            self.set_status(f"{doc.name}: page {result.page}: the drafter failed ({result.draft_failure}); "
                             "decoded without drafts (same text, slower)")
         if doc is self.current:
             if self.current_page == result.page:
@@ -484,7 +484,7 @@ class MainWindow(QMainWindow):
             failed = [r.page for r in doc.results.values() if r.error]
             if status == "done":
                 note = f"; pages {', '.join(map(str, failed))} failed" if failed else ""
-                undrafted = [r.page for r in doc.results.values() if not r.error and _draft_error(r)]
+                undrafted = [r.page for r in doc.results.values() if r.draft_failure]
                 if undrafted:
                     note += f"; pages {', '.join(map(str, undrafted))} decoded without drafts (drafter failed)"
                 self.set_status(f"{doc.name}: converted {len(doc.results)} page(s){note}")
@@ -888,8 +888,3 @@ def _titled(title: str, widget: QWidget) -> QWidget:
     layout.addWidget(label)
     layout.addWidget(widget, 1)
     return box
-
-
-def _draft_error(result) -> str | None:
-    """Why the drafter failed on this page (None: it did not, or the page was reused from disk)."""
-    return getattr(getattr(result, "stats", None), "draft_error", None)

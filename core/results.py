@@ -96,6 +96,12 @@ class PageResult:
     figure_links: dict[int, str] = field(default_factory=dict)          # region -> exported image
     page_image: object = field(default=None, repr=False, compare=False)  # rendered page, transient
 
+    @property
+    def draft_failure(self) -> str | None:
+        """Why this page was decoded without drafts (its drafter failed); None if it was drafted,
+        or if the page failed altogether."""
+        return None if self.error else self.stats.draft_error
+
     def to_dict(self) -> dict:
         return {
             "page": self.page, "width": self.width, "height": self.height,

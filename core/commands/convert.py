@@ -177,10 +177,10 @@ def convert_one(engine, in_path: Path, out_path: Path, args) -> dict:
 def _warn_undrafted(in_path: Path, results) -> None:
     """One line for the pages the drafter failed on: their Markdown is the same (the target decides
     every token) but came without speculation, so the user should know why they were slow."""
-    failed = [r for r in results if not r.error and r.stats.draft_error]
+    failed = [r for r in results if r.draft_failure]
     if failed:
         print(f"hsd: warning: {in_path}: the drafter failed on page(s) {', '.join(str(r.page) for r in failed)} "
-              f"({failed[0].stats.draft_error}); they were decoded without drafts (same text, slower)",
+              f"({failed[0].draft_failure}); they were decoded without drafts (same text, slower)",
               file=sys.stderr)
 
 

@@ -41,13 +41,15 @@ class RapidOCRDrafter:
     """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else 200).
     ``layout``: run the layout model for figures/tables. ``tables``: HTML tables via rapid-table.
     ``det_side``: longer side of the detector's input (recognition reads the full render).
+    ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
     The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
 
     def __init__(self, dpi: int | None = None, layout: bool = True, tables: bool = True, threads: int = 0,
-                 det_side: int = DET_MAX_SIDE):
+                 det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True):
         self.dpi = dpi
+        self.squeeze_cjk = squeeze_cjk
         self.layout = layout
         self.tables = tables
         self.threads = threads  # 0: let onnxruntime decide
@@ -56,6 +58,7 @@ class RapidOCRDrafter:
         self._layout_model = None
         self._table_model = None
         self._lock = threading.Lock()
+        self._document = None  # (id, path) of the last page's document
 
     # -- engines -------------------------------------------------------------------------------
     def _ocr_engine(self):
@@ -75,6 +78,9 @@ class RapidOCRDrafter:
                 with no_info_logging():
                     self._ocr = RapidOCR(params=params)
                 quiet_loggers("RapidOCR", "rapidocr")
+                if self.squeeze_cjk:
+                    from core.drafters.squeeze import install
+                    install(self._ocr)
             return self._ocr
 
     def _layout_engine(self):
@@ -111,6 +117,13 @@ class RapidOCRDrafter:
         return float(min(MAX_OCR_DPI, max(MIN_OCR_DPI, native)))
 
     def draft(self, page) -> list[Region]:
+        document = getattr(page, "document", None)
+        key = (id(document), str(getattr(document, "path", "")))
+        if key != self._document:
+            self._document = key
+            recognizer = getattr(self._ocr_engine(), "text_rec", None)
+            if hasattr(recognizer, "begin_document"):
+                recognizer.begin_document()
         image = page.render(dpi=self.ocr_dpi(page))
         scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)

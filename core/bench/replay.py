@@ -121,6 +121,16 @@ def base_tokenizer(choice: str = "auto", model: str | None = None):
                            "or set HSD_QWEN_TIKTOKEN=/path/to/qwen.tiktoken")
     from core.targets.tiny import train_tiny_tokenizer
 
+    if choice == "auto":
+        import warnings
+
+        from core.errors import HSDWarning
+
+        # Numbers counted in the tiny BPE do not compare with Qwen-counted ones (CJK pages several
+        # times longer): say so where a fresh install would otherwise switch silently.
+        warnings.warn("replay counts tokens with the tiny 4 k BPE (CJK split into bytes), not Qwen's: "
+                      "pip install tiktoken && pip install --no-deps dashscope, or pass --tokenizer tiny",
+                      HSDWarning, stacklevel=2)
     raw = train_tiny_tokenizer(["<eos>", "<pad>"])
     return _HFBase(_RawTok(raw), "tiny")
 

@@ -133,3 +133,13 @@ def test_convert_document_keeps_one_notation_per_document(target, tmp_path):
     assert engine._notation is first
     list(engine.convert_document(SimpleNamespace(page_count=0, path=tmp_path / "other.pdf")))
     assert engine._notation is not first
+
+
+def test_without_qwens_tokenizer_auto_falls_back_to_the_tiny_one_and_says_so(monkeypatch):
+    """Token counts in the tiny BPE do not compare with Qwen's: a fresh install must not switch silently."""
+    import core.bench.replay as replay
+    from core.errors import HSDWarning
+
+    monkeypatch.setattr(replay, "qwen_tiktoken_file", lambda: None)
+    with pytest.warns(HSDWarning, match="tiny 4 k BPE"):
+        assert base_tokenizer("auto").name == "tiny"

@@ -16,7 +16,8 @@ The script of a line is only known once it is read. On a document's first page a
 lines of median width is read first, at full width; the rest of the page is read squeezed if most
 of the sample is dense (at least ``DENSE_COLUMNS`` columns a character at full width). Later pages
 follow the page before them: squeezed (a Latin line still read again) if most of its lines were
-dense, else read exactly as RapidOCR reads them. The sample costs a Latin document's first page
+dense; else sampled again in a document that had CJK pages, and in a Latin document read exactly
+as RapidOCR reads them. The sample costs a Latin document's first page
 up to about 5% of its recognition time (the batches' padding changes).
 """
 
@@ -80,17 +81,18 @@ class SqueezedRecognizer:
         self.inner = inner
         self.squeeze_next = False
         self.learned = False  # squeeze_next was learned from a page of this document
+        self.cjk_seen = False  # a page of this document was mostly dense
         self.squeezed_lines = 0  # read squeezed and kept, since this recogniser was made
 
     def __getattr__(self, name):  # the pipeline may read the recogniser's other attributes
         return getattr(self.inner, name)
 
     def begin_document(self) -> None:
-        self.squeeze_next = self.learned = False
+        self.squeeze_next = self.learned = self.cjk_seen = False
 
     def __call__(self, args):
         crops = [args.img] if isinstance(args.img, np.ndarray) else list(args.img)
-        if not crops or (self.learned and not self.squeeze_next):
+        if not crops or (self.learned and not self.squeeze_next and not self.cjk_seen):
             return self.inner(args)  # a page of a Latin document, read as RapidOCR reads it
         start = time.perf_counter()
         lines = _Lines(crops)
@@ -125,6 +127,7 @@ class SqueezedRecognizer:
         counts as dense, one read again as not."""
         self.squeeze_next = mostly_dense(lines.crops, lines.texts, range(len(lines.crops)), lines.squeezed)
         self.learned = True
+        self.cjk_seen |= self.squeeze_next
 
 
 def probe_lines(crops: list[np.ndarray], count: int = 6, min_aspect: float = 4.0) -> list[int]:

@@ -93,6 +93,15 @@ def test_a_cjk_page_is_read_squeezed_after_a_full_width_sample():
     inner.calls.clear()
     read(recognizer, crops)
     assert len(inner.calls[0]) == 6
+    # A Latin page (references, say) in a CJK document: read at full width, and the page after it
+    # is sampled again rather than read at full width for good.
+    latin_crops, latin_texts = page(range(20, 32), latin=set(range(20, 32)))
+    inner.texts.update(latin_texts)
+    read(recognizer, latin_crops)
+    assert not recognizer.squeeze_next
+    inner.calls.clear()
+    read(recognizer, crops)
+    assert len(inner.calls[0]) == 6 and recognizer.squeeze_next
 
 
 def test_a_latin_line_on_a_cjk_page_is_read_again_at_full_width():

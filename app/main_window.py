@@ -40,6 +40,7 @@ class DocumentState:
     doc: object = None                       # core Document opened for display (GUI thread only)
     status: str = "queued"
     error: str | None = None
+    warnings: list = field(default_factory=list)  # core's warnings during the last conversion
     password: str | None = None
     settings: ConversionSettings | None = None   # what the results were converted with
     results: dict = field(default_factory=dict)  # page (1-based) -> PageResult
@@ -358,6 +359,7 @@ class MainWindow(QMainWindow):
                             session_dir=session_dir_for(self.app_settings.cache_dir(), doc.path))
         doc.status = "converting"
         doc.error = None
+        doc.warnings = []
         doc.settings = settings
         doc.results.clear()
         doc.live_text.clear()
@@ -375,6 +377,7 @@ class MainWindow(QMainWindow):
         worker.text_appended.connect(self._text_appended)
         worker.page_done.connect(self._page_done)
         worker.error.connect(self._job_error)
+        worker.warning.connect(self._job_warning)
         worker.finished.connect(self._job_finished)
         self.worker = worker
         self.thread = start_worker(worker)
@@ -466,6 +469,16 @@ class MainWindow(QMainWindow):
             doc.error = message
         self.show_error(f"Converting {doc.name if doc else 'the document'} failed", message)
 
+    def _job_warning(self, message: str) -> None:
+        """Core turned something off and went on (a drafter step whose package is missing, say):
+        the status bar says so now, and again when the document is done."""
+        doc = self.running
+        if doc is None:
+            return
+        if message not in doc.warnings:
+            doc.warnings.append(message)
+        self.set_status(f"{doc.name}: warning: {message}")
+
     def _job_finished(self, status: str) -> None:
         doc, worker, thread = self.running, self.worker, self.thread
         self.running = None
@@ -487,6 +500,8 @@ class MainWindow(QMainWindow):
                 undrafted = [r.page for r in doc.results.values() if r.draft_failure]
                 if undrafted:
                     note += f"; pages {', '.join(map(str, undrafted))} decoded without drafts (drafter failed)"
+                if doc.warnings:
+                    note += "; warning: " + "; ".join(doc.warnings)
                 self.set_status(f"{doc.name}: converted {len(doc.results)} page(s){note}")
             elif status == "cancelled":
                 self.set_status(f"{doc.name}: cancelled; {len(doc.results)} finished page(s) kept "

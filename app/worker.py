@@ -75,6 +75,7 @@ class JobResult:
     status: str                        # "done", "cancelled" or "failed"
     results: list = field(default_factory=list)
     markdown_path: Path | None = None
+    warnings: list[str] = field(default_factory=list)  # core's HSDWarnings during the job
 
 
 class ConversionWorker(QObject):
@@ -88,6 +89,7 @@ class ConversionWorker(QObject):
     text_appended = Signal(int, str)           # page, Markdown delta
     page_done = Signal(object)                 # PageResult (markdown links set as the export writes them)
     error = Signal(str)                        # a message for the user
+    warning = Signal(str)                      # core degraded something (HSDWarning), the job goes on
     finished = Signal(str)                     # "done", "cancelled" or "failed"
 
     def __init__(self, job: ConversionJob, engines: EngineCache):
@@ -112,6 +114,7 @@ class ConversionWorker(QObject):
         from core.errors import CancelledError, HSDError
 
         status = "failed"
+        _running.worker = self
         try:
             with self.engines.lock:
                 self._convert()
@@ -128,6 +131,8 @@ class ConversionWorker(QObject):
         except Exception as exc:  # a bug must not take the app down: report it
             traceback.print_exc()
             self.error.emit(f"Unexpected error: {type(exc).__name__}: {exc}")
+        finally:
+            _running.worker = None
         self.outcome.status = status
         self.finished.emit(status)
 
@@ -190,10 +195,47 @@ class ConversionWorker(QObject):
             self.page_started.emit(event.page, self._index, self._total)
 
 
+class _Running:
+    """The worker whose job is running, if any. Jobs run one at a time, and a warning may come from
+    a thread of the job's own (background drafting), so this is one slot, not per thread."""
+
+    worker: "ConversionWorker | None" = None
+
+
+_running = _Running()
+
+
+def relay_warnings() -> None:
+    """Send core's ``HSDWarning``s (a drafter step turned off, say) to the running job's worker, as
+    its ``warning`` signal; other warnings, and any outside a job, keep Python's handling.
+    Installed once per process, by the first worker; idempotent."""
+    import warnings
+
+    from core.errors import HSDWarning
+
+    if getattr(warnings.showwarning, "_hsd_relay", False):
+        return
+    # Python shows a warning once per code location; a new engine (other settings) warns anew.
+    warnings.filterwarnings("always", category=HSDWarning)
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        worker = _running.worker
+        if issubclass(category, HSDWarning) and worker is not None:
+            worker.outcome.warnings.append(str(message))
+            worker.warning.emit(str(message))
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    show._hsd_relay = True
+    warnings.showwarning = show
+
+
 def start_worker(worker: ConversionWorker) -> QThread:
     """Run ``worker`` in a new QThread; the thread quits when the worker finishes.
 
     The caller keeps references to both until ``QThread.finished``."""
+    relay_warnings()
     thread = QThread()
     thread.setObjectName(f"convert-{worker.job.path.name}")
     worker.moveToThread(thread)

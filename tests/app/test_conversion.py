@@ -176,6 +176,28 @@ def test_a_page_decoded_without_drafts_is_named_in_the_status(qtbot, window, sam
     assert "pages 1 decoded without drafts" in window.status_label.text()
 
 
+def test_a_core_warning_reaches_the_status_bar(qtbot, window, sample_pdf, monkeypatch):
+    """Core's HSDWarnings (a drafter step turned off because its package is missing) are shown, not
+    lost on a console the app user never sees."""
+    import warnings
+
+    from core.drafters.textlayer import TextLayerDrafter
+    from core.errors import HSDWarning
+
+    draft = TextLayerDrafter.draft
+
+    def warning_draft(self, page):
+        warnings.warn("drafts without the layout step (test)", HSDWarning, stacklevel=2)
+        return draft(self, page)
+
+    monkeypatch.setattr(TextLayerDrafter, "draft", warning_draft)
+    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+        drop_files(window, [sample_pdf])
+    assert finished.args == ["done"]
+    assert window.current.warnings == ["drafts without the layout step (test)"]
+    assert "warning: drafts without the layout step (test)" in window.status_label.text()
+
+
 def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, tmp_path):
     conversion = app_settings.conversion()
     conversion.max_new_tokens = 2000

@@ -207,6 +207,10 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     L.append("- drafting: " + ("on a thread beside each `page` / `hsd` decode, whose wall-clock is render + engine "
                                "seconds (the engine's span the drafter's)" if beside else
                                "before the decode, charged to `page` and `hsd` (not to `ar`)"))
+    loading = sum(p.get("draft_load_seconds") or 0.0 for p in result["pages"])
+    if loading >= 0.01:
+        L.append(f"- drafter models loaded in {loading:.1f} s before the first page that needed them, not "
+                 "charged to any page (the target's loading is not either)")
     if info["target"] != "real":
         L += ["", "The replay target's greedy output *is* the reference Markdown (for a region crop: the "
               "reference span that region covers). It stands for a reader exactly as accurate as the "

@@ -169,6 +169,15 @@ def make_drafter(name: str):
         return get_drafter("textlayer"), "textlayer (auto unavailable)"
 
 
+def _prepare(drafter, page) -> None:
+    """Load what drafting ``page`` needs, untimed: the target is loaded before any decode is timed,
+    and the drafter's models (RapidOCR's, the layout's) likewise before the first page drafted
+    with them. Without this the first scan of a run carried a few seconds of model loading."""
+    prepare = getattr(drafter, "prepare", None)
+    if prepare is not None:
+        prepare(page)
+
+
 # --- the loop ------------------------------------------------------------------------------------
 
 
@@ -226,7 +235,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
     out = []
     with open_document(doc.pdf) as document:
         n = document.page_count
-        prepared = []
+        prepared, loads = [], []  # loads: seconds loading the drafter's models, kept out of draft_s
         for i in range(n):
             page = document.page(i)
             t0 = time.perf_counter()
@@ -234,11 +243,18 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             render_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             try:
+                _prepare(drafter, page)
+            except Exception:  # draft() below meets the same failure and records it
+                pass
+            load_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            try:
                 regions, draft_error = list(drafter.draft(page)), None
             except Exception as exc:  # the engine's rule: a drafter crash costs speed, never the page
                 regions, draft_error = [], f"{type(exc).__name__}: {exc}"
             draft_s = time.perf_counter() - t0
             prepared.append((page, image, regions, render_s, draft_s, draft_error))
+            loads.append(load_s)
         page_refs = split_reference(reference, [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared])
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
@@ -253,6 +269,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
                 break
             rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
                             cfg, methods, target, engines, drafter)
+            rec["draft_load_seconds"] = loads[i]
             out.append(rec)
             if on_page:
                 on_page(rec)

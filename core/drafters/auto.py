@@ -28,5 +28,11 @@ class AutoDrafter:
             self._ocr = RapidOCRDrafter(**self._ocr_options)
         return self._ocr
 
+    def prepare(self, page) -> None:
+        """Load the models the drafter of ``page`` needs (see ``RapidOCRDrafter.prepare``)."""
+        prepare = getattr(self.choose(page), "prepare", None)
+        if prepare is not None:
+            prepare(page)
+
     def draft(self, page) -> list[Region]:
         return self.choose(page).draft(page)

@@ -52,7 +52,8 @@ class Region:
 
 @runtime_checkable
 class Drafter(Protocol):
-    """Anything that drafts a page: ``draft(page)`` returns regions in reading order."""
+    """Anything that drafts a page: ``draft(page)`` returns regions in reading order. A drafter whose
+    models load on first use may also offer ``prepare(page)``, which loads what ``page`` needs."""
 
     name: str
 

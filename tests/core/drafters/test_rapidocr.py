@@ -66,6 +66,24 @@ def test_engine_loads_once():
     assert drafter._ocr_engine() is drafter._ocr_engine()
 
 
+def test_prepare_loads_every_model_the_drafter_uses():
+    from core.drafters.auto import AutoDrafter
+    from core.drafters.squeeze import SqueezedRecognizer
+
+    drafter = RapidOCRDrafter()
+    drafter.prepare()
+    assert drafter._ocr is not None and drafter._layout_model is not None and drafter._table_model is not None
+    assert isinstance(drafter._ocr.text_rec, SqueezedRecognizer)
+    assert RapidOCRDrafter(layout=False, tables=False)._layout_model is None
+
+    class ScanPage:
+        is_born_digital = False
+
+    auto = AutoDrafter()
+    auto.prepare(ScanPage())
+    assert auto._ocr is not None and auto._ocr._ocr is not None and auto._textlayer is None
+
+
 def test_a_layout_table_needs_lines_side_by_side():
     from core.drafters.layout import TextLine
     from core.drafters.rapidocr import _lines_side_by_side

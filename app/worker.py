@@ -75,7 +75,6 @@ class JobResult:
     status: str                        # "done", "cancelled" or "failed"
     results: list = field(default_factory=list)
     markdown_path: Path | None = None
-    warnings: list[str] = field(default_factory=list)  # core's HSDWarnings during the job
 
 
 class ConversionWorker(QObject):
@@ -222,7 +221,6 @@ def relay_warnings() -> None:
     def show(message, category, filename, lineno, file=None, line=None):
         worker = _running.worker
         if issubclass(category, HSDWarning) and worker is not None:
-            worker.outcome.warnings.append(str(message))
             worker.warning.emit(str(message))
         else:
             default(message, category, filename, lineno, file, line)

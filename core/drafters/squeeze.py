@@ -97,6 +97,7 @@ class SqueezedRecognizer:
         start = time.perf_counter()
         lines = _Lines(crops)
         rest = list(range(len(crops)))
+        out = None  # an inner output, the template of the one returned
         if not self.squeeze_next:
             # Read a sample at full width first; the page is squeezed only if the sample is CJK.
             probe = probe_lines(crops)
@@ -106,7 +107,7 @@ class SqueezedRecognizer:
                 self._learn(lines)
                 return lines.output(out, start)
             rest = [i for i in rest if i not in set(probe)]
-        out = lines.read(self.inner, args, rest, SQUEEZE)
+        out = lines.read(self.inner, args, rest, SQUEEZE) or out  # the sample may have held every line
         again = [i for i in rest if lines.factors[i] < 1.0
                  and self._read_again(crops[i], lines.texts[i], lines.scores[i], lines.factors[i])]
         lines.read(self.inner, args, again, 1.0)

@@ -157,3 +157,13 @@ def test_rapidocr_reads_a_chinese_document_squeezed_with_the_same_text(chinese_p
         want = "".join(ch for ch in chinese + latin if ch not in "，。 ")
         assert Levenshtein.normalized_distance(strip, want) < 0.05, strip
         assert latin.replace(" ", "") in squeezed.replace(" ", "")
+
+
+def test_a_short_cjk_first_page_whose_lines_are_all_in_the_sample():
+    """Four lines, all read as the sample: nothing is left to squeeze, and the page still reads."""
+    crops, texts = page(range(1, 5))
+    inner = ScriptedRecognizer(texts)
+    recognizer = SqueezedRecognizer(inner)
+    out = read(recognizer, crops)
+    assert out.txts == tuple(texts[t] for t in range(1, 5))
+    assert len(inner.calls) == 1 and recognizer.squeeze_next

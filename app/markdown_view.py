@@ -1,93 +1,71 @@
 """The Markdown pane: rendered and source tabs, for the current page or the whole document.
 
-Model output is untrusted. Rendering uses markdown-it-py with raw HTML disabled (tags show as text),
-except HTML tables, which document models emit: those are rebuilt from a whitelist (table structure,
-colspan/rowspan, a few inline tags; every text node escaped). Formulas (``$..$``, ``$$..$$``,
-``\\(..\\)``, ``\\[..\\]``) are shown as readable Unicode. The rendered view loads local images only
-from the session's folder; remote and other resources are refused (``SafeTextBrowser``).
+Model output is untrusted. Its raw HTML goes through the one sanitiser (``core.sanitize``: tables and
+plain formatting stay), then markdown-it-py renders the Markdown, formulas (``$..$``, ``$$..$$``,
+``\\(..\\)``, ``\\[..\\]``, also inside HTML tables) are typeset (``app.math_render``), and the
+resulting HTML passes a display whitelist once more. The rendered view loads local images only from
+the session's folder; remote and other resources are refused (``SafeTextBrowser``).
+
+Model output is also unbounded. Rendering is linear, and what the view lays out is bounded: past
+``PREVIEW_CHARS`` characters, ``PREVIEW_LINES`` lines or ``PREVIEW_CELLS`` table cells the rendered
+tab shows the beginning with a "truncated in preview" note, and past ``SOURCE_CHARS`` so does the
+source tab. Copy and export always have the whole text.
 """
 
 from __future__ import annotations
 
 import html
 import re
-import secrets
-from html.parser import HTMLParser
 from pathlib import Path
 
+import nh3
 from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QTabWidget, QTextBrowser,
                                QVBoxLayout, QWidget)
 
+from app.math_render import formula_html
+from core.sanitize import MODEL_TAGS, clean_model_html, numeric_span
+
+#: What the rendered tab lays out at most (QTextBrowser's layout time grows with each of them).
+PREVIEW_CHARS = 100_000
+PREVIEW_LINES = 3_000
+PREVIEW_CELLS = 3_000
+#: What the source tab holds at most.
+SOURCE_CHARS = 400_000
+
 # --- formulas ------------------------------------------------------------------------------------
 
-_GREEK = {name: chr(code) for name, code in {
-    "alpha": 0x3B1, "beta": 0x3B2, "gamma": 0x3B3, "delta": 0x3B4, "epsilon": 0x3B5, "varepsilon": 0x3B5,
-    "zeta": 0x3B6, "eta": 0x3B7, "theta": 0x3B8, "vartheta": 0x3D1, "iota": 0x3B9, "kappa": 0x3BA,
-    "lambda": 0x3BB, "mu": 0x3BC, "nu": 0x3BD, "xi": 0x3BE, "pi": 0x3C0, "rho": 0x3C1, "sigma": 0x3C3,
-    "tau": 0x3C4, "upsilon": 0x3C5, "phi": 0x3C6, "varphi": 0x3C6, "chi": 0x3C7, "psi": 0x3C8,
-    "omega": 0x3C9, "Gamma": 0x393, "Delta": 0x394, "Theta": 0x398, "Lambda": 0x39B, "Xi": 0x39E,
-    "Pi": 0x3A0, "Sigma": 0x3A3, "Phi": 0x3A6, "Psi": 0x3A8, "Omega": 0x3A9}.items()}
-_SYMBOLS = {
-    "times": "×", "cdot": "·", "div": "÷", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥",
-    "ge": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "equiv": "≡", "propto": "∝",
-    "infty": "∞", "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏", "int": "∫", "oint": "∮",
-    "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆", "cup": "∪", "cap": "∩", "forall": "∀",
-    "exists": "∃", "rightarrow": "→", "to": "→", "leftarrow": "←", "Rightarrow": "⇒", "Leftarrow": "⇐",
-    "leftrightarrow": "↔", "Leftrightarrow": "⇔", "mapsto": "↦", "ldots": "…", "cdots": "⋯", "dots": "…",
-    "circ": "∘", "degree": "°", "prime": "′", "langle": "⟨", "rangle": "⟩", "neg": "¬", "wedge": "∧",
-    "vee": "∨", "emptyset": "∅", "hbar": "ℏ", "ell": "ℓ", "quad": "  ", "qquad": "    ", ",": " ",
-    ";": " ", "!": "", " ": " ", "%": "%", "$": "$", "{": "{", "}": "}", "_": "_", "&": "&", "#": "#",
-}
-_SUP = str.maketrans("0123456789+-=()niab", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵃᵇ")
-_SUB = str.maketrans("0123456789+-=()aeiox", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒₓ")
-_ARG = r"\{((?:[^{}]|\{[^{}]*\})*)\}"
 
-
-def _script(text: str, table: dict, mark: str) -> str:
-    """Unicode super/subscript when every character has one, else ``^(...)`` / ``_(...)``."""
-    if text and all(ord(ch) in table for ch in text):
-        return text.translate(table)
-    return f"{mark}({text})" if len(text) > 1 else f"{mark}{text}"
-
-
-def latex_to_unicode(tex: str) -> str:
-    """A readable rendering of simple LaTeX: Greek letters, operators, fractions, roots, scripts."""
-    s = tex.strip()
-    s = re.sub(r"\\(left|right|big|Big|bigg|Bigg)\b\s*", "", s)
-    s = re.sub(r"\\(?:mathrm|mathbf|mathit|mathsf|mathcal|mathbb|text|textbf|textit|operatorname|boldsymbol)\s*" + _ARG,
-               r"\1", s)
-    for _ in range(3):  # nested fractions and roots
-        s = re.sub(r"\\[dt]?frac\s*" + _ARG + r"\s*" + _ARG,
-                   lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", s)
-        s = re.sub(r"\\sqrt\s*" + _ARG, lambda m: f"√{_group(m.group(1))}", s)
-    s = re.sub(r"\\([A-Za-z]+|[,;! %${}_&#])",
-               lambda m: _GREEK.get(m.group(1)) or _SYMBOLS.get(m.group(1), m.group(0)), s)
-    s = re.sub(r"\^" + _ARG, lambda m: _script(m.group(1), _SUP, "^"), s)
-    s = re.sub(r"\^(\S)", lambda m: _script(m.group(1), _SUP, "^"), s)
-    s = re.sub(r"_" + _ARG, lambda m: _script(m.group(1), _SUB, "_"), s)
-    s = re.sub(r"_(\S)", lambda m: _script(m.group(1), _SUB, "_"), s)
-    s = s.replace("{", "").replace("}", "")
-    return re.sub(r"[ \t]+", " ", s).strip()
-
-
-def _group(text: str) -> str:
-    text = text.strip()
-    return text if re.fullmatch(r"[\w.]+|\\?[A-Za-z]+", text) else f"({text})"
+def _math_content(token) -> str:
+    # the sanitiser may have written a '<' of the formula as an entity (see core.sanitize)
+    return token.content.replace("&lt;", "<")
 
 
 def _math_inline(renderer, tokens, idx, options, env) -> str:
-    return f'<span style="font-family: serif; font-style: italic">{html.escape(latex_to_unicode(tokens[idx].content))}</span>'
+    return formula_html(_math_content(tokens[idx]), display=False)
 
 
 def _math_block(renderer, tokens, idx, options, env) -> str:
-    return (f'<p align="center" style="font-family: serif; font-style: italic; font-size: large">'
-            f"{html.escape(latex_to_unicode(tokens[idx].content))}</p>\n")
+    return formula_html(_math_content(tokens[idx]), display=True) + "\n"
 
 
-def _table_open(renderer, tokens, idx, options, env) -> str:
-    return '<table border="1" cellspacing="0" cellpadding="4">\n'
+#: Formulas inside raw HTML (document models write ``$\\pm$`` in table cells). Neither form can
+#: contain its own opening delimiter, so every try stops at the next one: linear.
+_HTML_MATH = re.compile(r"\$([^$\n<>]+)\$|\\\(((?:[^\\\n<>]|\\[^()\n])+)\\\)")
+_TAG_OR_TEXT = re.compile(r"(<[^<>]*>)")
+
+
+def _html_block(renderer, tokens, idx, options, env) -> str:
+    """Raw HTML (already sanitised) with the formulas in its text typeset."""
+    content = tokens[idx].content
+    if "$" not in content and "\\(" not in content:
+        return content
+    parts = _TAG_OR_TEXT.split(content)
+    for i in range(0, len(parts), 2):
+        if "$" in parts[i] or "\\(" in parts[i]:
+            parts[i] = _HTML_MATH.sub(lambda m: formula_html(html.unescape(m.group(1) or m.group(2))), parts[i])
+    return "".join(parts)
 
 
 def _image(renderer, tokens, idx, options, env) -> str:
@@ -95,69 +73,111 @@ def _image(renderer, tokens, idx, options, env) -> str:
     token = tokens[idx]
     src = token.attrGet("src") or ""
     alt = renderer.renderInlineAsText(token.children or [], options, env)
-    if not src or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", src) or src.startswith(("/", "\\")) or ".." in src:
+    if not _relative_path(src):
         return f"[image: {html.escape(alt)}]"
     return f'<img src="{html.escape(src)}" alt="{html.escape(alt)}" />'
 
 
-# --- HTML tables from the model ------------------------------------------------------------------
-
-_TABLE = re.compile(r"<table\b.*?</table\s*>", re.IGNORECASE | re.DOTALL)
-_ALLOWED_TAGS = {"table", "thead", "tbody", "tfoot", "tr", "td", "th", "br", "b", "strong", "i", "em",
-                 "sup", "sub", "caption"}
-_VOID = {"br"}
-_INLINE_MATH = re.compile(r"\$([^$\n]+)\$|\\\((.+?)\\\)")
+def _relative_path(src: str) -> bool:
+    return bool(src) and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", src) and not src.startswith(("/", "\\")) \
+        and ".." not in src and "\\" not in src
 
 
-class _TableSanitizer(HTMLParser):
-    """Rebuilds an HTML table keeping only whitelisted tags and numeric colspan/rowspan."""
+# --- the display whitelist -----------------------------------------------------------------------
 
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.open: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in _ALLOWED_TAGS:
-            return
-        kept = ""
-        for name, value in attrs:
-            if name in ("colspan", "rowspan") and value and value.isdigit() and 0 < int(value) < 100:
-                kept += f' {name}="{int(value)}"'
-        if tag == "table":
-            kept += ' border="1" cellspacing="0" cellpadding="4"'
-        self.out.append(f"<{tag}{kept}>")
-        if tag not in _VOID:
-            self.open.append(tag)
-
-    def handle_endtag(self, tag):
-        if tag in _ALLOWED_TAGS and tag not in _VOID and tag in self.open:
-            while self.open:
-                top = self.open.pop()
-                self.out.append(f"</{top}>")
-                if top == tag:
-                    break
-
-    def handle_data(self, data):
-        pos = 0
-        for m in _INLINE_MATH.finditer(data):
-            self.out.append(html.escape(data[pos:m.start()]))
-            self.out.append(f"<i>{html.escape(latex_to_unicode(m.group(1) or m.group(2)))}</i>")
-            pos = m.end()
-        self.out.append(html.escape(data[pos:]))
-
-    def result(self) -> str:
-        self.close()
-        return "".join(self.out) + "".join(f"</{t}>" for t in reversed(self.open))
+_ALIGN = {"left", "center", "right"}
+_VALIGN = {"top", "middle", "bottom"}
 
 
-def sanitize_table(table_html: str) -> str:
-    parser = _TableSanitizer()
-    parser.feed(table_html)
-    return parser.result()
+def _display_attribute(tag: str, attribute: str, value: str) -> str | None:
+    if attribute in ("colspan", "rowspan", "span"):
+        return numeric_span(tag, attribute, value)
+    if attribute in ("cellspacing", "cellpadding", "border", "start"):
+        return value if value.isdigit() and len(value) < 4 else None
+    if attribute == "align":
+        return value if value in _ALIGN else None
+    if attribute == "valign":
+        return value if value in _VALIGN else None
+    if attribute == "src":
+        return value if _relative_path(value) else None
+    if attribute == "href":
+        return value if re.match(r"^(?:https?:|mailto:|#)", value, re.I) else None
+    return value
 
+
+_display_cleaner = nh3.Cleaner(
+    tags=set(MODEL_TAGS) | {"a", "img"},
+    clean_content_tags={"script", "style", "iframe", "object", "embed", "svg", "template", "noscript"},
+    attributes={"td": {"colspan", "rowspan", "align", "valign", "style"},
+                "th": {"colspan", "rowspan", "align", "valign", "style"},
+                "table": {"cellspacing", "cellpadding", "align", "border"}, "span": {"style"}, "p": {"align"},
+                "col": {"span"}, "colgroup": {"span"}, "img": {"src", "alt"}, "a": {"href"}, "ol": {"start"}},
+    attribute_filter=_display_attribute, strip_comments=True, link_rel=None,
+    url_schemes={"http", "https", "mailto"},
+    filter_style_properties={"border-bottom", "border-top", "padding", "font-size", "font-family",
+                             "text-decoration", "text-align"},
+)
+#: Data tables (the model's and Markdown's come without attributes) get a visible grid; the tables
+#: that lay out formulas carry their own attributes and stay unruled.
+_GRID_TABLE = '<table border="1" cellspacing="0" cellpadding="4">'
 
 # --- Markdown ------------------------------------------------------------------------------------
+
+
+def _next_close(cache: dict, src: str, key: str, close: str, start: int) -> int:
+    """The first ``close`` at or after ``start``, remembered: with many openers and no closer, each
+    later search reuses the first one's answer (a search per opener would be quadratic)."""
+    cached = cache.get(key)
+    if cached is not None and cached[0] is src and (cached[1] < 0 or cached[1] >= start) and cached[2] <= start:
+        return cached[1]
+    found = src.find(close, start)
+    cache[key] = (src, found, start)
+    return found
+
+
+def _bracket_math_inline(state, silent) -> bool:
+    """``\\(..\\)`` inline and ``\\[..\\]`` shown as a display formula."""
+    src, pos = state.src, state.pos
+    if not (src.startswith("\\(", pos) or src.startswith("\\[", pos)):
+        return False
+    display = src[pos + 1] == "["
+    cache = state.env.setdefault("_math_close", {})
+    end = _next_close(cache, src, "]" if display else ")", "\\]" if display else "\\)", pos + 2)
+    if end < 0 or not src[pos + 2:end].strip():
+        return False
+    if not silent:
+        token = state.push("math_inline_double" if display else "math_inline", "math", 0)
+        token.content = src[pos + 2:end]
+        token.markup = src[pos:pos + 2]
+    state.pos = end + 2
+    return True
+
+
+def _bracket_math_block(state, start_line, end_line, silent) -> bool:
+    """A display formula from a line starting with ``\\[`` to the line holding ``\\]``."""
+    begin = state.bMarks[start_line] + state.tShift[start_line]
+    if state.sCount[start_line] - state.blkIndent >= 4 or not state.src.startswith("\\[", begin):
+        return False
+    cache = state.env.setdefault("_math_close", {})
+    close = _next_close(cache, state.src, "block", "\\]", begin + 2)
+    if close < 0 or cache.get("failed") == close:
+        return False
+    line = start_line
+    while line < end_line and state.eMarks[line] < close:
+        line += 1
+    if line >= end_line or state.src[close + 2:state.eMarks[line]].strip():
+        cache["failed"] = close  # every later opener would end at this same closer: not a block either
+        return False
+    if silent:
+        return True
+    token = state.push("math_block", "math", 0)
+    token.block = True
+    token.content = state.src[begin + 2:close]
+    token.map = [start_line, line + 1]
+    token.markup = "\\["
+    state.line = line + 1
+    return True
+
 
 _md = None
 
@@ -167,36 +187,56 @@ def _markdown():
     if _md is None:
         from markdown_it import MarkdownIt
         from mdit_py_plugins.dollarmath import dollarmath_plugin
-        from mdit_py_plugins.texmath import texmath_plugin
 
-        md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+        md = MarkdownIt("commonmark", {"html": True, "linkify": False}).enable(["table", "strikethrough"])
         md.use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
-        md.use(texmath_plugin, delimiters="brackets")
-        for rule in ("math_inline", "eq"):
-            md.add_render_rule(rule, _math_inline)
+        md.inline.ruler.before("escape", "math_bracket", _bracket_math_inline)
+        md.block.ruler.before("fence", "math_bracket_block", _bracket_math_block,
+                              {"alt": ["paragraph", "reference", "blockquote", "list"]})
+        md.add_render_rule("math_inline", _math_inline)
         md.add_render_rule("math_inline_double", _math_block)
-        for rule in ("math_block", "math_block_label", "math_block_eqno", "eqn"):
+        for rule in ("math_block", "math_block_label"):
             md.add_render_rule(rule, _math_block)
-        md.add_render_rule("table_open", _table_open)
         md.add_render_rule("image", _image)
+        md.add_render_rule("html_block", _html_block)
         _md = md
     return _md
 
 
 def render_markdown(text: str) -> str:
-    """Safe HTML of model Markdown: no raw HTML except rebuilt tables, formulas as Unicode."""
-    nonce = secrets.token_hex(6)
-    tables: dict[str, str] = {}
+    """Safe HTML of model Markdown: its raw HTML sanitised, formulas typeset, only relative images."""
+    body = _markdown().render(clean_model_html(text))
+    return _display_cleaner.clean(body).replace("<table>", _GRID_TABLE)
 
-    def stash(m):
-        key = f"HSDTABLE{nonce}X{len(tables)}"
-        tables[key] = sanitize_table(m.group(0))
-        return f"\n\n{key}\n\n"
 
-    body = _markdown().render(_TABLE.sub(stash, text))
-    for key, table in tables.items():
-        body = body.replace(f"<p>{key}</p>", table).replace(key, table)
-    return body
+_CELL = re.compile(r"<t[dh]\b|\|", re.IGNORECASE)
+
+
+def preview_end(text: str, chars: int = PREVIEW_CHARS, lines: int = PREVIEW_LINES, cells: int = PREVIEW_CELLS) -> int:
+    """How much of ``text`` the rendered tab lays out: all of it when within the limits, else the
+    beginning up to the first limit reached, ending at a line break where there is one."""
+    end = min(len(text), chars)
+    pos = -1
+    for _ in range(lines):
+        pos = text.find("\n", pos + 1, end)
+        if pos < 0:
+            break
+    else:
+        end = pos
+    for n, m in enumerate(_CELL.finditer(text, 0, end)):
+        if n >= cells:
+            end = m.start()
+            break
+    if end < len(text):
+        line_break = text.rfind("\n", 0, end)
+        if line_break > end // 2:
+            end = line_break
+    return end
+
+
+def truncation_note(shown: int, total: int, where: str) -> str:
+    return (f"Truncated in preview: {where} shows the first {shown:,} of {total:,} characters. "
+            "Copy and Export have all of it.")
 
 
 STYLE = """
@@ -326,6 +366,7 @@ class MarkdownView(QWidget):
         layout.addWidget(self.tabs, 1)
         self._texts = {"page": "", "document": ""}
         self._shown = None
+        self._rendered_key: tuple[str, str, int] | None = None  # scope, text, characters laid out
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
         self._render_timer.setInterval(150)
@@ -378,18 +419,22 @@ class MarkdownView(QWidget):
             return
         self._selecting = True
         old = self._shown[1] if self._shown and self._shown[0] == self.scope else None
-        if old is not None and text.startswith(old) and live:
+        if old is not None and live and len(text) <= SOURCE_CHARS and text.startswith(old):
             cursor = self.source.textCursor()
             cursor.movePosition(QTextCursor.MoveOperation.End)
             cursor.insertText(text[len(old):])
         else:
             bar = self.source.verticalScrollBar().value()
-            self.source.setPlainText(text)
+            if len(text) > SOURCE_CHARS:
+                cut = text.rfind("\n", SOURCE_CHARS // 2, SOURCE_CHARS)
+                cut = cut if cut > 0 else SOURCE_CHARS
+                self.source.setPlainText(f"{text[:cut]}\n\n[{truncation_note(cut, len(text), 'the Source tab')}]")
+            else:
+                self.source.setPlainText(text)
             self.source.verticalScrollBar().setValue(bar)
         self._selecting = False
         self._shown = (self.scope, text)
-        lines = text.count("\n") + 1 if text else 0
-        self.info.setText(f"{len(text):,} characters, {lines:,} line{'s' if lines != 1 else ''}")
+        self._show_info()
         if live:
             if not self._render_timer.isActive():
                 self._render_timer.start()
@@ -397,12 +442,36 @@ class MarkdownView(QWidget):
             self._render_timer.stop()
             self._render_now()
 
+    def _show_info(self) -> None:
+        text = self._texts[self.scope]
+        lines = text.count("\n") + 1 if text else 0
+        info = f"{len(text):,} characters, {lines:,} line{'s' if lines != 1 else ''}"
+        if self.preview_truncated:
+            info += " \u2014 truncated in preview"
+        self.info.setText(info)
+
+    @property
+    def preview_truncated(self) -> bool:
+        """Whether the rendered or the source tab shows only the beginning of the text."""
+        text = self._texts[self.scope]
+        return len(text) > SOURCE_CHARS or (self._rendered_key is not None and self._rendered_key[2] < len(text))
+
     def _render_now(self) -> None:
+        text = self._texts[self.scope]
+        if self._rendered_key is not None and self._rendered_key[:2] == (self.scope, text):
+            return
+        end = preview_end(text)
+        body = render_markdown(text[:end])
+        if end < len(text):
+            note = html.escape(truncation_note(end, len(text), "the Rendered tab"))
+            body = f'<p style="color: #8a5a00"><b>{note}</b></p>\n{body}<p style="color: #8a5a00"><b>{note}</b></p>'
         bar = self.rendered.verticalScrollBar().value()
         self._selecting = True
-        self.rendered.setHtml(render_markdown(self._texts[self.scope]))
+        self.rendered.setHtml(body)
         self._selecting = False
         self.rendered.verticalScrollBar().setValue(bar)
+        self._rendered_key = (self.scope, text, end)
+        self._show_info()
 
     # -- linking to regions -----------------------------------------------------------------------
 

@@ -15,31 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 
 from core.drafters.normalize import normalize_for_match
 from core.results import PageResult
+from core.sanitize import sanitize_model_markdown
 
-# Alt text: any text with brackets nested one level; destination: parentheses nested one level.
-_ALT = r"((?:[^\[\]]|\[[^\[\]]*\])*)"
-_MD_IMAGE = re.compile(r"!\[" + _ALT + r"\]\((?:[^()]|\([^()]*\))*\)")          # ![alt](dest)
-_MD_IMAGE_REF = re.compile(r"!\[" + _ALT + r"\](?:[ \t]?\[[^\[\]]*\])?")          # ![alt][ref], ![alt]
-_HTML_IMG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-# Elements that load, run or embed something: removed with their content, then any stray tag.
-_ACTIVE = r"script|style|iframe|frame|frameset|object|embed|applet|svg|video|audio|picture|template|noscript"
-_ACTIVE_ELEMENT = re.compile(rf"<({_ACTIVE})\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_ACTIVE_TAG = re.compile(rf"</?(?:{_ACTIVE}|img|image|source|track|link|meta|base|form|input|button)\b[^>]*>",
-                         re.IGNORECASE)
-# Attributes that run script or fetch a URL, inside whatever tags are left (tables keep colspan).
-_ACTIVE_ATTR = re.compile(r"""(<[a-zA-Z][^<>]*?)\s(?:on[a-zA-Z]+|style|src|srcset|href|xlink:href|background|"""
-                          r"""poster|data|action|formaction)\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
-_ACTIVE_OPENER = re.compile(rf"<(?=/?(?:{_ACTIVE}|img|image|source|track|link|meta|base|form|input|button)\b)",
-                            re.IGNORECASE)  # what is left of such a tag (no closing '>'): made text
-_SCRIPT_LINK = re.compile(r"\[([^\[\]]*)\]\(\s*<?\s*(?:javascript|vbscript|data):(?:[^()]|\([^()]*\))*\)",
-                          re.IGNORECASE)
-_SCRIPT_AUTOLINK = re.compile(r"<(?:javascript|vbscript|data):[^>]*>", re.IGNORECASE)
 FIGURE_LABELS = ("figure", "image", "picture")
 
 
@@ -82,26 +64,6 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 # --- figures -------------------------------------------------------------------------------------
-
-
-def sanitize_model_markdown(text: str) -> str:
-    """Model output may not reference files or run anything: Markdown images (inline, reference
-    and shortcut forms) become their alt text; ``<img>``, ``<script>``, ``<iframe>``, ``<svg>``...
-    are removed, as are event-handler and URL attributes and ``javascript:`` links. Tables and
-    plain formatting tags stay."""
-    text = _MD_IMAGE.sub(lambda m: m.group(1), text)
-    text = _MD_IMAGE_REF.sub(lambda m: m.group(1), text)
-    text = text.replace("![", "!\\[")  # deeper nesting than the patterns know: never an image
-    text = _ACTIVE_ELEMENT.sub("", text)
-    text = _ACTIVE_TAG.sub("", text)
-    text = _ACTIVE_OPENER.sub("&lt;", text)
-    while True:
-        stripped = _ACTIVE_ATTR.sub(r"\1", text)
-        if stripped == text:
-            break
-        text = stripped
-    text = _SCRIPT_LINK.sub(lambda m: m.group(1), text)
-    return _SCRIPT_AUTOLINK.sub("", text)
 
 
 def figure_filename(page: int, region: int) -> str:

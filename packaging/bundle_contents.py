@@ -19,7 +19,8 @@ FAMILIES = ("qwen2_5_vl", "qwen3_vl", "hunyuan_vl", "paddleocr_vl", "glm_ocr")
 EXTRA_TOKENIZER_PACKAGES = ("qwen2", "llama")
 
 #: Packages whose data files (models, yaml configs, fonts, ...) the bundle needs at run time.
-DATA_PACKAGES = ("rapidocr", "rapid_table", "rapid_layout", "pymupdf", "tokenizers", "transformers")
+#: latex2mathml reads its symbol table (``unimathsymbols.txt``) from its package folder.
+DATA_PACKAGES = ("rapidocr", "rapid_table", "rapid_layout", "pymupdf", "tokenizers", "transformers", "latex2mathml")
 
 #: Never imported by the app or the CLI, but reachable through optional imports of the libraries
 #: (transformers, torch, rapidocr guard them): leaving them out keeps the folder smaller. The
@@ -173,7 +174,9 @@ def hidden_imports(collect_submodules) -> list[str]:
     for package in transformers_model_packages():
         names += collect_submodules(package)
     names += ["rapidocr", "rapid_table", "rapid_layout", "onnxruntime", "pymupdf", "markdown_it",
-              "mdit_py_plugins.texmath", "mdit_py_plugins.dollarmath", "rapidfuzz", "tqdm", "psutil"]
+              "mdit_py_plugins.texmath", "mdit_py_plugins.dollarmath", "rapidfuzz", "tqdm", "psutil",
+              # the sanitiser of model output, and the formula typesetter the Markdown view loads lazily
+              "nh3", "latex2mathml", "latex2mathml.converter"]
     return sorted(set(names))
 
 

@@ -108,3 +108,85 @@ def test_a_failing_page_is_marked_and_the_rest_converts(qtbot, window, tmp_path,
     assert [bool(doc.results[p].error) for p in (1, 2, 3)] == [False, True, False]
     assert "pages 2 failed" in window.status_label.text()
     assert window.isVisible() and window.worker is None
+
+
+# --- rendering model output that is huge or hostile ---------------------------------------------------
+
+#: Each of these took from 30 s to minutes (or never finished) on the GUI thread; the view now renders
+#: or degrades in about a second. The limit is generous on purpose: it catches a quadratic regression,
+#: not a slow machine.
+RENDER_LIMIT_S = 20.0
+
+
+def test_hostile_markdown_renders_in_linear_time():
+    """``render_markdown('<table ' * 30000)`` took 48 s (quadratic); 20,000 Markdown table rows 31 s."""
+    from tests.reliability.bounded import run_bounded
+
+    times = run_bounded("""
+import json, time
+from app.markdown_view import render_markdown
+cases = {"open tables": "<table " * 30000, "table rows": "| a | b |\\n|---|---|\\n" + "| 1 | 2 |\\n" * 20000,
+         "1 MB line": "word " * 200000, "nested brackets": "[" * 100000 + "]" * 100000,
+         "open formulas": "\\\\(" * 100000 + "$" * 100000, "html rows": "<table>" + "<tr><td>$x$</td></tr>" * 20000}
+out = {}
+for name, text in cases.items():
+    start = time.perf_counter()
+    render_markdown(text)
+    out[name] = time.perf_counter() - start
+print(json.dumps(out))
+""", timeout=180)
+    slow = {name: round(t, 1) for name, t in times.items() if t > RENDER_LIMIT_S}
+    assert not slow, slow
+
+
+def test_a_10_mb_page_renders_or_degrades_with_a_visible_note():
+    """A 10 MB page never finished in the view and a 1 MB single line took 107 s. Now the view lays
+    out a bounded beginning of each tab, says so, and the whole text stays for copy and export."""
+    from tests.reliability.bounded import run_bounded
+
+    result = run_bounded("""
+import json, time
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.markdown_view import MarkdownView
+view = MarkdownView()
+view.resize(800, 900)
+view.show()
+pages = {"10 MB line": "word " * 2_000_000, "10 MB of table rows": "| a | b |\\n|---|---|\\n" + "| 1 | 2 |\\n" * 1_000_000,
+         "10 MB html table": "<table>" + "<tr><td>1</td><td>2</td></tr>" * 350_000 + "</table>",
+         "1 MB line": "word " * 200_000, "ordinary page": "# Title\\n\\nSome text.\\n"}
+out = {}
+for name, text in pages.items():
+    start = time.perf_counter()
+    view.set_texts(page=text, document="")
+    app.processEvents()
+    out[name] = {"seconds": time.perf_counter() - start, "truncated": view.preview_truncated,
+                 "note": "Truncated in preview" in view.rendered.toPlainText(), "info": view.info.text(),
+                 "complete": view.current_text() == text, "source_note": "Truncated in preview" in view.source.toPlainText()}
+print(json.dumps(out))
+""", timeout=300)
+    for name, r in result.items():
+        assert r["seconds"] < RENDER_LIMIT_S, (name, r)
+        assert r["complete"], name  # copy and export read the whole text
+    for name in ("10 MB line", "10 MB of table rows", "10 MB html table"):
+        r = result[name]
+        assert r["truncated"] and r["note"] and r["source_note"] and "truncated in preview" in r["info"], (name, r)
+    assert not result["ordinary page"]["truncated"] and not result["ordinary page"]["note"]
+
+
+def test_twelve_html_tables_each_show_their_own_content(qtbot):
+    """With 12 HTML tables on a page, tables 11 and 12 showed table 2's content and a stray digit
+    (the placeholder of table 1 was a prefix of table 10's)."""
+    import re
+
+    from app.markdown_view import MarkdownView, render_markdown
+
+    text = "\n\n".join(f"<table><tr><td>cell {n:02d}</td></tr></table>" for n in range(1, 13))
+    html = render_markdown(text)
+    assert re.findall(r"<td>(.*?)</td>", html) == [f"cell {n:02d}" for n in range(1, 13)], html
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.set_texts(page=text, document=text)
+    shown = view.rendered.toPlainText()
+    assert re.findall(r"cell \d+", shown) == [f"cell {n:02d}" for n in range(1, 13)], shown
+    assert not re.search(r"cell \d\d[ \t]*\d", shown), shown

@@ -168,3 +168,94 @@ def test_app_viewer_loads_only_files_inside_its_folder(qtbot, tmp_path):
                 "../secret.png", "doc_images/../../secret.png", "doc_images/link.png", "ftp://evil.example/x",
                 "data:image/png;base64,iVBORw0KGgo="):
         assert view.rendered.loadResource(kind, QUrl(url)) is None, url
+
+
+# --- the sanitiser is linear and parses HTML as a browser would ----------------------------------------
+
+
+def test_export_sanitiser_is_linear_on_repeated_tags():
+    """256 KB of repeated ``<script>`` took 101 s (quadratic); nothing of this kind may take minutes."""
+    from tests.reliability.bounded import run_bounded
+
+    times = run_bounded("""
+import json, time
+from core.export import sanitize_model_markdown
+cases = {"script": "<script>" * 32768, "open tags": "<a" * 200000, "comments": "<!--" * 100000,
+         "images": "![" * 200000, "quoted values": '<b x="' * 100000, "script links": "[a](javascript:" * 50000,
+         "closed tags": "<td>x</td>" * 100000, "open tables": "<table " * 30000}
+out = {}
+for name, text in cases.items():
+    start = time.perf_counter()
+    sanitize_model_markdown(text)
+    out[name] = time.perf_counter() - start
+print(json.dumps(out))
+""", timeout=90)
+    slow = {name: round(t, 1) for name, t in times.items() if t > 20}
+    assert not slow, slow
+
+
+BROWSER_TRICKS = [
+    '<b onclick="<i>alert(1)">x',                         # a '<' inside a quoted value
+    "<div>\n<y$ onmouseover=alert(1) <b>\n</div>",         # a tag a browser reads on past the next '<'
+    "<scr<script>ipt>alert(1)</script>",
+    "<!-- <script>alert(1)</script> -->",
+    "<svg><script>alert(1)</script></svg>",
+    '<a href="javascript:alert(1)">x</a>',
+    '<math><mi xlink:href="javascript:alert(1)">x</mi></math>',
+    "<table><tr><td background=http://evil.example/x.png>1</td></tr></table>",
+    '<img src="x" alt="<img src=x onerror=alert(1)>">',
+    "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\"></noscript>",
+    "<IMG SRC=`javascript:alert(1)`>",
+    "<td colspan=\"2 onclick=alert(1)\">x</td>",
+]
+
+
+class _Elements:
+    """Every element and attribute a browser would build from an HTML text."""
+
+    def __init__(self, text: str):
+        from html.parser import HTMLParser
+
+        self.found: list[tuple[str, dict]] = []
+        parser = HTMLParser(convert_charrefs=True)
+        parser.handle_starttag = lambda tag, attrs: self.found.append((tag, dict(attrs)))
+        parser.handle_startendtag = parser.handle_starttag
+        parser.feed(text)
+        parser.close()
+
+
+@pytest.mark.parametrize("hostile", HOSTILE + BROWSER_TRICKS)
+def test_no_element_of_the_export_runs_or_loads_anything(hostile):
+    """What a viewer that passes raw HTML through builds from the exported Markdown: no script or
+    embedding element, no event handler, no URL attribute except the exported figure."""
+    pytest.importorskip("markdown_it")
+    figure = "doc_images/page-0001-figure-02.png"
+    text = page_markdown(_result("Results of the study are shown below\n\n" + hostile), {1: figure})
+    for tag, attrs in _Elements(_rendered_by_a_permissive_viewer(text)).found:
+        assert tag not in ("script", "style", "iframe", "object", "embed", "svg", "math", "link", "meta", "base",
+                           "form", "input", "video", "audio", "source", "noscript"), (tag, hostile, text)
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs, hostile, text)
+        urls = {k: v for k, v in attrs.items() if k in ("src", "href", "srcset", "background", "poster", "data",
+                                                         "action", "xlink:href", "style")}
+        assert urls in ({}, {"src": figure}), (tag, attrs, hostile, text)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE + BROWSER_TRICKS)
+def test_no_element_of_the_app_view_runs_or_loads_anything(hostile):
+    pytest.importorskip("PySide6")
+    from app.markdown_view import render_markdown
+
+    for tag, attrs in _Elements(render_markdown(hostile)).found:
+        assert tag not in ("script", "style", "iframe", "object", "embed", "svg", "math", "link", "meta", "base",
+                           "form", "input", "video", "audio", "source", "noscript"), (tag, hostile)
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs, hostile)
+        assert not {"href", "srcset", "background", "poster", "data", "action", "xlink:href"} & set(attrs), attrs
+        src = attrs.get("src", "rel.png")  # relative images only: the viewer loads them from its folder alone
+        assert not re.match(r"^(?:[a-z][a-z0-9+.-]*:|/|\\\\)", src, re.I) and ".." not in src, (tag, attrs, hostile)
+
+
+def test_sanitizing_leaves_markdown_text_alone():
+    """Only the HTML changes: text, formulas with '<' and code keep every byte."""
+    ordinary = ("a < b, c > d & e &amp; f; $x<y$ and $0<t<1$; it's `a<b` and\n\n```\nif (a < b) {}\n```\n\n"
+                "| a | b |\n|---|---|\n| 1<br>2 | H<sub>2</sub>O |")
+    assert sanitize_model_markdown(ordinary) == ordinary

@@ -135,7 +135,12 @@ class PageView(QGraphicsView):
         self._zoom = 1.0
 
     def clear_page(self) -> None:
-        self.scene().clear()
+        # removeItem hands each item back to Python, which deletes it once the last reference goes.
+        # QGraphicsScene.clear() would delete them in C++ behind wrappers this view still holds,
+        # and a wrapper PySide believes it owns then deletes its item a second time (a crash).
+        scene = self.scene()
+        for item in scene.items():
+            scene.removeItem(item)
         self.page_item = None
         self.region_items = []
         self._placeholder = None
@@ -244,10 +249,10 @@ class PageView(QGraphicsView):
             self.zoom_fit()
 
     def mousePressEvent(self, event):  # noqa: N802
-        item = self.itemAt(event.position().toPoint())
-        while item is not None and not isinstance(item, RegionItem):
-            item = item.parentItem()
-        if isinstance(item, RegionItem):
+        # Not itemAt(...).parentItem(): on a top-level item PySide's parentItem() passes the item's
+        # ownership to Python, and the page item would later be deleted twice.
+        item = next((i for i in self.items(event.position().toPoint()) if isinstance(i, RegionItem)), None)
+        if item is not None:
             self.highlight_region(item.index)
             self.region_clicked.emit(item.index)
         super().mousePressEvent(event)

@@ -49,6 +49,27 @@ class DocumentState:
     markdown_path: Path | None = None        # the session file written by write_markdown
     exported_markdown: Path | None = None    # where the user last exported the Markdown
     fresh: bool = False
+    previous: dict | None = None             # the last good result while a new run has produced nothing
+    finished_status: str = ""                # how the last run that produced pages ended
+
+    def keep_previous(self) -> None:
+        """Set the finished result aside at the start of a new run (restored if the run fails)."""
+        self.previous = None
+        if self.results:
+            self.previous = {"results": dict(self.results), "settings": self.settings,
+                             "status": self.finished_status or "done",
+                             "markdown_path": self.markdown_path}
+
+    def restore_previous(self) -> bool:
+        """Put the last good result back (a run that failed before any page); True if there was one."""
+        kept, self.previous = self.previous, None
+        if kept is None or self.results:
+            return False
+        self.results = kept["results"]
+        self.settings = kept["settings"]
+        self.status = self.finished_status = kept["status"]
+        self.markdown_path = kept["markdown_path"]
+        return True
 
     @property
     def name(self) -> str:
@@ -357,11 +378,12 @@ class MainWindow(QMainWindow):
             return
         job = ConversionJob(path=doc.path, settings=settings, password=doc.password, fresh=doc.fresh,
                             session_dir=session_dir_for(self.app_settings.cache_dir(), doc.path))
+        doc.keep_previous()
         doc.status = "converting"
         doc.error = None
         doc.warnings = []
         doc.settings = settings
-        doc.results.clear()
+        doc.results = {}
         doc.live_text.clear()
         doc.live_regions.clear()
         doc.markdown_path = None
@@ -488,9 +510,14 @@ class MainWindow(QMainWindow):
             thread.wait(5000)
             thread.deleteLater()
         self.thread = None
+        restored = False
         if doc is not None:
             doc.status = status
             doc.markdown_path = worker.outcome.markdown_path if worker else None
+            restored = status == "failed" and doc.restore_previous()
+            doc.previous = None
+            if doc.results and not restored:
+                doc.finished_status = status
             doc.live_text.clear()
             doc.live_regions.clear()
             self._update_queue_item(doc)
@@ -506,6 +533,9 @@ class MainWindow(QMainWindow):
             elif status == "cancelled":
                 self.set_status(f"{doc.name}: cancelled; {len(doc.results)} finished page(s) kept "
                                 "(converting again resumes)")
+            elif restored:
+                self.set_status(f"{doc.name}: converting again failed; the previous result is kept "
+                                f"({len(doc.results)} page(s), still exportable)")
             if doc is self.current:
                 self._show_document_text()
                 self.stats_panel.set_results(list(doc.results.values()))

@@ -205,7 +205,13 @@ def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, 
     drop_files(window, [make_pdf(tmp_path / "long.pdf", pages=2)])
     qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()),
                     timeout=120000)
+    asked = []
+    window.confirm_quit = lambda: asked.append(1) or False  # "No": the window stays and goes on converting
     window.close()
+    assert asked and window.isVisible() and window.worker is not None
+    window.confirm_quit = lambda: asked.append(2) or True
+    window.close()
+    assert asked == [1, 2]
     assert not window.isVisible()
     qtbot.waitUntil(lambda: window.worker is None, timeout=30000)
     assert window.thread is None and window.documents[0].status == "cancelled"

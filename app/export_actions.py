@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 class ExportActions:
     """Mixed into ``MainWindow`` (uses its ``current``, ``app_settings``, ``show_error``, ``set_status``)."""
 
-    def _export_ready(self) -> DocumentState | None:
+    def _export_ready(self):
         doc = self.current
         if doc is None or not doc.results:
             self.show_error("Nothing to export", "Convert a document first.")

@@ -9,25 +9,27 @@ GUI thread and update the page overlay, the Markdown pane and the statistics as 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixmap
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QMainWindow, QMessageBox, QProgressBar, QSplitter,
                                QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from app import navigation, progress, window_state
+from app.conversion_control import ConversionControl
+from app.document_state import DocumentState, DraftPreviewer
 from app.draft_inspector import DraftInspector
 from app.export_actions import ExportActions
+from app.inspection import RegionInspection
 from app.markdown_view import MarkdownView, map_spans
 from app.model_check import MODEL_CONTROLS, app_message, check_model
-from app.page_view import Legend, PageView, pil_to_qimage, unverified_reason
-from app.settings import AppSettings, ConversionSettings, SettingsDialog
+from app.page_view import Legend, PageView, pil_to_qimage
+from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.welcome import WelcomePanel
-from app.worker import ConversionJob, ConversionWorker, EngineCache, session_dir_for, start_worker
+from app.worker import ConversionWorker, EngineCache, session_dir_for
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
 VIEW_DPI = 110
@@ -37,116 +39,7 @@ STATUS_TEXT = {"queued": "waiting", "converting": "converting…", "done": "done
                "failed": "failed", "open": "not converted"}
 
 
-@dataclass
-class DocumentState:
-    path: Path
-    page_count: int
-    doc: object = None                       # core Document opened for display (GUI thread only)
-    status: str = "queued"
-    error: str | None = None
-    warnings: list = field(default_factory=list)  # core's warnings during the last conversion
-    password: str | None = None
-    settings: ConversionSettings | None = None   # what the results were converted with
-    results: dict = field(default_factory=dict)  # page (1-based) -> PageResult
-    live_text: dict = field(default_factory=dict)  # page -> streamed Markdown so far
-    live_regions: dict = field(default_factory=dict)  # page -> [regions, [stats or None]]
-    markdown_path: Path | None = None        # the session file written by write_markdown
-    exported_markdown: Path | None = None    # where the user last exported the Markdown
-    fresh: bool = False
-    previous: dict | None = None             # the last good result while a new run has produced nothing
-    finished_status: str = ""                # how the last run that produced pages ended
-    converting_page: int | None = None       # the page the running job works on
-    partial_pages: dict = field(default_factory=dict)  # page -> (regions, stats, text) of a cancelled page
-    preview_regions: dict = field(default_factory=dict)  # page -> drafter regions shown before converting
-
-    def keep_previous(self) -> None:
-        """Set the finished result aside at the start of a new run (restored if the run fails)."""
-        self.previous = None
-        if self.results:
-            self.previous = {"results": dict(self.results), "settings": self.settings,
-                             "status": self.finished_status or "done",
-                             "markdown_path": self.markdown_path}
-
-    def restore_previous(self) -> bool:
-        """Put the last good result back (a run that failed before any page); True if there was one."""
-        kept, self.previous = self.previous, None
-        if kept is None or self.results:
-            return False
-        self.results = kept["results"]
-        self.settings = kept["settings"]
-        self.status = self.finished_status = kept["status"]
-        self.markdown_path = kept["markdown_path"]
-        return True
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    def page_markdown(self, page: int) -> str:
-        from core.export import page_markdown
-
-        result = self.results.get(page)
-        if result is not None:
-            return page_markdown(result, result.figure_links)
-        if page in self.partial_pages:
-            return self.partial_pages[page][2]
-        return self.live_text.get(page, "")
-
-    def document_markdown(self) -> str:
-        """What ``hsd convert`` writes: the session file once written, else the same assembly."""
-        from core.export import assemble, page_markdown
-
-        if self.status == "done" and self.markdown_path and self.markdown_path.exists():
-            return self.markdown_path.read_text("utf-8")
-        pages = [page_markdown(r, r.figure_links) for _, r in sorted(self.results.items())]
-        live = [t for p, t in sorted(self.live_text.items()) if p not in self.results]
-        return assemble(pages + live) if pages or live else ""
-
-
-class DraftPreviewer(QObject):
-    """Drafts a shown page in a background thread, so its regions appear before any model loads.
-
-    The thread opens its own copy of the document (a PyMuPDF document is not shared across threads)."""
-
-    drafted = Signal(str, int, object)   # document path, page (1-based), list[Region] (or an error text)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        import queue
-
-        self._queue: queue.Queue = queue.Queue()
-        self._thread = None
-
-    def request(self, path: Path, password: str | None, page: int, drafter: str) -> None:
-        import threading
-
-        self._queue.put((path, password, page, drafter))
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._run, name="draft-preview", daemon=True)
-            self._thread.start()
-
-    def _run(self) -> None:
-        import queue
-
-        from core.documents import open_document
-        from core.drafters import get_drafter
-
-        drafters: dict = {}
-        while True:
-            try:
-                path, password, page, name = self._queue.get(timeout=2)
-            except queue.Empty:
-                return
-            try:
-                drafter = drafters.get(name) or drafters.setdefault(name, get_drafter(name))
-                with open_document(path, password=password) as doc:
-                    regions = list(drafter.draft(doc.page(page - 1)))
-            except Exception as exc:  # a preview only: the conversion reports real failures
-                regions = f"{type(exc).__name__}: {exc}"
-            self.drafted.emit(str(path), page, regions)
-
-
-class MainWindow(ExportActions, QMainWindow):
+class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow):
     document_finished = Signal(str)     # status of a finished job ("done", "cancelled", "failed")
     error_shown = Signal(str)
 
@@ -454,252 +347,6 @@ class MainWindow(ExportActions, QMainWindow):
                                         QLineEdit.EchoMode.Password)
         return text if ok else None
 
-    # -- conversion -------------------------------------------------------------------------------
-
-    def convert_current(self, fresh: bool = False) -> None:
-        doc = self.current
-        if doc is None:
-            self.open_dialog()
-            return
-        if doc is self.running:
-            return
-        doc.status = "queued"
-        doc.fresh = fresh
-        self._update_queue_item(doc)
-        self.queue_paused = False
-        self._start_next()
-
-    def _start_next(self) -> None:
-        if self.worker is not None or self.queue_paused:
-            return
-        doc = next((d for d in self.documents if d.status == "queued"), None)
-        if doc is None:
-            self._update_actions()
-            return
-        settings = self.app_settings.conversion()
-        try:
-            settings.engine_config()
-        except Exception as exc:
-            doc.status = "failed"
-            doc.error = str(exc)
-            self._update_queue_item(doc)
-            self.show_error("Settings are not valid", f"{exc}. Change it in Settings (Ctrl+,).")
-            return
-        job = ConversionJob(path=doc.path, settings=settings, password=doc.password, fresh=doc.fresh,
-                            session_dir=session_dir_for(self.app_settings.cache_dir(), doc.path))
-        doc.keep_previous()
-        doc.status = "converting"
-        doc.error = None
-        doc.warnings = []
-        doc.settings = settings
-        doc.results = {}
-        doc.live_text.clear()
-        doc.live_regions.clear()
-        doc.partial_pages.clear()
-        doc.converting_page = None
-        doc.markdown_path = None
-        doc.fresh = False
-        self.running = doc
-        self.follow = True
-        worker = ConversionWorker(job, self.engines)
-        worker.started.connect(self._job_started)
-        worker.progress.connect(self._job_progress)
-        worker.page_started.connect(self._page_started)
-        worker.regions_drafted.connect(self._regions_drafted)
-        worker.region_verified.connect(self._region_verified)
-        worker.text_appended.connect(self._text_appended)
-        worker.page_done.connect(self._page_done)
-        worker.error.connect(self._job_error)
-        worker.warning.connect(self._job_warning)
-        worker.finished.connect(self._job_finished)
-        self.worker = worker
-        self.thread = start_worker(worker)
-        self._update_queue_item(doc)
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
-        self.progress_label.setVisible(True)
-        self.tracker.start(0)
-        self._clock.start()
-        self._show_progress()
-        self._mark_all_thumbnails()
-        self.set_status(f"Starting {doc.name}…")
-        if self.current is doc:
-            self._show_document_text()
-            self.stats_panel.set_results([])
-        self._update_actions()
-
-    def cancel(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel()
-            self.queue_paused = True
-            self.set_status("Cancelling…")
-
-    @property
-    def busy(self) -> bool:
-        return self.worker is not None
-
-    def _job_started(self, total: int) -> None:
-        self.tracker.start(total)
-        self.progress.setRange(0, max(1, total))
-        self.progress.setValue(0)
-        self._show_progress()
-
-    def _job_progress(self, done: int, total: int, message: str) -> None:
-        self.progress.setRange(0, max(1, total))
-        self.progress.setValue(done)
-        self.tracker.total = total
-        self.tracker.loading = message.startswith("Loading model")
-        self._show_progress()
-        if self.running is not None:
-            self.set_status(f"{self.running.name}: {message}")
-
-    def _show_progress(self) -> None:
-        if self.running is None:
-            return
-        self.progress_label.setText(self.tracker.text())
-        self.progress.setFormat(self.tracker.bar_text())
-
-    def _page_started(self, page: int, index: int, total: int) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.live_text.setdefault(page, "")
-        previous, doc.converting_page = doc.converting_page, page
-        self.tracker.page_started(page)
-        self.tracker.loading = False
-        self._mark_thumbnail(doc, page)
-        if previous and previous != page:
-            self._mark_thumbnail(doc, previous)
-        if doc is self.current and self.follow:
-            self.show_page(page, follow=True)
-
-    def _regions_drafted(self, page: int, regions) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.live_regions[page] = [regions, [None] * len(regions)]
-        if doc is self.current and self.current_page == page:
-            self.page_view.set_regions(regions, None, doc.settings.mode)
-
-    def _region_verified(self, page: int, index: int, stats, text: str) -> None:
-        doc = self.running
-        if doc is None or page not in doc.live_regions:
-            return
-        doc.live_regions[page][1][index] = stats
-        if doc is self.current and self.current_page == page:
-            self.page_view.update_region(index, stats)
-
-    def _text_appended(self, page: int, text: str) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.live_text[page] = doc.live_text.get(page, "") + text
-        self.tracker.text_appended(text)
-        if doc is self.current:
-            self._show_document_text(live=True)
-
-    def _page_done(self, result) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.results[result.page] = result
-        doc.live_text.pop(result.page, None)
-        doc.live_regions.pop(result.page, None)
-        self.tracker.page_done(result)
-        self._show_progress()
-        self._mark_thumbnail(doc, result.page)
-        if result.error:
-            self.set_status(f"{doc.name}: page {result.page} failed: {result.error}")
-        elif result.draft_failure:
-            self.set_status(f"{doc.name}: page {result.page}: the drafter failed ({result.draft_failure}); "
-                            "decoded without drafts (same text, slower)")
-        elif result.stats is not None and result.stats.stop_reason == "max_new_tokens":
-            self.set_status(f"{doc.name}: warning: page {result.page} stopped at the token limit and may be cut "
-                            "short (raise Max tokens per page in Settings)")
-        if doc is self.current:
-            if self.current_page == result.page:
-                self._show_overlay()
-                self._refresh_inspector()
-            self._show_document_text()
-            self.stats_panel.set_results(list(doc.results.values()))
-
-    def _job_error(self, message: str) -> None:
-        doc = self.running
-        message = app_message(message)
-        if doc is not None:
-            doc.error = message
-        self.show_error(f"Converting {doc.name if doc else 'the document'} failed", message)
-
-    def _job_warning(self, message: str) -> None:
-        """Core turned something off and went on (a drafter step whose package is missing, say):
-        the status bar says so now, and again when the document is done."""
-        doc = self.running
-        if doc is None:
-            return
-        if message not in doc.warnings:
-            doc.warnings.append(message)
-        self.set_status(f"{doc.name}: warning: {message}")
-
-    def _job_finished(self, status: str) -> None:
-        doc, worker, thread = self.running, self.worker, self.thread
-        self.running = None
-        self.worker = None
-        if thread is not None:
-            thread.quit()
-            thread.wait(5000)
-            thread.deleteLater()
-        self.thread = None
-        restored = False
-        if doc is not None:
-            doc.status = status
-            doc.markdown_path = worker.outcome.markdown_path if worker else None
-            restored = status == "failed" and doc.restore_previous()
-            doc.previous = None
-            if doc.results and not restored:
-                doc.finished_status = status
-            if status == "cancelled":  # the page it was on keeps its drafts and what was verified
-                for page, text in doc.live_text.items():
-                    if page not in doc.results:
-                        regions, stats = doc.live_regions.get(page, ([], []))
-                        doc.partial_pages[page] = (regions, stats, text)
-            doc.converting_page = None
-            doc.live_text.clear()
-            doc.live_regions.clear()
-            self._update_queue_item(doc)
-            failed = [r.page for r in doc.results.values() if r.error]
-            if status == "done":
-                note = f"; pages {', '.join(map(str, failed))} failed" if failed else ""
-                undrafted = [r.page for r in doc.results.values() if r.draft_failure]
-                if undrafted:
-                    note += f"; pages {', '.join(map(str, undrafted))} decoded without drafts (drafter failed)"
-                if doc.warnings:
-                    note += "; warning: " + "; ".join(doc.warnings)
-                self.set_status(f"{doc.name}: converted {len(doc.results)} page(s){note}")
-            elif status == "cancelled":
-                partial = (f"; page {', '.join(map(str, sorted(doc.partial_pages)))} kept as partial (its drafts "
-                           "and what was verified)") if doc.partial_pages else ""
-                self.set_status(f"{doc.name}: cancelled; {len(doc.results)} finished page(s) kept{partial} "
-                                "(converting again resumes)")
-            elif restored:
-                self.set_status(f"{doc.name}: converting again failed; the previous result is kept "
-                                f"({len(doc.results)} page(s), still exportable)")
-            if doc is self.current:
-                self._show_document_text()
-                self.stats_panel.set_results(list(doc.results.values()))
-                self._mark_all_thumbnails()
-                if self.current_page is not None:
-                    self._show_overlay()
-                    self._refresh_inspector()
-        self._clock.stop()
-        self.progress.setVisible(False)
-        self.progress_label.setVisible(False)
-        self._update_actions()
-        self.document_finished.emit(status)
-        if getattr(self, "_close_when_idle", False):
-            self.close()
-            return
-        self._start_next()
-
     # -- showing documents and pages --------------------------------------------------------------
 
     def _queue_row_changed(self, row: int) -> None:
@@ -906,91 +553,6 @@ class MainWindow(ExportActions, QMainWindow):
         result = doc.results.get(page) if page else None
         self._spans = map_spans(result, page_text) if result is not None else []
 
-    # -- region <-> Markdown ----------------------------------------------------------------------
-
-    def current_result(self):
-        if self.current is None or self.current_page is None:
-            return None
-        return self.current.results.get(self.current_page)
-
-    def select_region(self, index: int) -> None:
-        """A region was clicked: inspect it and show the Markdown it produced."""
-        result = self.current_result()
-        self.page_view.highlight_region(index)
-        if result is None:
-            self._inspect_unfinished(index)
-            return
-        self.inspector.show_region(result, index, self._mode())
-        self.bottom_tabs.setCurrentWidget(self.inspector)
-        ranges = [(s, e) for r, s, e in self._spans if r == index]
-        if ranges:
-            self.markdown_view.show_range(ranges[0][0], ranges[-1][1])
-            self.set_status(f"Region {index + 1}: {len(ranges)} stretch(es) of Markdown came from its draft")
-        else:
-            self.set_status(f"Region {index + 1}: no Markdown was accepted from its draft")
-
-    def _mode(self) -> str:
-        doc = self.current
-        return (doc.settings if doc and doc.settings else self.app_settings.conversion()).mode
-
-    def _inspect_unfinished(self, index: int) -> None:
-        """A region of a page not finished: its draft, plain, and why nothing is verified yet."""
-        doc, page = self.current, self.current_page
-        regions, stats = self._page_regions(doc, page) if doc and page else ([], None)
-        if not 0 <= index < len(regions):
-            self.inspector.clear("This page is not converted yet.")
-            return
-        region_stats = stats[index] if stats and index < len(stats) else None
-        partial = page in doc.partial_pages
-        if region_stats is not None and region_stats.verified:
-            reason = f"verified on the region ({region_stats.accepted_tokens} of {region_stats.drafted_tokens} " \
-                     "draft tokens accepted), the page was not finished"
-        elif doc is self.running:
-            reason = "the page is still converting"
-        elif partial:
-            reason = "the conversion was cancelled before this region was verified"
-        elif region_stats is not None:
-            reason = unverified_reason(regions[index], region_stats, self._mode())
-        else:
-            reason = "the page is not converted yet (these are the drafter's regions)"
-        self.inspector.show_unverified(page, regions[index], index, reason, partial=partial)
-        self.bottom_tabs.setCurrentWidget(self.inspector)
-
-    def _refresh_inspector(self) -> None:
-        """Show the inspected region again from the page's newest data (never a stale view)."""
-        index = self.inspector.region_index
-        if index is None or self.inspector.page != self.current_page:
-            return
-        self.select_region(index)
-
-    def _markdown_scrolled(self, _value: int) -> None:
-        """Follow the Markdown: highlight (and bring into view) the region whose text is at the top."""
-        source = self.markdown_view.source
-        if not self._spans or not source.isVisible() or self.markdown_view.scope != "page":
-            return
-        offset = source.cursorForPosition(source.viewport().rect().topLeft()).position()
-        region = self.region_at_offset(offset)
-        if region is None:
-            region = next((r for r, start, _ in self._spans if start >= offset and r is not None), None)
-        if region is not None and region != self.page_view.highlighted:
-            self.page_view.highlight_region(region, center=True)
-
-    def region_at_offset(self, offset: int) -> int | None:
-        for region, start, end in self._spans:
-            if start <= offset < end:
-                return region
-        return None
-
-    def _markdown_selection(self, start: int, end: int) -> None:
-        region = self.region_at_offset(start)
-        if region is None and end > start:
-            region = self.region_at_offset(end - 1)
-        if region is not None:
-            self.page_view.highlight_region(region, center=True)
-            result = self.current_result()
-            if result is not None:
-                self.inspector.show_region(result, region, self._mode())
-
     # -- settings, status, errors -----------------------------------------------------------------
 
     def edit_settings(self) -> None:
@@ -1121,15 +683,6 @@ class MainWindow(ExportActions, QMainWindow):
             except Exception:
                 pass
         super().closeEvent(event)
-
-
-def _framed(pixmap: QPixmap) -> QPixmap:
-    """A thumbnail with a thin grey frame (white pages on a white list need an edge)."""
-    painter = QPainter(pixmap)
-    painter.setPen(QColor(150, 150, 150))
-    painter.drawRect(0, 0, pixmap.width() - 1, pixmap.height() - 1)
-    painter.end()
-    return pixmap
 
 
 def _titled(title: str, widget: QWidget) -> QWidget:

@@ -110,6 +110,8 @@ class ConversionControl:
     def _show_progress(self) -> None:
         if self.running is None:
             return
+        if self.tracker.page is not None:
+            self.tracker.page_chars = len(self.running.live_text.get(self.tracker.page, ""))
         self.progress_label.setText(self.tracker.text())
         self.progress.setFormat(self.tracker.bar_text())
 
@@ -149,6 +151,7 @@ class ConversionControl:
             return
         doc.live_text[page] = doc.live_text.get(page, "") + text
         self.tracker.text_appended(text)
+        self._show_progress()
         if doc is self.current:
             self._show_document_text(live=True)
 

@@ -99,7 +99,7 @@ def verified_text(result, index: int) -> tuple[str, str]:
     parts = [result.markdown[s.start:s.end] for s in result.spans if s.region == index]
     if parts:
         return "".join(parts), "page Markdown accepted from this draft"
-    return "", "nothing verified for this region"
+    return "", "the model wrote no text for this region"
 
 
 class DraftInspector(QWidget):

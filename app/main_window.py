@@ -200,6 +200,7 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
         self.goto_action = action("&Go to page…", self.go_to_page_dialog, "Ctrl+G")
         self.overlay_action = action("Show region &overlay", self.page_view.set_overlay_visible, "Ctrl+Shift+O",
                                      "Draw the drafter's regions, coloured by how much of each draft was accepted")
+        self.overlay_action.setIconText("Overlay")
         self.overlay_action.setCheckable(True)
         self.overlay_action.setChecked(True)
         self.labels_action = action("Show region &labels", self.page_view.set_labels_visible, "Ctrl+Shift+L",

@@ -110,6 +110,26 @@ class RegionItem(QGraphicsRectItem):
         self.setZValue(2 if on else 1)
 
 
+class RegionLabel(QGraphicsSimpleTextItem):
+    """A region's number and kind just above its top-left corner (so it hides none of the region's
+    text), on a light backing so it reads over the page."""
+
+    def _text_rect(self) -> QRectF:
+        return super().boundingRect()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt)
+        rect = self._text_rect()
+        return rect.translated(0, -rect.height()).adjusted(-2, 0, 2, 0)
+
+    def paint(self, painter, option, widget=None):
+        rect = self._text_rect()
+        painter.save()
+        painter.translate(0, -rect.height())
+        painter.fillRect(rect.adjusted(-2, 0, 2, 0), QColor(255, 255, 255, 215))
+        super().paint(painter, option, widget)
+        painter.restore()
+
+
 class PageView(QGraphicsView):
     """Zoomable page with the region overlay. ``zoom_fit`` keeps the page fitted on resize."""
 
@@ -208,7 +228,7 @@ class PageView(QGraphicsView):
             item.setVisible(self.overlay_visible)
             self.scene().addItem(item)
             self.region_items.append(item)
-            label = QGraphicsSimpleTextItem(f"{i + 1} {region.label}")
+            label = RegionLabel(f"{i + 1} {region.label}")
             label.setFont(_label_font())
             label.setBrush(QColor(20, 20, 20))
             label.setFlag(QGraphicsSimpleTextItem.GraphicsItemFlag.ItemIgnoresTransformations)
@@ -348,7 +368,8 @@ class Legend(QWidget):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        self.labels = [QLabel("Draft accepted:"), QLabel("0%"), QLabel("100%"), QLabel("not verified ⓘ")]
+        self.labels = [QLabel("Draft accepted:"), QLabel("0%"), QLabel("100%"),
+                       QLabel("not verified: figure, empty draft, ar mode; dashed: waiting")]
         layout.addWidget(self.labels[0])
         layout.addWidget(self.labels[1])
         self.bar = _GradientBar()
@@ -358,9 +379,10 @@ class Legend(QWidget):
         self.grey.setStyleSheet(f"color: rgb{GREY}")
         layout.addSpacing(8)
         layout.addWidget(self.grey)
-        layout.addWidget(self.labels[3])
+        layout.addWidget(self.labels[3], 1)
         for widget in (self.grey, self.labels[3]):
             widget.setToolTip(NOT_VERIFIED_TIP)
+        self.labels[3].setWordWrap(True)  # wraps on a narrow window rather than widening it
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
 

@@ -79,12 +79,12 @@ class ProgressTracker:
         if self.loading:
             parts.append("loading the model")
         elif self.page is not None and self.done < self.total:
-            parts.append(f"page {self.page}: {self.page_chars:,} characters so far")
+            parts.append(f"page {self.page}: {self.page_chars:,} chars")
         rate = self.tokens_per_second()
         parts.append(f"{rate:.1f} tokens/s" if rate is not None else "— tokens/s")
-        parts.append(f"elapsed {format_duration(self.elapsed)}")
+        parts.append(f"{format_duration(self.elapsed)} elapsed")
         left = self.seconds_left()
-        parts.append(f"about {format_duration(left)} left" if left is not None else "time left: after the first page")
+        parts.append(f"about {format_duration(left)} left" if left is not None else "time left after page 1")
         return " · ".join(parts)
 
 

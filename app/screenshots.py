@@ -4,13 +4,13 @@
 
 Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless ``--show``) and saves:
 
-1. the first run: the welcome panel (no model configured);
+1. the first run (``01-empty.png``): the welcome panel, no model configured;
 2. the bundled sample converting, 3. converted with its overlay and statistics, 4. the draft
    inspector on one region. These use the benchmark's *replay* stand-in target
    (``core.bench.replay.ReplayTarget``): its greedy output is the sample's reference Markdown, so
    the Markdown is real and the acceptance is what the engine achieves with the text-layer drafts
-   when the model reads the page exactly like the reference. No network runs; the status bar of
-   these screenshots says so;
+   when the model reads the page exactly like the reference. No network runs; a caption under
+   each screenshot says so;
 5. the same sample converted by a tiny random model (built locally, no download): the app and
    engine exactly as users run them, with gibberish text and rejected (red) drafts.
 
@@ -89,7 +89,7 @@ class SlowReplay:
         return getattr(self._target, name)
 
 
-def replay_factory(pdf: Path, pause: float = 0.04):
+def replay_factory(pdf: Path, pause: float = 0.3):
     """An ``EngineCache`` factory: the engine with the replay target and the reference drafter."""
     from core.bench.corpus import prepare_reference, split_reference
     from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
@@ -123,11 +123,27 @@ def pump(app, until, timeout: float) -> bool:
     return False
 
 
-def save(window, path: Path) -> Path:
+def save(window, path: Path, caption: str | None = None) -> Path:
+    """The window as it is on screen, with ``caption`` in a strip below it."""
     from PIL import Image
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
     window.repaint()
-    image = window.grab().toImage()
+    shot = window.grab().toImage()
+    strip = 30 if caption else 0
+    image = QImage(shot.width(), shot.height() + strip, QImage.Format.Format_RGB32)
+    image.fill(QColor(40, 44, 52))
+    painter = QPainter(image)
+    painter.drawImage(0, 0, shot)
+    if caption:
+        font = QFont()
+        font.setPointSize(10)
+        painter.setFont(font)
+        painter.setPen(QColor(240, 240, 240))
+        painter.drawText(QRect(10, shot.height(), shot.width() - 20, strip),
+                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, caption)
+    painter.end()
     image.save(str(path))
     if path.stat().st_size > 250_000:
         with Image.open(path) as im:  # a 256-colour palette keeps large screenshots small
@@ -153,7 +169,7 @@ def _window(app, work: Path, name: str, conversion, engines):
     return window
 
 
-def _convert(app, window, pdf: Path, caption: str, converting_shot: Path | None = None) -> bool:
+def _convert(app, window, pdf: Path, caption: str = REPLAY_CAPTION, converting_shot: Path | None = None) -> bool:
     finished = []
     window.document_finished.connect(finished.append)
     window.add_files([pdf])
@@ -161,20 +177,19 @@ def _convert(app, window, pdf: Path, caption: str, converting_shot: Path | None 
     if converting_shot is not None:
         def streaming():
             doc = window.running
-            return bool(doc and len(doc.live_text.get(1, "")) > 250)
+            return bool(doc and doc.converting_page == 1 and len(doc.live_text.get(1, "")) > 120)
 
         if pump(app, streaming, 300):
             window.markdown_view._render_now()  # the live view re-renders on a timer; draw the latest text
-            pump(app, lambda: False, 0.2)
-            window.set_status(caption)
-            save(window, converting_shot)
+            app.processEvents()
+            save(window, converting_shot, caption)
         else:
             print("conversion did not stream text in time", file=sys.stderr)
     if not pump(app, lambda: bool(finished), 600):
         print("conversion did not finish in time", file=sys.stderr)
         return False
     window.show_page(1)
-    window.set_status(caption)
+    window.set_status(f"{pdf.name}: converted")
     return True
 
 
@@ -202,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     real_cache = model_check.cached_hub_folder
     model_check.cached_hub_folder = lambda hub_id: None  # a first run: the default model is not here
     window = _window(app, work, "first-run", None, EngineCache())
-    save(window, out / "01-welcome.png")
+    save(window, out / "01-empty.png", "First run: no model configured yet")
     window.close()
     model_check.cached_hub_folder = real_cache
 
@@ -214,18 +229,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     window.bottom_tabs.setCurrentWidget(window.stats_panel)
     pump(app, lambda: False, 0.3)
-    save(window, out / "03-done-overlay.png")
-    window.go_to_page(2)
+    save(window, out / "03-done-overlay.png", REPLAY_CAPTION)
     result = window.current_result()
-    # inspect the region whose draft the model changed most (the table, on the sample)
-    verified = [i for i, s in enumerate(result.region_stats) if s.verified and s.drafted_tokens]
-    pick = min(verified or range(len(result.regions)), key=lambda i: result.region_stats[i].acceptance_rate)
-    window.labels_action.setChecked(True)
-    window.page_view.set_labels_visible(True)
+    # inspect the text region whose draft the model changed most
+    mixed = [i for i, s in enumerate(result.region_stats)
+             if s.verified and s.drafted_tokens >= 8 and result.regions[i].label != "page_number"]
+    pick = min(mixed or range(len(result.regions)), key=lambda i: result.region_stats[i].acceptance_rate)
+    window.labels_action.trigger()
     window.select_region(pick)
-    window.set_status(REPLAY_CAPTION)
+    window.set_status("Region labels on (View > Show region labels); click a region to inspect its draft")
     pump(app, lambda: False, 0.3)
-    save(window, out / "04-draft-inspection.png")
+    save(window, out / "04-draft-inspection.png", REPLAY_CAPTION)
     window.close()
 
     model = args.tiny_model
@@ -240,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     window.bottom_tabs.setCurrentWidget(window.stats_panel)
     pump(app, lambda: False, 0.3)
-    save(window, out / "05-tiny-model.png")
+    save(window, out / "05-tiny-model.png", TINY_CAPTION)
     window.close()
     return 0
 

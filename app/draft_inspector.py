@@ -15,9 +15,12 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from app.page_view import region_rate, unverified_reason
+
 ACCEPTED_BG = "#c8f0d0"
 REWRITTEN_BG = "#ffd0cc"
 ADDED_BG = "#ffe7a8"
+MARK_TEXT = "#1a1a1a"
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 
 
@@ -75,14 +78,17 @@ def runs_html(runs: list[tuple[str, str]], draft_side: bool) -> str:
     out = []
     for kind, text in runs:
         body = html.escape(text).replace("\n", "<br>")
+        # dark text on the light marks: readable whatever the palette's own text colour is
         if kind == "same":
-            out.append(f'<span style="background:{ACCEPTED_BG}">{body}</span>')
+            out.append(f'<span style="background:{ACCEPTED_BG}; color:{MARK_TEXT}">{body}</span>')
         elif kind == "rewritten" and draft_side:
-            out.append(f'<span style="background:{REWRITTEN_BG}; text-decoration: line-through">{body}</span>')
+            out.append(f'<span style="background:{REWRITTEN_BG}; color:{MARK_TEXT}; '
+                       f'text-decoration: line-through">{body}</span>')
         elif kind == "rewritten":
-            out.append(f'<span style="background:{ADDED_BG}">{body}</span>')
+            out.append(f'<span style="background:{ADDED_BG}; color:{MARK_TEXT}">{body}</span>')
         else:
-            out.append(f'<span style="background:{ADDED_BG}; text-decoration: underline">{body}</span>')
+            out.append(f'<span style="background:{ADDED_BG}; color:{MARK_TEXT}; text-decoration: underline">'
+                       f'{body}</span>')
     return f'<div style="font-family: monospace; white-space: pre-wrap">{"".join(out)}</div>'
 
 
@@ -93,7 +99,7 @@ def verified_text(result, index: int) -> tuple[str, str]:
     parts = [result.markdown[s.start:s.end] for s in result.spans if s.region == index]
     if parts:
         return "".join(parts), "page Markdown accepted from this draft"
-    return "", "nothing verified for this region"
+    return "", "the model wrote no text for this region"
 
 
 class DraftInspector(QWidget):
@@ -111,9 +117,14 @@ class DraftInspector(QWidget):
             view.setOpenLinks(False)
             view.setAcceptDrops(False)
             view.viewport().setAcceptDrops(False)
-        legend = QLabel(f'<span style="background:{ACCEPTED_BG}">&nbsp;kept&nbsp;</span> '
-                        f'<span style="background:{REWRITTEN_BG}; text-decoration: line-through">&nbsp;rewritten&nbsp;</span> '
-                        f'<span style="background:{ADDED_BG}">&nbsp;model\'s own text&nbsp;</span>')
+        self.legend = QLabel(
+            f'<span style="background:{ACCEPTED_BG}; color:{MARK_TEXT}">&nbsp;kept&nbsp;</span> '
+            f'<span style="background:{REWRITTEN_BG}; color:{MARK_TEXT}; text-decoration: line-through">'
+            f'&nbsp;rewritten&nbsp;</span> '
+            f'<span style="background:{ADDED_BG}; color:{MARK_TEXT}">&nbsp;model\'s own text&nbsp;</span> '
+            '· a draft the model did not check is shown plain, never struck through')
+        self.legend.setWordWrap(True)
+        legend = self.legend
         left = QVBoxLayout()
         left.addWidget(self.draft_label)
         left.addWidget(self.draft_view, 1)
@@ -128,16 +139,20 @@ class DraftInspector(QWidget):
         layout.addWidget(legend)
         layout.addLayout(panes, 1)
         self.region_index: int | None = None
+        self.page: int | None = None
+        self.state = "empty"          # empty, verified, unverified
         self.diff: DraftDiff | None = None
 
     def clear(self, message: str | None = None) -> None:
         self.region_index = None
+        self.page = None
+        self.state = "empty"
         self.diff = None
         self.header.setText(message or "Click a region on the page to compare its draft with the verified text.")
         self.draft_view.clear()
         self.verified_view.clear()
 
-    def show_region(self, result, index: int) -> None:
+    def show_region(self, result, index: int, mode: str = "hsd") -> None:
         from core.engine import clean_draft
 
         if result is None or not 0 <= index < len(result.regions):
@@ -145,9 +160,15 @@ class DraftInspector(QWidget):
             return
         region = result.regions[index]
         stats = result.region_stats[index] if index < len(result.region_stats) else None
-        draft = clean_draft(region.text) if region.text else ""
         verified, source = verified_text(result, index)
+        if region_rate(stats, mode) is None:
+            self.show_unverified(result.page, region, index, unverified_reason(region, stats, mode),
+                                 model_text=verified)
+            return
+        draft = clean_draft(region.text) if region.text else ""
         self.region_index = index
+        self.page = result.page
+        self.state = "verified"
         self.diff = diff_words(draft, verified)
         numbers = ""
         if stats is not None:
@@ -166,6 +187,30 @@ class DraftInspector(QWidget):
         self.verified_view.setHtml(runs_html(self.diff.verified, False) if verified else f"<i>{source}</i>")
         _scroll_to_first_change(self.draft_view, self.diff.draft)
         _scroll_to_first_change(self.verified_view, self.diff.verified)
+
+
+    def show_unverified(self, page: int, region, index: int, reason: str, partial: bool = False,
+                        model_text: str = "") -> None:
+        """A draft nothing verified (yet): shown as it is, plain, with the reason, never marked rewritten."""
+        from core.engine import clean_draft
+
+        self.region_index = index
+        self.page = page
+        self.state = "unverified"
+        self.diff = None
+        draft = clean_draft(region.text) if region.text else ""
+        note = " · partial: the conversion was cancelled on this page" if partial else ""
+        self.header.setText(f"<b>Page {page}, region {index + 1}: {html.escape(str(region.label))}</b> · "
+                            f"not verified: {html.escape(reason)}{note}")
+        self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
+        self.verified_label.setText("<b>Verified</b> (nothing yet)")
+        body = html.escape(draft).replace("\n", "<br>")
+        self.draft_view.setHtml(f'<div style="font-family: monospace; white-space: pre-wrap">{body}</div>'
+                                if draft else "<i>empty draft</i>")
+        text = html.escape(model_text).replace("\n", "<br>")
+        self.verified_view.setHtml(f"<i>Not verified: {html.escape(reason)}.</i>" + (
+            f'<p>The model wrote (not compared with the draft):</p><div style="font-family: monospace; '
+            f'white-space: pre-wrap">{text}</div>' if model_text else ""))
 
 
 def _scroll_to_first_change(view: QTextBrowser, runs: list[tuple[str, str]]) -> None:

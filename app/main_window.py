@@ -9,21 +9,27 @@ GUI thread and update the page overlay, the Markdown pane and the statistics as 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPixmap
+from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QMainWindow, QMessageBox, QProgressBar, QSplitter,
-                               QTabWidget, QToolBar, QVBoxLayout, QWidget)
+                               QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
+from app import navigation, progress, window_state
+from app.conversion_control import ConversionControl
+from app.document_state import DocumentState, DraftPreviewer
 from app.draft_inspector import DraftInspector
+from app.export_actions import ExportActions
+from app.inspection import RegionInspection
 from app.markdown_view import MarkdownView, map_spans
+from app.model_check import MODEL_CONTROLS, app_message, check_model
 from app.page_view import Legend, PageView, pil_to_qimage
-from app.settings import AppSettings, ConversionSettings, SettingsDialog
+from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
-from app.worker import ConversionJob, ConversionWorker, EngineCache, session_dir_for, start_worker
+from app.welcome import WelcomePanel
+from app.worker import ConversionWorker, EngineCache, session_dir_for
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
 VIEW_DPI = 110
@@ -33,47 +39,7 @@ STATUS_TEXT = {"queued": "waiting", "converting": "converting…", "done": "done
                "failed": "failed", "open": "not converted"}
 
 
-@dataclass
-class DocumentState:
-    path: Path
-    page_count: int
-    doc: object = None                       # core Document opened for display (GUI thread only)
-    status: str = "queued"
-    error: str | None = None
-    warnings: list = field(default_factory=list)  # core's warnings during the last conversion
-    password: str | None = None
-    settings: ConversionSettings | None = None   # what the results were converted with
-    results: dict = field(default_factory=dict)  # page (1-based) -> PageResult
-    live_text: dict = field(default_factory=dict)  # page -> streamed Markdown so far
-    live_regions: dict = field(default_factory=dict)  # page -> [regions, [stats or None]]
-    markdown_path: Path | None = None        # the session file written by write_markdown
-    exported_markdown: Path | None = None    # where the user last exported the Markdown
-    fresh: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    def page_markdown(self, page: int) -> str:
-        from core.export import page_markdown
-
-        result = self.results.get(page)
-        if result is not None:
-            return page_markdown(result, result.figure_links)
-        return self.live_text.get(page, "")
-
-    def document_markdown(self) -> str:
-        """What ``hsd convert`` writes: the session file once written, else the same assembly."""
-        from core.export import assemble, page_markdown
-
-        if self.status == "done" and self.markdown_path and self.markdown_path.exists():
-            return self.markdown_path.read_text("utf-8")
-        pages = [page_markdown(r, r.figure_links) for _, r in sorted(self.results.items())]
-        live = [t for p, t in sorted(self.live_text.items()) if p not in self.results]
-        return assemble(pages + live) if pages or live else ""
-
-
-class MainWindow(QMainWindow):
+class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow):
     document_finished = Signal(str)     # status of a finished job ("done", "cancelled", "failed")
     error_shown = Signal(str)
 
@@ -94,15 +60,25 @@ class MainWindow(QMainWindow):
         self._page_cache: OrderedDict = OrderedDict()
         self._thumb_todo: list[int] = []
         self._spans: list = []
+        self.tracker = progress.ProgressTracker()
+        self.previewer = DraftPreviewer(self)
+        self.previewer.drafted.connect(self._preview_drafted)
+        self._thumb_bases: dict[int, QPixmap] = {}
+        self._quit_confirmed = False
         self.setWindowTitle("HSD Studio")
         self.setAcceptDrops(True)
-        self.resize(1400, 860)
         self._build_widgets()
         self._build_actions()
+        window_state.fit_to_screen(self)
+        window_state.restore_layout(self, self.app_settings.q)
         self._thumb_timer = QTimer(self)
         self._thumb_timer.setInterval(0)
         self._thumb_timer.timeout.connect(self._render_some_thumbnails)
+        self._clock = QTimer(self)
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self._show_progress)
         self._update_actions()
+        self._update_welcome()
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -119,10 +95,10 @@ class MainWindow(QMainWindow):
         self.thumbs.setUniformItemSizes(True)
         self.thumbs.setMovement(QListView.Movement.Static)
         self.thumbs.setResizeMode(QListView.ResizeMode.Adjust)
-        self.thumbs.setStyleSheet("QListWidget::item:selected { background: #cfe3ff; color: black; }")
+        self.thumbs.setStyleSheet("QListWidget::item:selected { background: #cfe3ff; color: #1a1a1a; }")
         self.thumbs.setAcceptDrops(False)
         self.thumbs.currentRowChanged.connect(self._thumb_row_changed)
-        left = QSplitter(Qt.Orientation.Vertical)
+        left = self.left_splitter = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(_titled("Documents", self.queue))
         left.addWidget(_titled("Pages", self.thumbs))
         left.setSizes([180, 600])
@@ -134,26 +110,38 @@ class MainWindow(QMainWindow):
         self._sharpen_timer.setInterval(250)
         self._sharpen_timer.timeout.connect(self._sharpen_page)
         self.page_view.zoom_changed.connect(lambda _z: self._sharpen_timer.start())
+        self.page_view.zoom_changed.connect(self._show_zoom)
         self.legend = Legend()
         page_box = QWidget()
         page_layout = QVBoxLayout(page_box)
         page_layout.setContentsMargins(0, 0, 0, 0)
-        page_layout.addWidget(self.page_view, 1)
+        self.welcome = WelcomePanel(self.app_settings.cache_dir().parent / "demo-model")
+        self.welcome.model_chosen.connect(self.use_model)
+        self.welcome.open_requested.connect(self.open_dialog)
+        self.page_stack = QStackedWidget()
+        self.page_stack.addWidget(self.page_view)
+        self.page_stack.addWidget(self.welcome)
+        page_layout.addWidget(self.page_stack, 1)
         page_layout.addWidget(self.legend)
 
         self.markdown_view = MarkdownView()
         self.markdown_view.page_selection.connect(self._markdown_selection)
+        source = getattr(self.markdown_view, "source", None)
+        if source is not None:  # follow the page while the Markdown scrolls
+            source.verticalScrollBar().valueChanged.connect(self._markdown_scrolled)
         self.inspector = DraftInspector()
         self.stats_panel = StatsPanel()
         self.bottom_tabs = QTabWidget()
         self.bottom_tabs.addTab(self.inspector, "Draft inspector")
         self.bottom_tabs.addTab(self.stats_panel, "Statistics")
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(_titled("Markdown", self.markdown_view))
+        right = self.right_splitter = QSplitter(Qt.Orientation.Vertical)
+        markdown_box = _titled("Markdown", self.markdown_view)
+        self.markdown_title = markdown_box.title
+        right.addWidget(markdown_box)
         right.addWidget(self.bottom_tabs)
         right.setSizes([480, 320])
 
-        main = QSplitter(Qt.Orientation.Horizontal)
+        main = self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
         main.addWidget(left)
         main.addWidget(page_box)
         main.addWidget(right)
@@ -164,13 +152,21 @@ class MainWindow(QMainWindow):
 
         self.status_label = QLabel("Drop PDFs or images anywhere to convert them.")
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(240)
+        self.progress.setMinimumWidth(150)
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
         self.progress.setFormat("%v / %m pages")
         self.progress.setVisible(False)
+        self.progress_label = QLabel()
+        self.progress_label.setVisible(False)
+        self.zoom_label = QLabel()
+        self.zoom_label.setToolTip("Zoom (100 % = printed size)")
         self.settings_label = QLabel()
-        self.settings_label.setStyleSheet("color: #666")
+        self.settings_label.setStyleSheet("color: palette(placeholder-text)")
         self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress_label)
         self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.zoom_label)
         self.statusBar().addPermanentWidget(self.settings_label)
         self._show_settings_summary()
 
@@ -198,11 +194,25 @@ class MainWindow(QMainWindow):
         self.zoom_in_action = action("Zoom in", self.page_view.zoom_in, QKeySequence.StandardKey.ZoomIn)
         self.zoom_out_action = action("Zoom out", self.page_view.zoom_out, QKeySequence.StandardKey.ZoomOut)
         self.zoom_fit_action = action("Fit page", self.page_view.zoom_fit, "Ctrl+0")
+        self.fit_width_action = action("Fit width", self.page_view.zoom_fit_width, "Ctrl+9")
         self.next_action = action("Next page", lambda: self.step_page(1), "PgDown")
         self.prev_action = action("Previous page", lambda: self.step_page(-1), "PgUp")
+        self.goto_action = action("&Go to page…", self.go_to_page_dialog, "Ctrl+G")
+        self.overlay_action = action("Show region &overlay", self.page_view.set_overlay_visible, "Ctrl+Shift+O",
+                                     "Draw the drafter's regions, coloured by how much of each draft was accepted")
+        self.overlay_action.setIconText("Overlay")
+        self.overlay_action.setCheckable(True)
+        self.overlay_action.setChecked(True)
+        self.labels_action = action("Show region &labels", self.page_view.set_labels_visible, "Ctrl+Shift+L",
+                                    "Write each region's number and kind on the page")
+        self.labels_action.setCheckable(True)
+        self.shortcuts_action = action("&Keyboard shortcuts", self.show_shortcuts, "F1")
+        self.about_action = action("&About HSD Studio", self.show_about)
+        self.demo_action = action("Build the tiny &demo model", self.build_demo_model, None,
+                                  "Build a tiny random model here (no download) to try the app; its text is random")
         self.remove_action = action("Remove from queue", self.remove_current, None,
                                     "Take the selected document out of the list (not while it converts)")
-        quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.quit_action = quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
@@ -219,9 +229,13 @@ class MainWindow(QMainWindow):
         for a in (self.convert_action, self.fresh_action, self.cancel_action, self.settings_action):
             convert_menu.addAction(a)
         view_menu = self.menuBar().addMenu("&View")
-        for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.prev_action,
-                  self.next_action):
-            view_menu.addAction(a)
+        for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.fit_width_action,
+                  None, self.prev_action, self.next_action, self.goto_action, None, self.overlay_action,
+                  self.labels_action):
+            view_menu.addAction(a) if a else view_menu.addSeparator()
+        help_menu = self.menuBar().addMenu("&Help")
+        for a in (self.shortcuts_action, self.demo_action, self.about_action):
+            help_menu.addAction(a)
         convert_menu.addSeparator()
         convert_menu.addAction(self.remove_action)
 
@@ -234,8 +248,10 @@ class MainWindow(QMainWindow):
         for a in (self.export_md_action, self.export_json_action, self.copy_action):
             toolbar.addAction(a)
         toolbar.addSeparator()
-        for a in (self.zoom_out_action, self.zoom_fit_action, self.zoom_in_action):
+        for a in (self.zoom_out_action, self.zoom_fit_action, self.fit_width_action, self.zoom_in_action):
             toolbar.addAction(a)
+        toolbar.addSeparator()
+        toolbar.addAction(self.overlay_action)
         self.addToolBar(toolbar)
 
     def _fill_recent_menu(self) -> None:
@@ -269,9 +285,13 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", self._last_dir(), OPEN_FILTER)
         if paths:
+            window_state.set_last_folder(self.app_settings.q, str(Path(paths[0]).parent))
             self.add_files(paths)
 
     def _last_dir(self) -> str:
+        remembered = window_state.last_folder(self.app_settings.q)
+        if remembered and Path(remembered).is_dir():
+            return remembered
         recent = self.app_settings.recent_files()
         return str(Path(recent[0]).parent) if recent else str(Path.home())
 
@@ -280,6 +300,9 @@ class MainWindow(QMainWindow):
         from core.documents import open_document
         from core.errors import EncryptedDocumentError, HSDError
 
+        if convert and not self.model_ready():
+            convert = False
+            self.set_status(f"No model yet: the drafts are shown; choose a model in {MODEL_CONTROLS} to convert")
         added = []
         for raw in paths:
             path = Path(raw)
@@ -312,6 +335,7 @@ class MainWindow(QMainWindow):
             self.app_settings.add_recent(str(path))
             added.append(state)
         if added:
+            self._update_welcome()
             self.queue.setCurrentRow(self.documents.index(added[0]))
             if convert:
                 self.queue_paused = False
@@ -323,201 +347,6 @@ class MainWindow(QMainWindow):
         text, ok = QInputDialog.getText(self, "Password", f"{path.name} is encrypted. Password:",
                                         QLineEdit.EchoMode.Password)
         return text if ok else None
-
-    # -- conversion -------------------------------------------------------------------------------
-
-    def convert_current(self, fresh: bool = False) -> None:
-        doc = self.current
-        if doc is None:
-            self.open_dialog()
-            return
-        if doc is self.running:
-            return
-        doc.status = "queued"
-        doc.fresh = fresh
-        self._update_queue_item(doc)
-        self.queue_paused = False
-        self._start_next()
-
-    def _start_next(self) -> None:
-        if self.worker is not None or self.queue_paused:
-            return
-        doc = next((d for d in self.documents if d.status == "queued"), None)
-        if doc is None:
-            self._update_actions()
-            return
-        settings = self.app_settings.conversion()
-        try:
-            settings.engine_config()
-        except Exception as exc:
-            doc.status = "failed"
-            doc.error = str(exc)
-            self._update_queue_item(doc)
-            self.show_error("Settings are not valid", str(exc))
-            return
-        job = ConversionJob(path=doc.path, settings=settings, password=doc.password, fresh=doc.fresh,
-                            session_dir=session_dir_for(self.app_settings.cache_dir(), doc.path))
-        doc.status = "converting"
-        doc.error = None
-        doc.warnings = []
-        doc.settings = settings
-        doc.results.clear()
-        doc.live_text.clear()
-        doc.live_regions.clear()
-        doc.markdown_path = None
-        doc.fresh = False
-        self.running = doc
-        self.follow = True
-        worker = ConversionWorker(job, self.engines)
-        worker.started.connect(self._job_started)
-        worker.progress.connect(self._job_progress)
-        worker.page_started.connect(self._page_started)
-        worker.regions_drafted.connect(self._regions_drafted)
-        worker.region_verified.connect(self._region_verified)
-        worker.text_appended.connect(self._text_appended)
-        worker.page_done.connect(self._page_done)
-        worker.error.connect(self._job_error)
-        worker.warning.connect(self._job_warning)
-        worker.finished.connect(self._job_finished)
-        self.worker = worker
-        self.thread = start_worker(worker)
-        self._update_queue_item(doc)
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
-        self.set_status(f"Starting {doc.name}…")
-        if self.current is doc:
-            self._show_document_text()
-            self.stats_panel.set_results([])
-        self._update_actions()
-
-    def cancel(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel()
-            self.queue_paused = True
-            self.set_status("Cancelling…")
-
-    @property
-    def busy(self) -> bool:
-        return self.worker is not None
-
-    def _job_started(self, total: int) -> None:
-        self.progress.setRange(0, max(1, total))
-        self.progress.setValue(0)
-
-    def _job_progress(self, done: int, total: int, message: str) -> None:
-        self.progress.setRange(0, max(1, total))
-        self.progress.setValue(done)
-        if self.running is not None:
-            self.set_status(f"{self.running.name}: {message}")
-
-    def _page_started(self, page: int, index: int, total: int) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.live_text.setdefault(page, "")
-        if doc is self.current and self.follow:
-            self.show_page(page, follow=True)
-
-    def _regions_drafted(self, page: int, regions) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.live_regions[page] = [regions, [None] * len(regions)]
-        if doc is self.current and self.current_page == page:
-            self.page_view.set_regions(regions, None, doc.settings.mode)
-
-    def _region_verified(self, page: int, index: int, stats, text: str) -> None:
-        doc = self.running
-        if doc is None or page not in doc.live_regions:
-            return
-        doc.live_regions[page][1][index] = stats
-        if doc is self.current and self.current_page == page:
-            self.page_view.update_region(index, stats)
-
-    def _text_appended(self, page: int, text: str) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.live_text[page] = doc.live_text.get(page, "") + text
-        if doc is self.current:
-            self._show_document_text(live=True)
-
-    def _page_done(self, result) -> None:
-        doc = self.running
-        if doc is None:
-            return
-        doc.results[result.page] = result
-        doc.live_text.pop(result.page, None)
-        doc.live_regions.pop(result.page, None)
-        self._mark_thumbnail(doc, result.page)
-        if result.error:
-            self.set_status(f"{doc.name}: page {result.page} failed: {result.error}")
-        elif result.draft_failure:
-            self.set_status(f"{doc.name}: page {result.page}: the drafter failed ({result.draft_failure}); "
-                            "decoded without drafts (same text, slower)")
-        if doc is self.current:
-            if self.current_page == result.page:
-                self._show_overlay()
-                self._show_document_text()
-            else:
-                self._show_document_text()
-            self.stats_panel.set_results(list(doc.results.values()))
-
-    def _job_error(self, message: str) -> None:
-        doc = self.running
-        if doc is not None:
-            doc.error = message
-        self.show_error(f"Converting {doc.name if doc else 'the document'} failed", message)
-
-    def _job_warning(self, message: str) -> None:
-        """Core turned something off and went on (a drafter step whose package is missing, say):
-        the status bar says so now, and again when the document is done."""
-        doc = self.running
-        if doc is None:
-            return
-        if message not in doc.warnings:
-            doc.warnings.append(message)
-        self.set_status(f"{doc.name}: warning: {message}")
-
-    def _job_finished(self, status: str) -> None:
-        doc, worker, thread = self.running, self.worker, self.thread
-        self.running = None
-        self.worker = None
-        if thread is not None:
-            thread.quit()
-            thread.wait(5000)
-            thread.deleteLater()
-        self.thread = None
-        if doc is not None:
-            doc.status = status
-            doc.markdown_path = worker.outcome.markdown_path if worker else None
-            doc.live_text.clear()
-            doc.live_regions.clear()
-            self._update_queue_item(doc)
-            failed = [r.page for r in doc.results.values() if r.error]
-            if status == "done":
-                note = f"; pages {', '.join(map(str, failed))} failed" if failed else ""
-                undrafted = [r.page for r in doc.results.values() if r.draft_failure]
-                if undrafted:
-                    note += f"; pages {', '.join(map(str, undrafted))} decoded without drafts (drafter failed)"
-                if doc.warnings:
-                    note += "; warning: " + "; ".join(doc.warnings)
-                self.set_status(f"{doc.name}: converted {len(doc.results)} page(s){note}")
-            elif status == "cancelled":
-                self.set_status(f"{doc.name}: cancelled; {len(doc.results)} finished page(s) kept "
-                                "(converting again resumes)")
-            if doc is self.current:
-                self._show_document_text()
-                self.stats_panel.set_results(list(doc.results.values()))
-                if self.current_page is not None:
-                    self._show_overlay()
-        self.progress.setVisible(False)
-        self._update_actions()
-        self.document_finished.emit(status)
-        if getattr(self, "_close_when_idle", False):
-            self.close()
-            return
-        self._start_next()
 
     # -- showing documents and pages --------------------------------------------------------------
 
@@ -532,10 +361,13 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{doc.name} — HSD Studio")
         self.current_page = None
         self._page_cache.clear()
+        self._thumb_bases.clear()
+        self.page_view.reset_zoom()
         self.thumbs.blockSignals(True)
         self.thumbs.clear()
         placeholder = QPixmap(100, 130)
         placeholder.fill(QColor(250, 250, 250))
+        self._placeholder_thumb = placeholder
         for i in range(doc.page_count):
             item = QListWidgetItem(QIcon(placeholder), f"{i + 1}")
             item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter)
@@ -562,28 +394,30 @@ class MainWindow(QMainWindow):
                 image = doc.doc.page(i).render(THUMB_DPI * 2)
             except Exception:
                 continue
-            item = self.thumbs.item(i)
-            if item is not None:
-                item.setIcon(QIcon(_framed(QPixmap.fromImage(pil_to_qimage(image)))))
+            self._thumb_bases[i + 1] = QPixmap.fromImage(pil_to_qimage(image))
+            self._mark_thumbnail(doc, i + 1)
+
+    def _mark_all_thumbnails(self) -> None:
+        if self.current is not None:
+            for page in range(1, self.current.page_count + 1):
+                self._mark_thumbnail(self.current, page)
 
     def _mark_thumbnail(self, doc: DocumentState, page: int) -> None:
+        """The page's state in its label, its frame colour (acceptance colour once done) and tooltip."""
         if doc is not self.current:
             return
         item = self.thumbs.item(page - 1)
         if item is None:
             return
-        result = doc.results.get(page)
-        if result is None:
-            item.setText(f"{page}")
-            item.setToolTip("not converted")
-        elif result.error:
-            item.setText(f"{page} ✗")
-            item.setToolTip(f"failed: {result.error}")
-        else:
-            s = result.stats
-            item.setText(f"{page} ✓")
-            item.setToolTip(f"{s.generated_tokens} tokens, {s.forward_passes} passes, "
-                            f"mean accepted {s.mean_accepted_length:.2f}")
+        state = progress.page_state(doc, page)
+        label = progress.STATE_LABEL[state]
+        mark = {"done": " ✓", "failed": " ✗", "warning": " ⚠"}.get(state, "")
+        item.setText(f"{page}{mark}" + (f"\n{label}" if label and state != "done" else ""))
+        item.setToolTip(progress.thumbnail_tooltip(doc, page, state))
+        item.setData(Qt.ItemDataRole.UserRole, state)
+        base = self._thumb_bases.get(page) or getattr(self, "_placeholder_thumb", None)
+        if base is not None:
+            item.setIcon(progress.thumbnail_icon(base, state, progress.state_color(doc, page, state)))
 
     def _thumb_row_changed(self, row: int) -> None:
         if row >= 0 and self.current is not None:
@@ -610,6 +444,7 @@ class MainWindow(QMainWindow):
         self._show_overlay()
         self._show_document_text()
         self.inspector.clear()
+        self._request_preview(doc, page)
 
     def step_page(self, delta: int) -> None:
         if self.current is not None and self.current_page is not None:
@@ -675,14 +510,35 @@ class MainWindow(QMainWindow):
         if doc is None or page is None:
             return
         mode = (doc.settings or self.app_settings.conversion()).mode
+        regions, stats = self._page_regions(doc, page)
+        self.page_view.set_regions(regions, stats, mode)
+
+    def _page_regions(self, doc: DocumentState, page: int):
+        """(regions, stats) shown on a page: converted, converting, cancelled (partial) or drafted only."""
         result = doc.results.get(page)
         if result is not None:
-            self.page_view.set_regions(result.regions, result.region_stats, mode)
-        elif page in doc.live_regions:
-            regions, stats = doc.live_regions[page]
-            self.page_view.set_regions(regions, stats, mode)
-        else:
-            self.page_view.set_regions([], None, mode)
+            return result.regions, result.region_stats
+        if page in doc.live_regions:
+            return doc.live_regions[page]
+        if page in doc.partial_pages:
+            return doc.partial_pages[page][:2]
+        return doc.preview_regions.get(page, []), None
+
+    def _request_preview(self, doc: DocumentState, page: int) -> None:
+        """Draft a page nothing has drafted yet (no model needed), to show its regions at once."""
+        if page in doc.results or page in doc.live_regions or page in doc.partial_pages or page in doc.preview_regions:
+            return
+        doc.preview_regions[page] = []  # requested once
+        self.previewer.request(doc.path, doc.password, page, self.app_settings.conversion().drafter)
+
+    def _preview_drafted(self, path: str, page: int, regions) -> None:
+        doc = next((d for d in self.documents if str(d.path) == path), None)
+        if doc is None or isinstance(regions, str):
+            return
+        doc.preview_regions[page] = regions
+        if doc is self.current and self.current_page == page and not (
+                page in doc.results or page in doc.live_regions or page in doc.partial_pages):
+            self._show_overlay()
 
     def _show_document_text(self, live: bool = False) -> None:
         doc, page = self.current, self.current_page
@@ -692,136 +548,11 @@ class MainWindow(QMainWindow):
         self.markdown_view.set_base_dir(doc.markdown_path.parent if doc.markdown_path else
                                         session_dir_for(self.app_settings.cache_dir(), doc.path))
         page_text = doc.page_markdown(page) if page else ""
+        partial = " — partial: cancelled on this page" if page in doc.partial_pages else ""
+        self.markdown_title.setText(f"<b>Markdown</b>{partial}")
         self.markdown_view.set_texts(page=page_text, document=doc.document_markdown(), live=live)
         result = doc.results.get(page) if page else None
         self._spans = map_spans(result, page_text) if result is not None else []
-
-    # -- region <-> Markdown ----------------------------------------------------------------------
-
-    def current_result(self):
-        if self.current is None or self.current_page is None:
-            return None
-        return self.current.results.get(self.current_page)
-
-    def select_region(self, index: int) -> None:
-        """A region was clicked: inspect it and show the Markdown it produced."""
-        result = self.current_result()
-        self.page_view.highlight_region(index)
-        if result is None:
-            self.inspector.clear("This page is not converted yet.")
-            return
-        self.inspector.show_region(result, index)
-        self.bottom_tabs.setCurrentWidget(self.inspector)
-        ranges = [(s, e) for r, s, e in self._spans if r == index]
-        if ranges:
-            self.markdown_view.show_range(ranges[0][0], ranges[-1][1])
-            self.set_status(f"Region {index + 1}: {len(ranges)} stretch(es) of Markdown came from its draft")
-        else:
-            self.set_status(f"Region {index + 1}: no Markdown was accepted from its draft")
-
-    def region_at_offset(self, offset: int) -> int | None:
-        for region, start, end in self._spans:
-            if start <= offset < end:
-                return region
-        return None
-
-    def _markdown_selection(self, start: int, end: int) -> None:
-        region = self.region_at_offset(start)
-        if region is None and end > start:
-            region = self.region_at_offset(end - 1)
-        if region is not None:
-            self.page_view.highlight_region(region, center=True)
-            result = self.current_result()
-            if result is not None:
-                self.inspector.show_region(result, region)
-
-    # -- export -----------------------------------------------------------------------------------
-
-    def _export_ready(self) -> DocumentState | None:
-        doc = self.current
-        if doc is None or not doc.results:
-            self.show_error("Nothing to export", "Convert a document first.")
-            return None
-        return doc
-
-    def ask_overwrite(self, paths) -> bool:
-        names = "\n".join(str(p) for p in paths[:8]) + ("\n…" if len(paths) > 8 else "")
-        answer = QMessageBox.question(self, "Replace files?", f"These files exist already:\n{names}\n\nReplace them?",
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                      QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
-    def export_markdown_dialog(self) -> None:
-        doc = self._export_ready()
-        if doc is None:
-            return
-        default = str(Path(self._last_dir()) / f"{doc.path.stem}.md")
-        path, _ = QFileDialog.getSaveFileName(self, "Export Markdown", default, "Markdown (*.md)",
-                                              options=QFileDialog.Option.DontConfirmOverwrite)
-        if path:
-            self.export_markdown_to(Path(path))
-
-    def export_markdown_to(self, path: Path) -> Path | None:
-        from app.export import export_markdown, markdown_conflicts
-
-        doc = self._export_ready()
-        if doc is None:
-            return None
-        path = Path(path)
-        if path.suffix.lower() != ".md":
-            path = path.with_name(path.name + ".md")
-        results = list(doc.results.values())
-        conflicts = markdown_conflicts(path, results)
-        if conflicts and not self.ask_overwrite(conflicts):
-            self.set_status("Export cancelled: nothing was overwritten")
-            return None
-        settings = doc.settings or self.app_settings.conversion()
-        try:
-            written = export_markdown(doc.path, path, results, settings.output_settings(), settings.dpi,
-                                      password=doc.password, overwrite=True)
-        except Exception as exc:
-            self.show_error("Export failed", str(exc))
-            return None
-        doc.exported_markdown = written
-        self.set_status(f"Exported Markdown to {written}")
-        return written
-
-    def export_json_dialog(self) -> None:
-        doc = self._export_ready()
-        if doc is None:
-            return
-        default = str(Path(self._last_dir()) / f"{doc.path.stem}.json")
-        path, _ = QFileDialog.getSaveFileName(self, "Export regions and statistics", default, "JSON (*.json)",
-                                              options=QFileDialog.Option.DontConfirmOverwrite)
-        if path:
-            self.export_json_to(Path(path))
-
-    def export_json_to(self, path: Path) -> Path | None:
-        from app.export import export_json
-
-        doc = self._export_ready()
-        if doc is None:
-            return None
-        path = Path(path)
-        if path.exists() and not self.ask_overwrite([path]):
-            self.set_status("Export cancelled: nothing was overwritten")
-            return None
-        settings = doc.settings or self.app_settings.conversion()
-        try:
-            written = export_json(path, doc.path, doc.exported_markdown, settings.output_settings(),
-                                  list(doc.results.values()), overwrite=True)
-        except Exception as exc:
-            self.show_error("Export failed", str(exc))
-            return None
-        self.set_status(f"Exported regions and statistics to {written}")
-        return written
-
-    def copy_markdown(self) -> None:
-        from app.export import copy_to_clipboard
-
-        text = self.markdown_view.current_text()
-        copy_to_clipboard(text)
-        self.set_status(f"Copied {len(text):,} characters of Markdown")
 
     # -- settings, status, errors -----------------------------------------------------------------
 
@@ -830,7 +561,57 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             self.app_settings.set_conversion(dialog.settings())
             self._show_settings_summary()
+            self._update_welcome()
             self.set_status("Settings saved; they apply to the next conversion")
+
+    # -- model, welcome, help ---------------------------------------------------------------------
+
+    def model_ready(self) -> bool:
+        """A model is configured (its errors are reported when it loads), or the default one is here."""
+        return bool(self.app_settings.conversion().model.strip()) or check_model("").ok
+
+    def _update_welcome(self) -> None:
+        welcome = not self.documents and not self.model_ready()
+        self.page_stack.setCurrentWidget(self.welcome if welcome else self.page_view)
+        self.legend.setVisible(not welcome)
+
+    def use_model(self, model: str) -> None:
+        conversion = self.app_settings.conversion()
+        conversion.model = model
+        self.app_settings.set_conversion(conversion)
+        self._show_settings_summary()
+        self._update_welcome()
+        self.set_status(f"Model set to {model}; open or drop a PDF to convert it")
+
+    def build_demo_model(self) -> None:
+        if self.welcome.build_demo() is None:
+            self.show_error("Demo model", self.welcome.result.text().lstrip("✗ "))
+
+    def go_to_page_dialog(self) -> None:
+        if self.current is not None:
+            page = navigation.ask_page(self, self.current_page or 1, self.current.page_count)
+            if page is not None:
+                self.go_to_page(page)
+
+    def go_to_page(self, page: int) -> None:
+        if self.current is not None and 1 <= page <= self.current.page_count:
+            if self.current is self.running:
+                self.follow = False
+            self.show_page(page)
+
+    def _show_zoom(self, _zoom: float) -> None:
+        self.zoom_label.setText(f"{navigation.zoom_percent(self.page_view)} %")
+
+    def show_shortcuts(self) -> None:
+        self.help_dialog = navigation.info_dialog(self, "Keyboard shortcuts",
+                                                  navigation.shortcuts_html(self.findChildren(QAction)))
+
+    def show_about(self) -> None:
+        self.help_dialog = navigation.info_dialog(self, "About HSD Studio",
+                                                  navigation.about_html(self.app_settings.conversion().model))
+
+    def splitters(self) -> dict:
+        return {"main": self.main_splitter, "left": self.left_splitter, "right": self.right_splitter}
 
     def _show_settings_summary(self) -> None:
         self.settings_label.setText(self.app_settings.conversion().summary())
@@ -840,6 +621,7 @@ class MainWindow(QMainWindow):
 
     def show_error(self, title: str, message: str) -> None:
         """A non-blocking dialog (the window stays live) and the status bar."""
+        message = app_message(message)
         self.last_error = message
         self.set_status(f"{title}: {message}")
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
@@ -867,7 +649,25 @@ class MainWindow(QMainWindow):
         for a in (self.export_md_action, self.export_json_action):
             a.setEnabled(has_results)
 
+    def confirm_quit(self) -> bool:
+        """Ask before quitting mid-conversion (finished pages are kept; converting again resumes)."""
+        doc = self.running
+        done = len(doc.results) if doc else 0
+        answer = QMessageBox.question(
+            self, "Quit while converting?",
+            f"{doc.name if doc else 'A document'} is converting ({done} page(s) finished). Quit anyway? "
+            "Finished pages are kept and converting again resumes.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
     def closeEvent(self, event):  # noqa: N802
+        if self.worker is not None and not self._quit_confirmed and not getattr(self, "_close_when_idle", False):
+            if not self.confirm_quit():
+                event.ignore()
+                return
+            self._quit_confirmed = True
+        if self.isVisible():
+            window_state.save_layout(self, self.app_settings.q)
         if self.worker is not None:
             # Cancel takes effect within one forward pass; loading a model cannot be interrupted,
             # so if the worker is still busy, hide now and close once it has stopped.
@@ -886,15 +686,6 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-def _framed(pixmap: QPixmap) -> QPixmap:
-    """A thumbnail with a thin grey frame (white pages on a white list need an edge)."""
-    painter = QPainter(pixmap)
-    painter.setPen(QColor(150, 150, 150))
-    painter.drawRect(0, 0, pixmap.width() - 1, pixmap.height() - 1)
-    painter.end()
-    return pixmap
-
-
 def _titled(title: str, widget: QWidget) -> QWidget:
     box = QWidget()
     layout = QVBoxLayout(box)
@@ -902,4 +693,5 @@ def _titled(title: str, widget: QWidget) -> QWidget:
     label = QLabel(f"<b>{title}</b>")
     layout.addWidget(label)
     layout.addWidget(widget, 1)
+    box.title = label
     return box

@@ -47,6 +47,19 @@ def region_rate(stats, mode: str = "hsd") -> float | None:
     return None
 
 
+def unverified_reason(region, stats, mode: str = "hsd") -> str:
+    """Why a region is grey, in a few words."""
+    if stats is None:
+        return "the page is still converting"
+    if mode == "ar":
+        return "plain decoding (ar mode) checks no drafts"
+    if str(region.label) in ("figure", "image", "picture"):
+        return "a figure: the model writes no text for it"
+    if not stats.drafted_tokens:
+        return "the draft was empty"
+    return "the model did not check this draft"
+
+
 def region_tooltip(index: int, region, stats, mode: str = "hsd") -> str:
     lines = [f"<b>Region {index + 1}: {html.escape(str(region.label))}</b>"]
     if stats is None:
@@ -58,7 +71,8 @@ def region_tooltip(index: int, region, stats, mode: str = "hsd") -> str:
         if stats.page_accepted_tokens:
             lines.append(f"accepted on the page: {stats.page_accepted_tokens}")
         lines.append(f"forward passes: {stats.forward_passes}")
-        lines.append("acceptance: " + ("not verified" if rate is None else f"{rate:.0%}"))
+        lines.append("acceptance: " + (f"not verified ({unverified_reason(region, stats, mode)})" if rate is None
+                                       else f"{rate:.0%}"))
         if stats.fallback:
             lines.append("output degenerated: the raw draft was used")
     return "<br>".join(lines)
@@ -96,6 +110,26 @@ class RegionItem(QGraphicsRectItem):
         self.setZValue(2 if on else 1)
 
 
+class RegionLabel(QGraphicsSimpleTextItem):
+    """A region's number and kind just above its top-left corner (so it hides none of the region's
+    text), on a light backing so it reads over the page."""
+
+    def _text_rect(self) -> QRectF:
+        return super().boundingRect()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt)
+        rect = self._text_rect()
+        return rect.translated(0, -rect.height()).adjusted(-2, 0, 2, 0)
+
+    def paint(self, painter, option, widget=None):
+        rect = self._text_rect()
+        painter.save()
+        painter.translate(0, -rect.height())
+        painter.fillRect(rect.adjusted(-2, 0, 2, 0), QColor(255, 255, 255, 215))
+        super().paint(painter, option, widget)
+        painter.restore()
+
+
 class PageView(QGraphicsView):
     """Zoomable page with the region overlay. ``zoom_fit`` keeps the page fitted on resize."""
 
@@ -117,6 +151,10 @@ class PageView(QGraphicsView):
         self._zoom = 1.0
         self._highlight: int | None = None
         self._placeholder = None
+        self.label_items: list[QGraphicsSimpleTextItem] = []
+        self.overlay_visible = True
+        self.labels_visible = False
+        self._fit_width = False
         self.show_message("Drop PDFs or images here\nor use File > Open")
 
     # -- content ----------------------------------------------------------------------------------
@@ -135,9 +173,15 @@ class PageView(QGraphicsView):
         self._zoom = 1.0
 
     def clear_page(self) -> None:
-        self.scene().clear()
+        # removeItem hands each item back to Python, which deletes it once the last reference goes.
+        # QGraphicsScene.clear() would delete them in C++ behind wrappers this view still holds,
+        # and a wrapper PySide believes it owns then deletes its item a second time (a crash).
+        scene = self.scene()
+        for item in scene.items():
+            scene.removeItem(item)
         self.page_item = None
         self.region_items = []
+        self.label_items = []
         self._placeholder = None
         self._highlight = None
 
@@ -153,7 +197,7 @@ class PageView(QGraphicsView):
         self.page_item.setZValue(0)
         self.scene().setSceneRect(QRectF(0, 0, width_pt, height_pt))
         if self._fit:
-            self.zoom_fit()
+            self.zoom_fit_width() if self._fit_width else self.zoom_fit()
         else:
             self._apply_zoom()
 
@@ -173,16 +217,38 @@ class PageView(QGraphicsView):
 
     def set_regions(self, regions, stats=None, mode: str = "hsd") -> None:
         """Draw ``regions``; ``stats`` (one per region, or None while not yet verified) colour them."""
-        for item in self.region_items:
+        for item in self.region_items + self.label_items:
             self.scene().removeItem(item)
         self.mode = mode
         self.region_items = []
+        self.label_items = []
         for i, region in enumerate(regions):
             item = RegionItem(i, region, stats[i] if stats and i < len(stats) else None, mode)
             item.setZValue(1)
+            item.setVisible(self.overlay_visible)
             self.scene().addItem(item)
             self.region_items.append(item)
+            label = RegionLabel(f"{i + 1} {region.label}")
+            label.setFont(_label_font())
+            label.setBrush(QColor(20, 20, 20))
+            label.setFlag(QGraphicsSimpleTextItem.GraphicsItemFlag.ItemIgnoresTransformations)
+            label.setPos(region.bbox[0], region.bbox[1])
+            label.setZValue(3)
+            label.setVisible(self.overlay_visible and self.labels_visible)
+            self.scene().addItem(label)
+            self.label_items.append(label)
         self._highlight = None
+
+    def set_overlay_visible(self, on: bool) -> None:
+        self.overlay_visible = bool(on)
+        for item in self.region_items:
+            item.setVisible(self.overlay_visible)
+        self.set_labels_visible(self.labels_visible)
+
+    def set_labels_visible(self, on: bool) -> None:
+        self.labels_visible = bool(on)
+        for item in self.label_items:
+            item.setVisible(self.overlay_visible and self.labels_visible)
 
     def update_region(self, index: int, stats) -> None:
         if 0 <= index < len(self.region_items):
@@ -204,17 +270,37 @@ class PageView(QGraphicsView):
     # -- zoom -------------------------------------------------------------------------------------
 
     def zoom_fit(self) -> None:
-        self._fit = True
+        """Fit the whole page (kept on resize)."""
+        self._fit, self._fit_width = True, False
         if self.page_item is None:
             return
         self.fitInView(self.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         self._zoom = self.transform().m11()
         self.zoom_changed.emit(self._zoom)
 
+    def zoom_fit_width(self) -> None:
+        """Fit the page's width (kept on resize), starting at its top."""
+        self._fit, self._fit_width = True, True
+        if self.page_item is None:
+            return
+        bar = self.verticalScrollBar().sizeHint().width()
+        width = max(1, self.viewport().width() - bar - 4)
+        self._zoom = max(0.1, min(12.0, width / max(1.0, self.sceneRect().width())))
+        self.resetTransform()
+        self.scale(self._zoom, self._zoom)
+        self.centerOn(self.sceneRect().center().x(), 0)
+        self.zoom_changed.emit(self._zoom)
+
+    def reset_zoom(self) -> None:
+        """A new document starts fitted, whatever the last one was zoomed to."""
+        self._fit, self._fit_width = True, False
+
     def zoom_by(self, factor: float) -> None:
-        self._fit = False
+        centre = self.mapToScene(self.viewport().rect().center())
+        self._fit = self._fit_width = False
         self._zoom = max(0.1, min(12.0, self._zoom * factor))
         self._apply_zoom()
+        self.centerOn(centre)  # the point in the middle stays in the middle
 
     def zoom_in(self) -> None:
         self.zoom_by(1.25)
@@ -241,16 +327,23 @@ class PageView(QGraphicsView):
     def resizeEvent(self, event):  # noqa: N802
         super().resizeEvent(event)
         if self._fit:
-            self.zoom_fit()
+            self.zoom_fit_width() if self._fit_width else self.zoom_fit()
 
     def mousePressEvent(self, event):  # noqa: N802
-        item = self.itemAt(event.position().toPoint())
-        while item is not None and not isinstance(item, RegionItem):
-            item = item.parentItem()
-        if isinstance(item, RegionItem):
+        # Not itemAt(...).parentItem(): on a top-level item PySide's parentItem() passes the item's
+        # ownership to Python, and the page item would later be deleted twice.
+        item = next((i for i in self.items(event.position().toPoint()) if isinstance(i, RegionItem)), None)
+        if item is not None:
             self.highlight_region(item.index)
             self.region_clicked.emit(item.index)
         super().mousePressEvent(event)
+
+
+def _label_font() -> QFont:
+    font = QFont()
+    font.setPointSize(8)
+    font.setBold(True)
+    return font
 
 
 def pil_to_qimage(image) -> QImage:
@@ -260,30 +353,43 @@ def pil_to_qimage(image) -> QImage:
     return qimage.copy()  # own the pixels: ``data`` goes away
 
 
+NOT_VERIFIED_TIP = ("Grey: nothing of this region's draft was checked by the model — a figure (the model "
+                    "writes no text for it), an empty draft, plain decoding (ar mode), or a page still "
+                    "converting (dashed outline: waiting for verification).")
+
+
 class Legend(QWidget):
-    """The colour scale: a red-amber-green gradient from 0 % to 100 % accepted, and grey."""
+    """The colour scale: a red-amber-green gradient from 0 % to 100 % accepted, and grey explained.
+
+    Text uses the palette's own colours (no fixed black or white), so it reads in light and dark
+    themes alike."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        layout.addWidget(QLabel("Draft accepted:"))
-        layout.addWidget(QLabel("0%"))
+        self.labels = [QLabel("Draft accepted:"), QLabel("0%"), QLabel("100%"),
+                       QLabel("not verified: figure, empty draft, ar mode; dashed: waiting")]
+        layout.addWidget(self.labels[0])
+        layout.addWidget(self.labels[1])
         self.bar = _GradientBar()
         layout.addWidget(self.bar, 1)
-        layout.addWidget(QLabel("100%"))
-        grey = QLabel("■")
-        grey.setStyleSheet(f"color: rgb{GREY}")
+        layout.addWidget(self.labels[2])
+        self.grey = QLabel("■")
+        self.grey.setStyleSheet(f"color: rgb{GREY}")
         layout.addSpacing(8)
-        layout.addWidget(grey)
-        layout.addWidget(QLabel("not verified"))
+        layout.addWidget(self.grey)
+        layout.addWidget(self.labels[3], 1)
+        for widget in (self.grey, self.labels[3]):
+            widget.setToolTip(NOT_VERIFIED_TIP)
+        self.labels[3].setWordWrap(True)  # wraps on a narrow window rather than widening it
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
 
 class _GradientBar(QWidget):
     def __init__(self):
         super().__init__()
-        self.setMinimumSize(120, 12)
+        self.setMinimumSize(60, 12)
         self.setMaximumHeight(14)
 
     def paintEvent(self, event):  # noqa: N802
@@ -293,6 +399,6 @@ class _GradientBar(QWidget):
         for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
             gradient.setColorAt(stop, acceptance_color(stop))
         painter.fillRect(rect, gradient)
-        painter.setPen(QColor(120, 120, 120))
+        painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawRect(rect)
         painter.end()

@@ -1,105 +1,116 @@
 """Screenshots of the real app in its main states, for the docs.
 
-    python3 -m app.screenshots [--out docs/screenshots] [--model DIR]
+    python3 -m app.screenshots [--out docs/screenshots] [--tiny-model DIR]
 
-Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless a display is asked for with
-``--show``) through: empty window, a conversion in progress, the finished page with its overlay, and
-the draft inspector on one region; saves one PNG of each.
+Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless ``--show``) and saves:
 
-With no ``--model`` it builds a tiny random model (no download), whose output is gibberish and which
-would reject every real draft: every region would be red. So that the pictures show the whole colour
-scale, the demo seeds some drafts with the model's own output: a first run records what the model
-writes for each region crop, then the app converts with a text-layer drafter whose drafts for a few
-regions are that text (all of it, part of it, or none). Everything else is the app and engine as
-users run them.
+1. the first run (``01-empty.png``): the welcome panel, no model configured;
+2. the bundled sample converting, 3. converted with its overlay and statistics, 4. the draft
+   inspector on one region. These use the benchmark's *replay* stand-in target
+   (``core.bench.replay.ReplayTarget``): its greedy output is the sample's reference Markdown, so
+   the Markdown is real and the acceptance is what the engine achieves with the text-layer drafts
+   when the model reads the page exactly like the reference. No network runs; a caption under
+   each screenshot says so;
+5. the same sample converted by a tiny random model (built locally, no download): the app and
+   engine exactly as users run them, with gibberish text and rejected (red) drafts.
+
+Everything else (drafter, engine, worker thread, window) is the app as users run it.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 SIZE = (1280, 800)
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "resources" / "sample.pdf"
+REPLAY_CAPTION = ("Screenshot with the benchmark's replay stand-in target: its output is the sample's reference "
+                  "Markdown (no model ran)")
+TINY_CAPTION = "Screenshot with a tiny random model built locally: its text is gibberish and it rejects the drafts"
 
 
-def make_demo_pdf(path: Path) -> Path:
-    import pymupdf
-
-    doc = pymupdf.open()
-    page = doc.new_page(width=420, height=560)
-    page.insert_text((40, 58), "Speculative Decoding Notes", fontsize=18)
-    body = [
-        "Document models write a page one token at a time. A",
-        "cheap drafter proposes the text of each layout region,",
-        "and the model verifies several draft tokens per pass.",
-    ]
-    for i, line in enumerate(body):
-        page.insert_text((40, 96 + 14 * i), line, fontsize=10)
-    page.insert_text((40, 160), "Results", fontsize=13)
-    for i, line in enumerate(["Accepted drafts cost a fraction of a decoding step,",
-                              "rewritten ones cost what plain decoding costs."]):
-        page.insert_text((40, 182 + 14 * i), line, fontsize=10)
-    items = ["1. Draft every region from the text layer.", "2. Verify the drafts region by region.",
-             "3. Verify the refined text on the whole page."]
-    for i, line in enumerate(items):
-        page.insert_text((52, 236 + 14 * i), line, fontsize=10)
-    page.insert_text((40, 300), "Footnotes and captions are drafted too.", fontsize=9)
-    page.insert_text((200, 540), "1", fontsize=9)
-    page2 = doc.new_page(width=420, height=560)
-    page2.insert_text((40, 58), "Appendix", fontsize=18)
-    page2.insert_text((40, 96), "A second page, converted after the first one.", fontsize=10)
-    doc.save(str(path))
-    doc.close()
-    return path
+def sample_reference() -> str:
+    """The bundled sample's reference Markdown: a faithful transcription of what
+    ``resources/make_sample.py`` draws (page numbers left out, as document models do)."""
+    spec = importlib.util.spec_from_file_location("make_sample", ROOT / "resources" / "make_sample.py")
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    header, *rows = sample.TABLE
+    table = [f"| {' | '.join(header)} |", "|" + "---|" * len(header)] + [f"| {' | '.join(r)} |" for r in rows]
+    blocks = ["# HSD Studio Sample Document", "## 1. Introduction", sample.INTRO, "## 2. Two Columns",
+              sample.LEFT_COLUMN, sample.RIGHT_COLUMN, "## 3. Lists",
+              "\n".join(f"- {b}" for b in sample.BULLETS),
+              "\n".join(f"{n}. {s}" for n, s in enumerate(sample.STEPS, 1)),
+              "## 4. A Small Table", "\n".join(table), sample.CAPTION]
+    return "\n\n".join(blocks) + "\n"
 
 
-class SeededDrafter:
-    """The text-layer drafter with some regions' drafts replaced (by index) for the demo."""
+class ReferenceDrafter:
+    """The text-layer drafter, telling the replay target each page's reference as the page is drafted
+    (drafting runs before decoding: background drafting is off for the replay engine)."""
 
     name = "textlayer"
 
-    def __init__(self, seeds: dict[int, str]):
+    def __init__(self, target, page_references: list[str]):
         from core.drafters import get_drafter
 
         self.inner = get_drafter("textlayer")
-        self.seeds = seeds
+        self.target = target
+        self.page_references = page_references
 
     def draft(self, page):
+        from core.bench.corpus import region_references, region_spans
+
         regions = list(self.inner.draft(page))
-        if page.number == 1:
-            for i, text in self.seeds.items():
-                if i < len(regions) and text.strip():
-                    regions[i].text = text
+        reference = self.page_references[page.number - 1] if page.number <= len(self.page_references) else ""
+        self.target.set_page(reference, region_references(reference, regions, region_spans(reference, regions)))
         return regions
 
 
-def demo_seeds(config, pdf: Path) -> dict[int, str]:
-    """Region texts for page 1: the model's own Stage 1 output for some regions (whole or a part)."""
-    from core.documents import open_document
-    from core.engine import Engine, clean_draft
+class SlowReplay:
+    """The replay target with a short pause per forward pass, so a screenshot can catch it mid-page."""
 
-    config.stage1_give_up = 0.0  # let Stage 1 write each region in full
-    engine = Engine(config)
+    def __init__(self, target, pause: float):
+        self._target = target
+        self._pause = pause
+
+    def forward(self, *args, **kwargs):
+        time.sleep(self._pause)
+        return self._target.forward(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._target, name)
+
+
+def replay_factory(pdf: Path, pause: float = 0.3):
+    """An ``EngineCache`` factory: the engine with the replay target and the reference drafter."""
+    from core.bench.corpus import prepare_reference, split_reference
+    from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
+    from core.documents import open_document
+    from core.drafters import get_drafter
+    from core.engine import Engine
+
+    textlayer = get_drafter("textlayer")
     with open_document(pdf) as doc:
-        result = next(iter(engine.convert_document(doc, [0])))
-    target = engine.target
-    seeds: dict[int, str] = {}
-    shares = [1.0, 0.7, 0.0, 0.45, 1.0, 0.2]
-    for i, (region, out) in enumerate(zip(result.regions, result.region_outputs)):
-        share = shares[i % len(shares)]
-        tokens = target.encode(clean_draft(out)) if out else []
-        if not tokens or share == 0.0:
-            continue
-        if share >= 1.0:
-            seeds[i] = out
-        else:
-            keep = max(1, int(len(tokens) * share))
-            seeds[i] = target.decode(tokens[:keep]) + " " + region.text
-    return seeds
+        texts = ["\n\n".join(r.text for r in textlayer.draft(doc.page(i)) if r.text.strip())
+                 for i in range(doc.page_count)]
+    pages = split_reference(prepare_reference(sample_reference()), texts)
+    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    target.start_document()
+    slow = SlowReplay(target, pause)
+
+    def factory(config, target=None):
+        config = replace(config, background_drafting="off")
+        return Engine(config, target=slow, drafter=ReferenceDrafter(slow, pages))
+
+    return factory
 
 
 def pump(app, until, timeout: float) -> bool:
@@ -112,11 +123,27 @@ def pump(app, until, timeout: float) -> bool:
     return False
 
 
-def save(window, path: Path) -> Path:
+def save(window, path: Path, caption: str | None = None) -> Path:
+    """The window as it is on screen, with ``caption`` in a strip below it."""
     from PIL import Image
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
     window.repaint()
-    image = window.grab().toImage()
+    shot = window.grab().toImage()
+    strip = 30 if caption else 0
+    image = QImage(shot.width(), shot.height() + strip, QImage.Format.Format_RGB32)
+    image.fill(QColor(40, 44, 52))
+    painter = QPainter(image)
+    painter.drawImage(0, 0, shot)
+    if caption:
+        font = QFont()
+        font.setPointSize(10)
+        painter.setFont(font)
+        painter.setPen(QColor(240, 240, 240))
+        painter.drawText(QRect(10, shot.height(), shot.width() - 20, strip),
+                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, caption)
+    painter.end()
     image.save(str(path))
     if path.stat().st_size > 250_000:
         with Image.open(path) as im:  # a 256-colour palette keeps large screenshots small
@@ -125,11 +152,51 @@ def save(window, path: Path) -> Path:
     return path
 
 
+def _window(app, work: Path, name: str, conversion, engines):
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
+
+    settings = AppSettings(QSettings(str(work / f"{name}.ini"), QSettings.Format.IniFormat))
+    if conversion is not None:
+        settings.set_conversion(conversion)
+    settings.set_cache_dir(work / f"cache-{name}")
+    window = MainWindow(settings, engines=engines)
+    window.resize(*SIZE)
+    window.show()
+    pump(app, lambda: False, 0.3)
+    return window
+
+
+def _convert(app, window, pdf: Path, caption: str = REPLAY_CAPTION, converting_shot: Path | None = None) -> bool:
+    finished = []
+    window.document_finished.connect(finished.append)
+    window.add_files([pdf])
+    window.markdown_view.set_scope("page")
+    if converting_shot is not None:
+        def streaming():
+            doc = window.running
+            return bool(doc and doc.converting_page == 1 and len(doc.live_text.get(1, "")) > 120)
+
+        if pump(app, streaming, 300):
+            window.markdown_view._render_now()  # the live view re-renders on a timer; draw the latest text
+            app.processEvents()
+            save(window, converting_shot, caption)
+        else:
+            print("conversion did not stream text in time", file=sys.stderr)
+    if not pump(app, lambda: bool(finished), 600):
+        print("conversion did not finish in time", file=sys.stderr)
+        return False
+    window.show_page(1)
+    window.set_status(f"{pdf.name}: converted")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m app.screenshots", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="docs/screenshots", help="folder for the PNGs")
-    parser.add_argument("--model", default=None, help="model folder (default: a tiny random model)")
-    parser.add_argument("--max-new-tokens", type=int, default=120)
+    parser.add_argument("--tiny-model", default=None, help="tiny model folder (default: build one here)")
     parser.add_argument("--show", action="store_true", help="use the real display instead of offscreen")
     args = parser.parse_args(argv)
     if not args.show:
@@ -138,65 +205,56 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from app.settings import AppSettings, ConversionSettings
+    from app import model_check
+    from app.settings import ConversionSettings
     from app.worker import EngineCache
 
     app = QApplication.instance() or QApplication(["hsd-studio"])
     work = Path(tempfile.mkdtemp(prefix="hsd-screenshots-"))
-    model = args.model
-    if model is None:
-        from core.targets.tiny import build_tiny_model
 
-        model = str(build_tiny_model(work / "tiny-model", "hunyuan_vl", seed=0))
-    pdf = make_demo_pdf(work / "speculative-notes.pdf")
-    conversion = ConversionSettings(model=model, device="cpu", drafter="textlayer", mode="hsd", tau=1.0,
-                                    dpi=110, max_new_tokens=args.max_new_tokens)
-    seeds = demo_seeds(conversion.engine_config(), pdf)
+    real_cache = model_check.cached_hub_folder
+    model_check.cached_hub_folder = lambda hub_id: None  # a first run: the default model is not here
+    window = _window(app, work, "first-run", None, EngineCache())
+    save(window, out / "01-empty.png", "First run: no model configured yet")
+    window.close()
+    model_check.cached_hub_folder = real_cache
 
-    from core.engine import Engine
-
-    def factory(config, target=None):
-        return Engine(config, target=target, drafter=SeededDrafter(seeds))
-
-    settings = AppSettings(QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
-    settings.set_conversion(conversion)
-    settings.set_cache_dir(work / "cache")
-    window = MainWindow(settings, engines=EngineCache(factory))
-    window.resize(*SIZE)
-    window.show()
-    pump(app, lambda: False, 0.3)
-    save(window, out / "01-empty.png")
-
-    window.add_files([pdf])
-    window.markdown_view.set_scope("page")
-    converting = lambda: bool(window.running and len(window.running.live_text.get(1, "")) > 60)  # noqa: E731
-    if not pump(app, converting, 300):
-        print("conversion did not stream text in time", file=sys.stderr)
-    window.markdown_view._render_now()  # the live view re-renders on a timer; draw the latest text
-    pump(app, lambda: False, 0.2)
-    save(window, out / "02-converting.png")
-
-    finished = []
-    window.document_finished.connect(finished.append)
-    if not pump(app, lambda: bool(finished), 600):
-        print("conversion did not finish in time", file=sys.stderr)
+    replay = ConversionSettings(model="replay-stand-in", device="cpu", drafter="textlayer", mode="hsd", tau=1.0,
+                                dpi=110, max_new_tokens=4096)
+    window = _window(app, work, "replay", replay, EngineCache(replay_factory(SAMPLE)))
+    window.settings_label.setText("replay stand-in target · hsd · tau 1 · textlayer")
+    if not _convert(app, window, SAMPLE, REPLAY_CAPTION, out / "02-converting.png"):
         return 1
-    window.show_page(1)
     window.bottom_tabs.setCurrentWidget(window.stats_panel)
     pump(app, lambda: False, 0.3)
-    save(window, out / "03-done-overlay.png")
-
+    save(window, out / "03-done-overlay.png", REPLAY_CAPTION)
     result = window.current_result()
-    # inspect a large region whose draft was partly kept and partly rewritten
-    mixed = [i for i, s in enumerate(result.region_stats) if s.verified and 0.2 <= s.acceptance_rate <= 0.9]
-    pick = max(mixed or range(len(result.regions)), key=lambda i: result.region_stats[i].drafted_tokens)
+    # inspect the text region whose draft the model changed most
+    mixed = [i for i, s in enumerate(result.region_stats)
+             if s.verified and s.drafted_tokens >= 8 and result.regions[i].label != "page_number"]
+    pick = min(mixed or range(len(result.regions)), key=lambda i: result.region_stats[i].acceptance_rate)
+    window.labels_action.trigger()
     window.select_region(pick)
+    window.set_status("Region labels on (View > Show region labels); click a region to inspect its draft")
     pump(app, lambda: False, 0.3)
-    save(window, out / "04-draft-inspection.png")
+    save(window, out / "04-draft-inspection.png", REPLAY_CAPTION)
+    window.close()
+
+    model = args.tiny_model
+    if model is None:
+        from app.welcome import build_demo_model
+
+        model = str(build_demo_model(work / "tiny-model"))
+    tiny = ConversionSettings(model=model, device="cpu", drafter="textlayer", mode="hsd", tau=1.0, dpi=110,
+                              pages="1", max_new_tokens=80)
+    window = _window(app, work, "tiny", tiny, EngineCache())
+    if not _convert(app, window, SAMPLE, TINY_CAPTION):
+        return 1
+    window.bottom_tabs.setCurrentWidget(window.stats_panel)
+    pump(app, lambda: False, 0.3)
+    save(window, out / "05-tiny-model.png", TINY_CAPTION)
     window.close()
     return 0
 

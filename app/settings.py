@@ -11,12 +11,26 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
+MODE_HELP = {
+    "hsd": "Drafts checked region by region, then on the whole page. Fastest; at tau 1 the text is exactly "
+           "what the model alone would write.",
+    "ar": "Plain decoding, one token per pass, no drafts. The slow baseline; nothing is marked verified.",
+    "page": "Drafts checked on the whole page only (no region pass). Same text at tau 1.",
+    "regions": "Each region decoded on its crop and the outputs joined. Fast, but not the model's page "
+               "output: reading order and layout can differ.",
+}
+DRAFTER_HELP = {
+    "auto": "Text layer for born-digital pages, OCR for scans: chosen per page.",
+    "textlayer": "Reads the PDF's own text layer. Instant; nothing for scans or images.",
+    "rapidocr": "OCR (RapidOCR) on the page image. For scans and photos; slower.",
+    "paddle": "PaddleOCR's layout and OCR pipeline. Needs PaddleOCR and its model folder.",
+}
 MAX_RECENT = 10
 _PAGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
 
@@ -115,6 +129,48 @@ class AppSettings:
         self.q.sync()
 
 
+def present_devices() -> list[str]:
+    """``auto`` and the devices this computer has (cpu always; cuda and mps when torch sees them)."""
+    devices = ["auto", "cpu"]
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            devices.append("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            devices.append("mps")
+    except Exception:  # torch missing or broken: cpu is still there
+        pass
+    return devices
+
+
+def drafter_unavailable(name: str) -> str | None:
+    """Why drafter ``name`` cannot run in this install, or None when it can."""
+    import importlib.util
+
+    if name == "rapidocr" and importlib.util.find_spec("rapidocr") is None:
+        return "the rapidocr package is not installed"
+    if name == "paddle":
+        from core.drafters import get_drafter
+        from core.errors import DrafterUnavailableError
+
+        try:
+            get_drafter("paddle")
+        except DrafterUnavailableError as exc:
+            return str(exc).split(":", 1)[0]
+        except Exception as exc:
+            return str(exc)
+    return None
+
+
+def _help_label() -> QLabel:
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setStyleSheet("color: palette(placeholder-text)")
+    return label
+
+
 class SettingsDialog(QDialog):
     """Edits a ``ConversionSettings``; ``settings()`` returns the edited copy."""
 
@@ -126,28 +182,48 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Conversion settings")
         form = QFormLayout()
         self.model = QLineEdit(settings.model)
-        self.model.setPlaceholderText("hub id (e.g. tencent/HunyuanOCR) or a local model folder")
-        browse = QPushButton("Folder…")
-        browse.clicked.connect(self._browse)
+        self.model.setMinimumWidth(460)
+        self.model.setPlaceholderText("a local model folder, or a hub id downloaded before (e.g. tencent/HunyuanOCR)")
+        self.browse = QPushButton("Folder…")
+        self.browse.clicked.connect(self._browse)
         row = QHBoxLayout()
         row.addWidget(self.model, 1)
-        row.addWidget(browse)
+        row.addWidget(self.browse)
         form.addRow("Model", row)
-        self.device = QComboBox()
-        self.device.setEditable(True)
-        self.device.addItems(DEVICES)
+        self.model_check = _help_label()
+        self.model.textChanged.connect(self._check_model)
+        form.addRow("", self.model_check)
+        self._check_model()
+        self.device = QComboBox()  # not editable: only devices this computer has
+        devices = present_devices()
+        if settings.device not in devices:
+            devices.append(settings.device)  # kept as saved, so opening the dialog changes nothing
+        self.device.addItems(devices)
         self.device.setCurrentText(settings.device)
         form.addRow("Device", self.device)
         self.drafter = QComboBox()
         self.drafter.addItems(DRAFTER_NAMES)
+        model = self.drafter.model()
+        for i, name in enumerate(DRAFTER_NAMES):
+            reason = drafter_unavailable(name)
+            if reason:
+                self.drafter.setItemText(i, name)
+                self.drafter.setItemData(i, f"not available: {reason}", Qt.ItemDataRole.ToolTipRole)
+                model.item(i).setEnabled(False)
+        self.unavailable = {name: drafter_unavailable(name) for name in DRAFTER_NAMES}
         self.drafter.setCurrentText(settings.drafter)
         form.addRow("Drafter", self.drafter)
+        self.drafter_help = _help_label()
+        form.addRow("", self.drafter_help)
+        self.drafter.currentTextChanged.connect(self._explain)
         self.mode = QComboBox()
         self.mode.addItems(MODES)
         self.mode.setCurrentText(settings.mode)
-        self.mode.setToolTip("hsd: regions then page (lossless at tau 1); ar: plain decoding; "
-                             "page: page-level speculation only; regions: region outputs joined")
         form.addRow("Mode", self.mode)
+        self.mode_help = _help_label()
+        form.addRow("", self.mode_help)
+        self.mode.currentTextChanged.connect(self._explain)
+        self._explain()
         self.tau = QDoubleSpinBox()
         self.tau.setRange(0.01, 1.0)
         self.tau.setSingleStep(0.05)
@@ -176,6 +252,23 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.message)
         layout.addWidget(buttons)
 
+    def _check_model(self) -> None:
+        from app.model_check import check_model
+
+        text = self.model.text().strip()
+        check = check_model(text)
+        name = text or "the default model"
+        self.model_check.setText(f"✓ {check.text()}" if check.ok else f"✗ {name}: {check.text()}")
+
+    def _explain(self) -> None:
+        drafter = self.drafter.currentText()
+        reason = self.unavailable.get(drafter)
+        self.drafter_help.setText(DRAFTER_HELP.get(drafter, "") + (f" Not available here: {reason}." if reason else ""))
+        unavailable = [f"{n} ({r})" for n, r in self.unavailable.items() if r]
+        if unavailable:
+            self.drafter_help.setText(self.drafter_help.text() + " Unavailable: " + "; ".join(unavailable) + ".")
+        self.mode_help.setText(MODE_HELP.get(self.mode.currentText(), ""))
+
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Model folder", self.model.text())
         if folder:
@@ -189,6 +282,9 @@ class SettingsDialog(QDialog):
 
     def _accept(self) -> None:
         s = self.settings()
+        if self.unavailable.get(s.drafter):
+            self.message.setText(f"The {s.drafter} drafter is not available here: {self.unavailable[s.drafter]}")
+            return
         if not page_spec_ok(s.pages):
             self.message.setText(f"Page range {s.pages!r} is not like 1-3,7")
             return

@@ -8,6 +8,7 @@ benchmark measures wall-clock speed-ups against real AR runs).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 STOP_NOTES = {"max_new_tokens": "token limit", "repetition": "stopped repeating"}
@@ -25,7 +26,9 @@ def page_row(result) -> list[str]:
     if result.error:
         return [str(result.page), "", "", "", "", "", f"failed: {result.error}"]
     status = "ok" if not s.draft_error else f"drafter failed: {s.draft_error}"
-    if s.stop_reason in STOP_NOTES:
+    if s.stop_reason == "max_new_tokens":  # the page may be cut short: a warning, never "ok"
+        status = "warning: token limit, may be cut short" + ("" if not s.draft_error else f"; {status}")
+    elif s.stop_reason in STOP_NOTES:
         status += f", {STOP_NOTES[s.stop_reason]}"
     return [str(result.page), str(s.generated_tokens), str(s.forward_passes), f"{s.mean_accepted_length:.2f}",
             f"{estimated_speedup(s):.2f}×", f"{s.seconds.get('total', 0.0):.2f}", status]
@@ -62,6 +65,8 @@ class StatsPanel(QWidget):
                 item = QTableWidgetItem(text)
                 if col < len(COLUMNS) - 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                elif text.startswith(("warning", "failed")):
+                    item.setForeground(QColor(176, 96, 0) if text.startswith("warning") else QColor(190, 30, 30))
                 self.table.setItem(row, col, item)
         if not self.results:
             self.summary.setText("No pages converted yet.")

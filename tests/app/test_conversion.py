@@ -205,7 +205,35 @@ def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, 
     drop_files(window, [make_pdf(tmp_path / "long.pdf", pages=2)])
     qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()),
                     timeout=120000)
+    asked = []
+    window.confirm_quit = lambda: asked.append(1) or False  # "No": the window stays and goes on converting
     window.close()
+    assert asked and window.isVisible() and window.worker is not None
+    window.confirm_quit = lambda: asked.append(2) or True
+    window.close()
+    assert asked == [1, 2]
     assert not window.isVisible()
     qtbot.waitUntil(lambda: window.worker is None, timeout=30000)
     assert window.thread is None and window.documents[0].status == "cancelled"
+
+
+def test_a_failed_reconvert_keeps_the_last_good_result(qtbot, window, app_settings, sample_pdf, tmp_path):
+    """Converting again with a wrong model folder fails; the finished result stays shown and exportable."""
+    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+        drop_files(window, [sample_pdf])
+    assert finished.args == ["done"]
+    doc = window.current
+    good = dict(doc.results)
+    good_markdown = window.markdown_view.document_text()
+    conversion = app_settings.conversion()
+    conversion.model = str(tmp_path / "not-a-model")
+    app_settings.set_conversion(conversion)
+    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+        window.convert_current(fresh=True)
+    assert finished.args == ["failed"]
+    assert doc.results == good and doc.status == "done"
+    assert window.export_md_action.isEnabled() and window.export_json_action.isEnabled()
+    assert window.markdown_view.document_text() == good_markdown
+    assert "previous result is kept" in window.status_label.text()
+    out = window.export_markdown_to(tmp_path / "kept.md")
+    assert out is not None and out.read_text("utf-8") == good_markdown

@@ -1,0 +1,77 @@
+"""The app must survive a click on the page followed by a page change.
+
+Clicking the page outside a region and then pressing PgDown / PgUp or clicking another thumbnail
+once killed the process (a segfault in QtWidgets while the page view cleared its scene). A crash
+cannot fail a test from inside the process it kills, so the scenario runs as a pytest-qt test in a
+child pytest, and the test here fails on the child's exit status.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+CHILD = "HSD_APP_CRASH_CHILD"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_click_on_the_page_then_change_page_does_not_crash(tmp_path):
+    env = dict(os.environ, **{CHILD: "1", "QT_QPA_PLATFORM": "offscreen", "PYTHONFAULTHANDLER": "1"})
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    child = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-o", "addopts=", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "t"),
+         f"{Path(__file__).resolve()}::test_click_then_page_keys_and_thumbnail_in_process"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    output = child.stdout + child.stderr
+    assert child.returncode == 0, f"the app died or failed (exit {child.returncode}):\n{output[-4000:]}"
+    assert "1 passed" in output, output[-4000:]
+
+
+@pytest.mark.skipif(not os.environ.get(CHILD), reason="runs in a child process (a crash would kill pytest)")
+def test_click_then_page_keys_and_thumbnail_in_process(qtbot, tmp_path):
+    from PySide6.QtCore import QPoint, QSettings, Qt
+    from PySide6.QtTest import QTest
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
+    from tests.app.conftest import make_pdf
+
+    settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    settings.set_cache_dir(tmp_path / "cache")
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.resize(1200, 760)
+    window.show()
+    qtbot.waitExposed(window)
+    window.add_files([make_pdf(tmp_path / "three.pdf", pages=3)], convert=False)
+    assert window.current_page == 1
+    view = window.page_view
+    page_rect = view.mapFromScene(view.page_item.sceneBoundingRect()).boundingRect()
+    # the page's bottom margin: on the page, outside every region the drafter finds
+    outside = QPoint(page_rect.center().x(), page_rect.bottom() - 8)
+    assert not any(r.sceneBoundingRect().contains(view.mapToScene(outside)) for r in view.region_items)
+
+    def click_page():
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=outside)
+        qtbot.wait(20)
+
+    click_page()
+    QTest.keyClick(window, Qt.Key.Key_PageDown)
+    qtbot.waitUntil(lambda: window.current_page == 2)
+    click_page()
+    QTest.keyClick(window, Qt.Key.Key_PageUp)
+    qtbot.waitUntil(lambda: window.current_page == 1)
+    click_page()
+    thumb = window.thumbs.visualItemRect(window.thumbs.item(2)).center()
+    QTest.mouseClick(window.thumbs.viewport(), Qt.MouseButton.LeftButton, pos=thumb)
+    qtbot.waitUntil(lambda: window.current_page == 3)
+    click_page()
+    window.step_page(-1)
+    assert window.current_page == 2 and window.page_view.page_item is not None

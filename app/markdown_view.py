@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from pathlib import Path
 
 import nh3
@@ -242,11 +243,11 @@ def truncation_note(shown: int, total: int, where: str) -> str:
 STYLE = """
 body { font-size: 11pt; }
 table { border-collapse: collapse; margin: 6px 0; }
-th { background: #eef1f5; font-weight: bold; }
+th { background: rgba(128, 128, 128, 30%); font-weight: bold; }
 td, th { padding: 3px 6px; }
-code { font-family: monospace; background: #f3f3f3; }
-pre { font-family: monospace; background: #f6f6f6; padding: 6px; }
-blockquote { color: #555; margin-left: 12px; }
+code { font-family: monospace; background: rgba(128, 128, 128, 18%); }
+pre { font-family: monospace; background: rgba(128, 128, 128, 14%); padding: 6px; }
+blockquote { color: #808080; margin-left: 12px; }
 """
 
 
@@ -460,6 +461,7 @@ class MarkdownView(QWidget):
         text = self._texts[self.scope]
         if self._rendered_key is not None and self._rendered_key[:2] == (self.scope, text):
             return
+        started = time.perf_counter()
         end = preview_end(text)
         body = render_markdown(text[:end])
         if end < len(text):
@@ -472,6 +474,9 @@ class MarkdownView(QWidget):
         self.rendered.verticalScrollBar().setValue(bar)
         self._rendered_key = (self.scope, text, end)
         self._show_info()
+        # while streaming, re-render at most about a third of the time, however long a render takes
+        took_ms = (time.perf_counter() - started) * 1000
+        self._render_timer.setInterval(max(150, min(5000, int(2 * took_ms))))
 
     # -- linking to regions -----------------------------------------------------------------------
 

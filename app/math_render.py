@@ -182,7 +182,7 @@ def _boxes(node, display: bool) -> list[_Box]:
         return []
     if tag == "mfrac" and len(kids) == 2:
         num, den = _cell(kids[0]), _cell(kids[1])
-        rule = "" if node.get("linethickness") in ("0", "0pt", "0em") else "border-bottom: 1px solid; "
+        rule = "" if node.get("linethickness") in ("0", "0pt", "0em") else "border-bottom: 1px solid #888888; "
         table = (f'<table cellspacing="0" cellpadding="1"><tr><td align="center" style="{rule}padding: 0 3px">'
                  f'{num.html}</td></tr><tr><td align="center" style="padding: 0 3px">{den.html}</td></tr></table>')
         return [_Box(table, tall=True, height=num.height + den.height)]
@@ -201,7 +201,7 @@ def _boxes(node, display: bool) -> list[_Box]:
         size = max(14, int(11 * inner.height))
         table = (f'<table cellspacing="0" cellpadding="0"><tr><td valign="middle">{index}'
                  f'<span style="font-size: {size}pt">√</span></td>'
-                 f'<td valign="middle" style="border-top: 1px solid">{inner.html}</td></tr></table>')
+                 f'<td valign="middle" style="border-top: 1px solid #888888">{inner.html}</td></tr></table>')
         return [_Box(table, tall=True, height=inner.height + 0.3)]
     if tag == "mtable":
         rows, height = [], 0.0

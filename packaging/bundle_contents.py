@@ -174,7 +174,7 @@ def hidden_imports(collect_submodules) -> list[str]:
     for package in transformers_model_packages():
         names += collect_submodules(package)
     names += ["rapidocr", "rapid_table", "rapid_layout", "onnxruntime", "pymupdf", "markdown_it",
-              "mdit_py_plugins.texmath", "mdit_py_plugins.dollarmath", "rapidfuzz", "tqdm", "psutil",
+              "mdit_py_plugins.dollarmath", "rapidfuzz", "tqdm", "psutil",
               # the sanitiser of model output, and the formula typesetter the Markdown view loads lazily
               "nh3", "latex2mathml", "latex2mathml.converter"]
     return sorted(set(names))

@@ -98,6 +98,17 @@ def test_nothing_the_programs_import_is_excluded(contents):
     assert not {n for n in clash if n.split(".")[0] not in optional}, clash
 
 
+def test_the_markdown_view_libraries_are_collected(contents, monkeypatch):
+    """The sanitiser (nh3, a compiled module) and the typesetter (latex2mathml, imported lazily, which
+    reads its symbol table from its package folder) must be in the bundle."""
+    pytest.importorskip("latex2mathml")
+    monkeypatch.setattr(contents, "transformers_model_packages", lambda families=contents.FAMILIES: [])
+    names = contents.hidden_imports(lambda package, filter=None: [package])
+    assert {"nh3", "latex2mathml.converter", "markdown_it", "mdit_py_plugins.dollarmath"} <= set(names)
+    assert "latex2mathml" in contents.data_packages()
+    assert not any(contents.drop_path(p) for p in ("latex2mathml/unimathsymbols.txt", "nh3/nh3.abi3.so"))
+
+
 def test_transformers_packages_cover_every_family(contents):
     pytest.importorskip("transformers")
     from core.targets.profiles import FAMILY_MODULES

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from core.drafters.normalize import normalize_for_match
-from core.results import PageResult
+from core.results import FIGURE_LABELS, PageResult
 
 # Alt text: any text with brackets nested one level; destination: parentheses nested one level.
 _ALT = r"((?:[^\[\]]|\[[^\[\]]*\])*)"
@@ -40,7 +40,6 @@ _ACTIVE_OPENER = re.compile(rf"<(?=/?(?:{_ACTIVE}|img|image|source|track|link|me
 _SCRIPT_LINK = re.compile(r"\[([^\[\]]*)\]\(\s*<?\s*(?:javascript|vbscript|data):(?:[^()]|\([^()]*\))*\)",
                           re.IGNORECASE)
 _SCRIPT_AUTOLINK = re.compile(r"<(?:javascript|vbscript|data):[^>]*>", re.IGNORECASE)
-FIGURE_LABELS = ("figure", "image", "picture")
 
 
 # --- atomic writes -------------------------------------------------------------------------------

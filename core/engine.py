@@ -145,6 +145,11 @@ class Engine:
         if self._memory is None or self._memory.key != key:
             self._memory = _DocumentMemory(key, self.config.proposal.max_ngram)
 
+    @property
+    def notation(self) -> Notation | None:
+        """The current document's learned notation (None before ``start_document``)."""
+        return self._memory.notation if self._memory is not None else None
+
     def remember_pages(self, document, results: Iterable[PageResult]) -> None:
         """Pages of ``document`` converted in an earlier run (a resumed conversion reuses their saved
         results) join its history as if converted now, so the pages still to do are drafted from

@@ -272,17 +272,11 @@ class _Stream:
             if not self.queue:
                 return None
             job = self.queue.pop(0)
-            saved: list = []
-            for i in job.indices:
-                if i in job.todo:
-                    self.pages.append((job, i, saved))
-                    saved = []
-                else:
-                    saved.append(job.output.finished(i + 1))
+            self.pages = [(job, index, saved) for index, saved in job.pages_to_convert()]
         job, index, saved = self.pages.pop(0)
         key = str(job.input_path)
         if saved:
-            self.actor.remember.remote(key, [r for r in saved if r is not None])
+            self.actor.remember.remote(key, saved)
         rendered = self.submit_render(job, index)
         return self.actor.convert.remote(key, rendered), rendered
 

@@ -185,7 +185,6 @@ def _gpu_utilization() -> int:
 def _require_ray():
     try:
         import ray
-        import ray.data  # noqa: F401
     except ImportError:
         raise HSDError("--ray needs Ray: pip install 'hsd-studio[ray]' (ray[data])") from None
     return ray

@@ -10,10 +10,13 @@ Modes (``EngineConfig.mode``):
 * ``page``    Stage 2 only, drafts = the drafter's raw region texts (prompt-lookup style baseline).
 * ``regions`` Stage 1 only, region outputs concatenated (region-parallel baseline; not lossless).
 
-The engine reports progress as events (``core.results``) through ``on_event`` and checks
-``should_cancel`` between forward passes. With the target on a GPU, ``convert_page`` drafts on a
-thread beside the decode (``core.drafters.background``): the target starts at once and speculates
-once the drafts arrive.
+The engine holds the target, the drafter, the measured pass cost and the current document's memory
+(learned notation and earlier pages' output). ``convert_page`` runs the page pipeline
+(``core.page_pipeline``); ``convert_image`` builds the page's ``core.page_job.PageJob`` and hands it
+to the mode's schedule in ``core.stages``. Progress goes out as events (``core.results``) through
+``on_event``; ``should_cancel`` is checked between forward passes. With the target on a GPU,
+``convert_page`` drafts on a thread beside the decode: the target starts at once and speculates once
+the drafts arrive. docs/architecture.md draws the whole path.
 """
 
 from __future__ import annotations

@@ -19,10 +19,8 @@ import tempfile
 from pathlib import Path
 
 from core.drafters.normalize import normalize_for_match
-from core.results import PageResult
+from core.results import FIGURE_LABELS, PageResult
 from core.sanitize import sanitize_model_markdown
-
-FIGURE_LABELS = ("figure", "image", "picture")
 
 
 # --- atomic writes -------------------------------------------------------------------------------

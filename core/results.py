@@ -9,6 +9,21 @@ from dataclasses import asdict, dataclass, field
 
 from core.drafters.base import Region
 
+#: Region labels of pictures: no text to verify; cropped and linked on export.
+FIGURE_LABELS = ("figure", "image", "picture")
+
+#: The parts of a page's wall-clock (``PageStats.seconds``): render, draft (overlapped with the
+#: decode where the drafter runs beside it), the target's prefills and verification passes, and the
+#: page's total from the start of its render.
+SECONDS_PARTS = ("render", "draft", "prefill", "verify", "total")
+
+
+def page_seconds(**known: float) -> dict:
+    """A page's ``seconds`` record: every part of ``SECONDS_PARTS``, 0 where not given."""
+    seconds = dict.fromkeys(SECONDS_PARTS, 0.0)
+    seconds.update(known)
+    return seconds
+
 
 @dataclass
 class RegionStats:
@@ -55,8 +70,7 @@ class PageStats:
     tree_passes: int = 0            # page-level passes that verified a tree of several branches
     stop_reason: str = ""
     draft_error: str | None = None  # the drafter failed on this page; it was decoded without drafts
-    seconds: dict = field(default_factory=lambda: {"render": 0.0, "draft": 0.0, "prefill": 0.0,
-                                                   "verify": 0.0, "total": 0.0})
+    seconds: dict = field(default_factory=page_seconds)
 
     @property
     def mean_accepted_length(self) -> float:

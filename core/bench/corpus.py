@@ -36,13 +36,14 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from core.drafters.base import Region
+from core.results import FIGURE_LABELS
 
 #: Masked before alignment: HTML comments, images, tags, and LaTeX command names (the reference's
 #: ``$\\mathrm{TiO}_{2}$`` is the text layer's ``TiO2``; only the alignment masks them, not the metric).
 #: A tag starts with a letter or a slash, so the ``<`` of ``(<97%)`` masks nothing.
 _MASKED = re.compile(r"<!--.*?-->|!\[[^\]]*\]\([^)]*\)|</?[A-Za-z][^<>]*>|\\[A-Za-z]+", re.DOTALL)
 #: Labels whose text no target writes (the engine skips them too).
-NON_TEXT_LABELS = frozenset({"figure", "image", "picture"})
+NON_TEXT_LABELS = frozenset(FIGURE_LABELS)
 
 
 # --- documents -----------------------------------------------------------------------------------

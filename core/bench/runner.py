@@ -37,6 +37,7 @@ from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, pre
 from core.bench.metrics import page_teds, text_edit_distance
 from core.drafters.background import DraftJob
 from core.engine import Engine, EngineConfig
+from core.page_pipeline import render_and_draft
 from core.speculative.budget import PassCost
 from core.errors import HSDError
 
@@ -239,22 +240,15 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
         for i in range(n):
             page = document.page(i)
             t0 = time.perf_counter()
-            image = page.render(cfg.dpi)
-            render_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
             try:
                 _prepare(drafter, page)
-            except Exception:  # draft() below meets the same failure and records it
+            except Exception:  # drafting below meets the same failure and records it
                 pass
-            load_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            try:
-                regions, draft_error = list(drafter.draft(page)), None
-            except Exception as exc:  # the engine's rule: a drafter crash costs speed, never the page
-                regions, draft_error = [], f"{type(exc).__name__}: {exc}"
-            draft_s = time.perf_counter() - t0
-            prepared.append((page, image, regions, render_s, draft_s, draft_error))
-            loads.append(load_s)
+            loads.append(time.perf_counter() - t0)
+            # the page pipeline's render and draft (a drafter crash costs speed, never the page)
+            drafted = render_and_draft(page, cfg.dpi, drafter, background=False)
+            prepared.append((page, drafted.image, drafted.drafts.result(), drafted.seconds["render"],
+                             drafted.seconds["draft"], drafted.drafts.error))
         page_refs = split_reference(reference, [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared])
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages

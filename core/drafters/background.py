@@ -7,7 +7,7 @@ decodes on its own (plain greedy steps) until the drafts arrive, then speculates
 output is the same either way (drafts only change how many tokens each pass verifies).
 
 The drafter thread is the only one touching the page's PDF while it runs (PyMuPDF is not
-thread-safe): the engine renders the page image before it starts the job.
+thread-safe): ``core.page_pipeline.render_and_draft`` renders the page image before it starts the job.
 """
 
 from __future__ import annotations
@@ -16,6 +16,15 @@ import threading
 import time
 
 from core.drafters.base import Region
+
+#: Drafters whose text is the document's own (a text layer), not a reading of its pixels: the
+#: engine needs no crop to confirm what they say (``exact_text``).
+EXACT_TEXT_DRAFTERS = frozenset({"textlayer"})
+
+
+def exact_text(region: Region) -> bool:
+    """Whether ``region``'s draft is the document's own text rather than a reading of pixels."""
+    return region.source in EXACT_TEXT_DRAFTERS
 
 
 class DraftJob:
@@ -37,10 +46,11 @@ class DraftJob:
             self._run(drafter, page)
 
     @classmethod
-    def finished(cls, regions: list[Region]) -> "DraftJob":
-        """A job whose regions are already known (drafted elsewhere, or given by the caller)."""
+    def finished(cls, regions: list[Region], error: str | None = None, seconds: float = 0.0) -> "DraftJob":
+        """A job whose regions are already known (drafted elsewhere, or given by the caller);
+        ``error`` and ``seconds`` as that drafting left them."""
         job = cls.__new__(cls)
-        job._regions, job.error, job.seconds = list(regions), None, 0.0
+        job._regions, job.error, job.seconds = list(regions), error, seconds
         job._done = threading.Event()
         job._done.set()
         return job

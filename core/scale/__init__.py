@@ -2,11 +2,12 @@
 
 Modules:
 
-* ``pages``         the two halves of ``Engine.convert_page`` as separate work units: render + draft
-                    (CPU workers) and decode (model actors). No Ray here.
+* ``pages``         the two halves of the page pipeline (``core.page_pipeline``) as separate work
+                    units: render + draft (CPU tasks) and decode (model actors). No Ray here.
 * ``jobs``          driver side: inputs to documents, per-document resume through
                     ``core.export.DocumentOutput``, assembly and statistics. No Ray here.
-* ``ray_pipeline``  the Ray Data pipeline, progress and the ``convert_with_ray`` entry point.
+* ``ray_pipeline``  render tasks and model actors (a document's pages in order on one actor, so it
+                    keeps the document's history), progress and the ``convert_with_ray`` entry point.
 * ``cli``           the ``--ray`` options of ``hsd convert``.
 
 Ray is an optional dependency (``pip install 'hsd-studio[ray]'``); only ``ray_pipeline`` imports it.

@@ -69,6 +69,22 @@ class DocumentJob:
     def done(self) -> bool:
         return len(self.results) >= len(self.todo)
 
+    def pages_to_convert(self) -> list[tuple[int, list[PageResult]]]:
+        """Each page still to do (0-based), with the pages saved by an earlier run since the one
+        before it: those join the document's history first, as ``core.resume`` feeds them on one
+        machine, so a resumed page is drafted from the same pages either way."""
+        out, saved = [], []
+        todo = set(self.todo)
+        for i in self.indices:
+            if i in todo:
+                out.append((i, saved))
+                saved = []
+            else:
+                result = self.output.finished(i + 1)
+                if result is not None:
+                    saved.append(result)
+        return out
+
     def add(self, result: PageResult) -> bool:
         """Save a page that came back (figures cropped from ``result.page_image``); False when it is
         a duplicate (a retried task can deliver a page twice) or not part of this job."""

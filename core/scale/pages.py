@@ -1,10 +1,11 @@
 """One page as two work units, so that rendering and drafting (CPU) run apart from decoding (GPU).
 
-``render_and_draft`` does what ``Engine.convert_page`` does before decoding: render at the configured
-DPI and draft the page (a drafter crash costs speed, never the page). ``convert_rendered`` hands the
-result to ``Engine.convert_image``, the same call ``convert_page`` makes, so the Markdown is the same
-as the single-machine path's for the same settings. Both retry a failing page before giving up, and
-a page that still fails becomes ``failed_page(...)`` exactly as in ``Engine.convert_document``.
+Both halves are the single-machine page pipeline (``core.page_pipeline``) cut in two:
+``render_and_draft`` runs its ``render_and_draft`` (drafter first, never on a thread) on a CPU
+worker and packs the result for the trip; ``convert_rendered`` unpacks it on a model actor and runs
+its ``decode_drafted``, the call ``Engine.convert_page`` makes, so the Markdown is the single path's
+for the same settings. Both retry a failing page before giving up; a page that still fails becomes
+``failed_page(...)`` exactly as in ``Engine.convert_document``.
 
 No Ray in this module: it is the unit that Ray workers run, testable without Ray.
 """
@@ -12,13 +13,13 @@ No Ray in this module: it is the unit that Ray workers run, testable without Ray
 from __future__ import annotations
 
 import pickle
-import time
 from dataclasses import dataclass, field
 
+from core import page_pipeline
+from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.errors import DrafterUnavailableError, HSDError
-from core.export import FIGURE_LABELS
-from core.results import PageResult
+from core.results import FIGURE_LABELS, PageResult, page_seconds
 
 
 @dataclass
@@ -38,6 +39,7 @@ class RenderedPage:
     image_bytes: bytes = b""
     regions: list[Region] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)
+    lead_seconds: float = 0.0        # render + draft, wall-clock (``DraftedPage.lead_seconds``)
     draft_error: str | None = None
     error: str | None = None
     fatal: str | None = None         # the run cannot go on (the drafter cannot run at all)
@@ -93,21 +95,13 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
     for attempt in range(1, retries + 2):
         try:
             page = _document(path, password).page(index)
-            t0 = time.perf_counter()
-            image = page.render(dpi)
-            seconds = {"render": time.perf_counter() - t0}
-            instance = _drafter(drafter)
-            draft_error = None
-            t0 = time.perf_counter()
-            try:
-                regions = list(instance.draft(page))
-            except Exception as exc:  # a drafter crash costs speed, never the page
-                regions, draft_error = [], f"{type(exc).__name__}: {exc}"
-            seconds["draft"] = time.perf_counter() - t0
+            drafted = page_pipeline.render_and_draft(page, dpi, _drafter(drafter), background=False)
+            image = drafted.image
             return RenderedPage(doc=doc, index=index, width=page.width, height=page.height,
-                                image_size=image.size, image_mode=image.mode,
-                                image_bytes=image.tobytes(), regions=regions, seconds=seconds,
-                                draft_error=draft_error, attempts=attempt)
+                                image_size=image.size, image_mode=image.mode, image_bytes=image.tobytes(),
+                                regions=drafted.drafts.result(), seconds=drafted.seconds,
+                                lead_seconds=drafted.lead_seconds, draft_error=drafted.drafts.error,
+                                attempts=attempt)
         except DrafterUnavailableError as exc:
             # the job's error, not each page's (as in convert); returned, not raised, because Ray
             # hands exceptions back to the driver as text only
@@ -125,41 +119,36 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
 
 
 def convert_rendered(engine, page: RenderedPage, retries: int = 2) -> PageResult:
-    """Decode one rendered page with ``engine`` (a ``core.engine.Engine``: ``convert_image``), retrying on errors.
+    """Decode one rendered page with ``engine`` (a ``core.engine.Engine``), retrying on errors.
 
     The result carries ``page_image`` only when the page has figure regions (the writer crops them);
     a page that fails every attempt is ``failed_page(...)`` with the last error, as in
     ``Engine.convert_document``.
     """
-    from core.engine import failed_page  # torch: model workers only, never render workers
-
     mode = engine.config.mode
     if page.error is not None:
-        return failed_page(page.number, page.width, page.height, mode, HSDError(page.error))
+        return page_pipeline.failed_page(page.number, page.width, page.height, mode, HSDError(page.error))
     image = page.image()
     error: BaseException | None = None
     for _ in range(retries + 1):
-        seconds = {"render": page.seconds.get("render", 0.0), "draft": page.seconds.get("draft", 0.0),
-                   "prefill": 0.0, "verify": 0.0, "total": 0.0}
-        t0 = time.perf_counter()
+        drafts = DraftJob.finished(page.regions, page.draft_error, page.seconds.get("draft", 0.0))
+        drafted = page_pipeline.DraftedPage(page.number, page.width, page.height, image, drafts,
+                                            page_seconds(**page.seconds), page.lead_seconds)
         try:
-            result = engine.convert_image(image, list(page.regions), page.width, page.height,
-                                          page.number, seconds=seconds)
+            result = page_pipeline.decode_drafted(engine, drafted)
         except KeyboardInterrupt:
             raise
         except Exception as exc:
             error = exc
-            _free_memory(engine)
+            _free_memory()
             continue
-        result.stats.seconds["total"] = seconds["render"] + seconds["draft"] + time.perf_counter() - t0
-        result.stats.draft_error = page.draft_error
-        if any(r.label in FIGURE_LABELS for r in result.regions):
-            result.page_image = image
+        if not any(r.label in FIGURE_LABELS for r in result.regions):
+            result.page_image = None  # nothing to crop: the image need not travel back
         return result
-    return failed_page(page.number, page.width, page.height, mode, error)
+    return page_pipeline.failed_page(page.number, page.width, page.height, mode, error)
 
 
-def _free_memory(engine) -> None:
+def _free_memory() -> None:
     try:
         import torch
 

@@ -1,31 +1,31 @@
-"""Batch conversion on Ray: a streaming Ray Data pipeline from pages to Markdown.
+"""Batch conversion on Ray: pages rendered and drafted on CPU tasks, decoded by model actors.
 
-    driver: plan documents (resume)  ->  rows (doc, page)
-    Ray Data:  map(render_and_draft)      CPU tasks, one CPU each, retried if their worker dies
-               map_batches(_ModelActor)   one actor per GPU (or CPU actors without GPUs), each holding
-                                          one model; batches of pages; actors restart if killed and
-                                          the batch they held is run again
-    driver: iter_rows -> save each page as it comes (atomic, resumable) -> Markdown when a document
+    driver: plan documents (resume)  ->  each document to one model actor (the one with least work)
+    render tasks:  render_and_draft        CPU tasks, one CPU each, retried if their worker dies
+    model actors:  one per GPU (or CPU actors without GPUs), each holding one model; a document's
+                   pages reach its actor in page order, so the actor's engine keeps the document's
+                   history and learned notation (``Engine.start_document``) exactly as
+                   ``hsd convert`` does; actors restart if killed and the pages they held run again
+    driver: results as they come -> save each page (atomic, resumable) -> Markdown when a document
             is complete
 
-Ray Data's streaming executor bounds what is in flight between the stages (back-pressure), so
-memory does not grow with the number of pages: only rendered pages waiting for a model actor are
-held, and the driver keeps page results (no images) of the documents still open.
+Pages in flight are bounded per actor (``RayOptions.batch_size`` ahead of the one decoding), so
+memory does not grow with the number of pages: only rendered pages waiting for their actor are
+held, and the driver keeps page results (no images) of the documents still open. Documents run in
+parallel, the pages of one document one after the other (each is drafted from the ones before it).
 
 Failures: a page that raises is retried (``retries``) inside its worker, then recorded as failed in
-its document's statistics while the rest goes on; a batch whose worker process dies is run again
+its document's statistics while the rest goes on; a page whose worker process dies is run again
 (Ray task retries / actor restarts, ``max_task_retries``); pages already saved are skipped on a
-re-run, with the same rules as ``hsd convert``.
+re-run, with the same rules as ``hsd convert``, and join the document's history first.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import pickle
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -104,19 +104,16 @@ class RunReport:
 # --- Ray workers ---------------------------------------------------------------------------------
 
 
-def _render_row(row: dict, dpi: int, drafter: str, password: str | None, retries: int) -> dict:
-    page = render_and_draft(int(row["doc"]), row["path"], int(row["index"]), dpi, drafter,
-                            password=password, retries=retries)
-    return {"doc": int(row["doc"]), "index": int(row["index"]), "page": page.dumps()}
+def _render(doc: int, path: str, index: int, dpi: int, drafter: str, password: str | None, retries: int) -> bytes:
+    return render_and_draft(doc, path, index, dpi, drafter, password=password, retries=retries).dumps()
 
 
-#: Memory reserved per render+draft task (one rendered page and a drafter). It also keeps Ray Data
-#: from fusing the render stage into the model actors (it fuses stages with equal resources).
+#: Memory reserved per render+draft task (one rendered page and a drafter).
 RENDER_TASK_MEMORY = 512 << 20
 
 
 class _ModelActor:
-    """One model per actor (per GPU): decodes batches of rendered pages."""
+    """One model per actor (per GPU): decodes the pages of the documents it is given, in order."""
 
     def __init__(self, config, engine_factory, retries: int):
         from core.cli import _quiet_libraries
@@ -130,29 +127,36 @@ class _ModelActor:
             self.engine = (engine_factory or Engine)(config)
             self.engine.target  # load now, not inside the first page's timing
         except HSDError as exc:
-            # Reported as a "fatal" row instead: Ray hands exceptions to the driver as text only
+            # Reported as a "fatal" result instead: Ray hands exceptions to the driver as text only
             # (with traceback), and the user should see the one-line error.
             self.load_error = exc
 
-    def __call__(self, batch: dict) -> dict:
-        import numpy as np
+    def remember(self, key: str, saved: list) -> None:
+        """Pages of document ``key`` saved by an earlier run join its history, as on resume in
+        ``hsd convert`` (``Engine.remember_pages``)."""
+        if self.load_error is None:
+            self.engine.remember_pages(_Document(key), saved)
 
-        out: dict[str, list] = {"doc": [], "index": [], "result": [], "actor": [], "busy": [], "gpu": [],
-                                "fatal": []}
-        for doc, index, data in zip(batch["doc"], batch["index"], batch["page"]):
-            page = RenderedPage.loads(bytes(data))
-            fatal = str(self.load_error) if self.load_error is not None else page.fatal
-            t0 = time.perf_counter()
-            result = None if fatal else convert_rendered(self.engine, page, self.retries)
-            out["busy"].append(time.perf_counter() - t0)
-            out["doc"].append(int(doc))
-            out["index"].append(int(index))
-            out["result"].append(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-            out["actor"].append(self.name)
-            out["gpu"].append(_gpu_utilization())
-            out["fatal"].append(fatal or "")
-        columns = {"doc": np.int64, "index": np.int64, "busy": np.float64, "gpu": np.int64}
-        return {k: np.array(v, dtype=columns.get(k, object)) for k, v in out.items()}
+    def convert(self, key: str, data: bytes) -> dict:
+        """Decode one rendered page of document ``key``: its history is the pages this actor
+        decoded (or remembered) of the same document before it."""
+        page = RenderedPage.loads(data)
+        fatal = str(self.load_error) if self.load_error is not None else page.fatal
+        t0 = time.perf_counter()
+        result = None
+        if not fatal:
+            self.engine.start_document(key)
+            result = convert_rendered(self.engine, page, self.retries)
+        return {"doc": page.doc, "index": page.index, "result": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL),
+                "actor": self.name, "busy": time.perf_counter() - t0, "gpu": _gpu_utilization(),
+                "fatal": fatal or ""}
+
+
+@dataclass
+class _Document:
+    """What ``Engine.remember_pages`` needs of a document: what names it."""
+
+    path: str
 
 
 def _actor_name() -> str:
@@ -181,7 +185,6 @@ def _gpu_utilization() -> int:
 def _require_ray():
     try:
         import ray
-        import ray.data  # noqa: F401
     except ImportError:
         raise HSDError("--ray needs Ray: pip install 'hsd-studio[ray]' (ray[data])") from None
     return ray
@@ -254,55 +257,79 @@ def convert_with_ray(inputs, output, config, *, pages: str | None = None, passwo
     return RunReport(documents=ordered, failures=failures, progress=progress)
 
 
+class _Stream:
+    """One model actor's work: whole documents taken from ``queue`` one after the other, their
+    pages submitted in order (the saved pages before each first joining the document's history)."""
+
+    def __init__(self, actor, queue: list[DocumentJob], submit_render):
+        self.actor, self.queue, self.submit_render = actor, queue, submit_render
+        self.pages: list[tuple[DocumentJob, int, list]] = []
+
+    def submit_next(self):
+        """Submit this actor's next page: ``(result, rendered page)`` references, None when all are out."""
+        while not self.pages:
+            if not self.queue:
+                return None
+            job = self.queue.pop(0)
+            self.pages = [(job, index, saved) for index, saved in job.pages_to_convert()]
+        job, index, saved = self.pages.pop(0)
+        key = str(job.input_path)
+        if saved:
+            self.actor.remember.remote(key, saved)
+        rendered = self.submit_render(job, index)
+        return self.actor.convert.remote(key, rendered), rendered
+
+
 def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, options: RayOptions,
                   engine_factory, progress: Progress, finish, say, on_progress) -> None:
     import ray
 
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
     gpus = int(ray.cluster_resources().get("GPU", 0))
     per_gpu = options.gpus_per_actor if options.gpus_per_actor > 0 else 1.0
-    actors = options.actors or max(1, int(gpus / per_gpu + 1e-9))
+    todo = [j for j in jobs.values() if j.todo]
+    actors = min(len(todo), options.actors or max(1, int(gpus / per_gpu + 1e-9)))
     cpus = float(ray.cluster_resources().get("CPU", 0))
     if actors * options.cpus_per_actor + options.render_cpus > cpus + 1e-9:
-        # Ray Data would wait forever for a CPU to render on
+        # the render tasks would wait forever for a CPU
         raise HSDError(f"{actors} model actor(s) x {options.cpus_per_actor:g} CPU leave no CPU for "
                        f"rendering (the cluster has {cpus:g}); use fewer --ray-actors or "
                        "--ray-cpus-per-actor")
     actor_config = config
     if gpus and (config.device or "").startswith("cuda:"):
         actor_config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
-    rows = [{"doc": j.id, "index": i, "path": str(j.input_path)} for j in jobs.values() for i in j.todo]
-    ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), 4096)))
-    ds = ds.map(_render_row, fn_kwargs={"dpi": config.dpi, "drafter": config.drafter,
-                                        "password": password,
-                                        "retries": options.retries},
-                num_cpus=options.render_cpus, memory=RENDER_TASK_MEMORY)
-    model_stage = dict(
-        fn_constructor_kwargs={"config": actor_config, "engine_factory": engine_factory,
-                               "retries": options.retries},
-        batch_size=max(1, options.batch_size), batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=actors),
-        num_gpus=per_gpu if gpus else 0, num_cpus=options.cpus_per_actor)
-    with warnings.catch_warnings():
-        # Ray Data restarts a dead actor and re-runs its batch without limit by default; a page
-        # that kills its process every time would loop forever, so the re-runs are capped. Ray
-        # 2.60 deprecates these keyword arguments (removal planned for 2.64): fall back to the
-        # default there.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            ds = ds.map_batches(_ModelActor, **model_stage, max_restarts=-1,
-                                max_task_retries=options.max_task_retries)
-        except TypeError:
-            ds = ds.map_batches(_ModelActor, **model_stage)
+    render = ray.remote(_render).options(num_cpus=options.render_cpus, memory=RENDER_TASK_MEMORY,
+                                         max_retries=options.max_task_retries)
+    # A killed actor is restarted and the pages it held run again; a page that kills its process
+    # every time would loop forever, so the re-runs are capped.
+    model = ray.remote(_ModelActor).options(num_gpus=per_gpu if gpus else 0, num_cpus=options.cpus_per_actor,
+                                            max_restarts=-1, max_task_retries=options.max_task_retries)
+    def submit_render(job: DocumentJob, index: int):
+        return render.remote(job.id, str(job.input_path), index, config.dpi, config.drafter, password,
+                             options.retries)
+
+    pool = [model.remote(actor_config, engine_factory, options.retries) for _ in range(actors)]
+    queue = list(todo)  # shared: an actor takes the next document when it has submitted its last page
+    streams = [_Stream(actor, queue, submit_render) for actor in pool]
     say(f"hsd: ray: {progress.pages_total} page(s) of {len(jobs)} document(s) on {actors} model "
         f"actor(s) ({f'{gpus} GPU(s)' if gpus else 'CPU only'})")
+    pending: dict = {}  # result reference -> (stream, rendered page reference): pages in flight
+    ahead = max(1, options.batch_size)  # pages submitted to an actor beyond the one it decodes
+    for stream in streams:
+        for _ in range(ahead + 1):
+            refs = stream.submit_next()
+            if refs is None:
+                break
+            pending[refs[0]] = (stream, refs[1])
     t0 = time.perf_counter()
     last = t0
     try:
-        for row in ds.iter_rows():
+        while pending:
+            (ready,), _ = ray.wait(list(pending), num_returns=1)
+            stream, _ = pending.pop(ready)
+            row = ray.get(ready)
+            refs = stream.submit_next()
+            if refs is not None:
+                pending[refs[0]] = (stream, refs[1])
             if row["fatal"]:
                 raise HSDError(row["fatal"])
             job = jobs.get(int(row["doc"]))
@@ -339,8 +366,24 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
             raise cause from None
         raise HSDError(f"the Ray pipeline failed after {progress.pages_done} page(s) (those are kept; "
                        f"run again to resume): {_short(exc)}") from exc
+    finally:
+        _stop(ray, pool, [rendered for _, rendered in pending.values()])
     progress.elapsed = time.perf_counter() - t0
     say(f"hsd: {progress.line()}")
+
+
+def _stop(ray, actors: list, renders: list) -> None:
+    """Stop what is still running (an interrupted or failed run): its pages are not saved."""
+    for ref in renders:
+        try:
+            ray.cancel(ref)
+        except Exception:
+            pass
+    for actor in actors:
+        try:
+            ray.kill(actor)
+        except Exception:
+            pass
 
 
 def _user_error(exc: BaseException) -> HSDError | None:

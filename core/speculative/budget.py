@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: Proposal lengths considered (capped at the config's max_budget).
-_LENGTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+from core.tuning import (ACCEPTANCE_DECAY, ACCEPTANCE_PRIOR, CROP_SECONDS_KEEP, PASS_COST_FORGET,
+                         PASSES_SAVED_PER_TOKEN, PROPOSAL_LENGTHS, REGION_WIDTH_PER_TOKEN)
 
 
 class PassCost:
@@ -35,11 +35,11 @@ class PassCost:
     the seconds a region crop's prefill takes (``add_crops``).
 
     ``b`` stays 0 (every length is as cheap as one token) until passes of different widths have
-    been seen; a target that declares ``measures_pass_cost = False`` (the replay target, which
-    stands for a GPU) keeps it 0 for good.
+    been seen; the decoder does not time a target whose ``measures_pass_cost`` is False (the
+    replay target, which stands for a GPU), so there it stays 0 for good.
     """
 
-    def __init__(self, forget: float = 0.95):
+    def __init__(self, forget: float = PASS_COST_FORGET):
         self.forget = forget
         self._s = [0.0] * 5  # weighted sums: 1, x, y, xx, xy
         self.a, self.b = 0.0, 0.0
@@ -51,7 +51,7 @@ class PassCost:
     def add_crops(self, crops: int, seconds: float) -> None:
         """A batch of ``crops`` region crops took ``seconds`` to prefill."""
         per = seconds / max(1, crops)
-        self.crop_seconds = per if self.crop_seconds is None else 0.7 * self.crop_seconds + 0.3 * per
+        self.crop_seconds = per if self.crop_seconds is None else CROP_SECONDS_KEEP * self.crop_seconds + (1.0 - CROP_SECONDS_KEEP) * per
 
     def add(self, tokens: int, seconds: float) -> None:
         x, y = float(tokens), float(seconds)
@@ -82,8 +82,8 @@ class AcceptanceRate:
     rejections)``, both decayed per pass; it starts at ``prior`` as if from one pass's evidence.
     """
 
-    prior: float = 0.5
-    decay: float = 0.8
+    prior: float = ACCEPTANCE_PRIOR
+    decay: float = ACCEPTANCE_DECAY
     accepted: float = field(init=False)
     rejected: float = field(init=False)
 
@@ -110,7 +110,7 @@ def best_length(alpha: float, token_share: float, rows: int, longest: int) -> in
     alpha = min(alpha, 0.999)
     per_token = token_share * max(1, rows)
     best, best_rate = 1, -1.0
-    for k in _LENGTHS:
+    for k in PROPOSAL_LENGTHS:
         if k > longest:
             break
         rate = (1.0 - alpha ** (k + 1)) / (1.0 - alpha) / (1.0 + per_token * (k + 1))
@@ -127,30 +127,13 @@ def affordable_rows(token_share: float, width: int, limit: int) -> int:
     return max(0, min(limit, int(1.0 / (token_share * max(1, width)))))
 
 
-#: Page passes that one token of a region's Stage 1 output saves Stage 2, on average, by where the
-#: draft came from. On the 69 corpus pages (replay, tau 1) hsd's page row took 2591 passes where page
-#: mode took 4609 for 52280 tokens of text-layer-drafted pages (0.04 a token), and 1474 against 3401
-#: for 12149 tokens of OCR-drafted ones (0.16): the crop's reading mends what OCR got wrong.
-PASSES_SAVED_PER_TOKEN = {"text layer": 0.04, "ocr": 0.16}
-
-
-#: Width a region row adds to the batch per token it keeps, in units of the fitted ``b``. Measured
-#: with a real-width model on two CPU cores (tenth session, odb_05, one pass log): a region row is
-#: padded to the widest row (121 tokens a pass where 67 were real), and part of its proposals is
-#: rejected; and a pass's cost is concave in its width (1 token 46 ms, 5-8 tokens 78 ms, 33-64
-#: 183 ms), so the linear fit reads the fixed cost high (78 ms) and the slope low (2.8 ms) where
-#: a narrow row's tokens cost about 6 ms each. With 1, 2 and then 4 here, crops still got in and
-#: hsd ran behind page mode (up to 1.6x its time) in fewer passes. 8 leaves Stage 1 off for that
-#: model (b / a above 1 / 50), on for the tiny model's long OCR regions and on a GPU.
-REGION_WIDTH_PER_TOKEN = 8.0
-
-
-def stage1_pays(draft_tokens: int | None, text_layer: bool, prefill_seconds: float, pass_seconds: float,
+def stage1_pays(draft_tokens: int | None, exact_text: bool, prefill_seconds: float, pass_seconds: float,
                 token_seconds: float = 0.0) -> bool:
     """Whether verifying a region of ``draft_tokens`` on its crop (Stage 1) is likely to save the
     page more time than it costs. ``pass_seconds`` and ``token_seconds``: ``PassCost.a`` and ``.b``.
+    ``exact_text``: the draft is the document's own text (a text layer), not a reading of pixels.
     ``draft_tokens`` None: a region without a draft, read from its crop alone; its length is unknown,
-    so only whether a token of it pays at all is asked (valued as an OCR draft's).
+    so only whether a token of it pays at all is asked (valued as a reading's).
 
     What Stage 1 saves is page passes (``PASSES_SAVED_PER_TOKEN``), each worth its fixed cost only:
     the page still verifies every token the region row verified. What it costs is the crop's
@@ -159,10 +142,10 @@ def stage1_pays(draft_tokens: int | None, text_layer: bool, prefill_seconds: flo
     prefill costs little beside a pass. On a CPU it costs several passes, and where a token's width
     costs more than the share of a pass it saves, no region is long enough: a real-width model on
     two cores (hidden 1024, 121 k words, output head as in ``core.targets.cpu_head``) has ``a`` =
-    50 ms and ``b`` = 4 ms, so neither text-layer regions (0.04 x 50 = 2 ms saved a token) nor OCR
+    50 ms and ``b`` = 4 ms, so neither exact regions (0.04 x 50 = 2 ms saved a token) nor OCR
     regions (8 ms saved, 32 ms spent) pay; the tiny test model (7 ms, 0.1 ms) gets crops for OCR
     regions of 79 tokens (a crop: 25 ms) and none for text-layer ones (0.3 ms saved, 0.8 ms spent)."""
-    saved = PASSES_SAVED_PER_TOKEN["text layer" if text_layer and draft_tokens else "ocr"]
+    saved = PASSES_SAVED_PER_TOKEN["exact" if exact_text and draft_tokens else "reading"]
     per_token = saved * pass_seconds - REGION_WIDTH_PER_TOKEN * token_seconds
     if draft_tokens is None:
         return per_token > 0.0

@@ -31,16 +31,29 @@ from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
 from core.speculative.verify import verify_tree
+from core.tuning import BATCH_BUDGETS, COMPACT_HOLE_FRACTION, GIVE_UP_PATIENCE
+
+
+@dataclass
+class RowStats:
+    """What happened to one row: passes it took part in, draft tokens proposed and accepted."""
+
+    forward_passes: int = 0
+    proposed: int = 0
+    accepted: int = 0
+    tokens_per_pass: list[int] = field(default_factory=list)
+    tree_passes: int = 0  # passes whose proposal branched (a tree, not a chain)
 
 
 @dataclass
 class DecodeRow:
-    """One sequence being decoded, and what happened to it.
+    """One sequence being decoded.
 
     output:  tokens decided so far (in the cache), the prompt excluded.
     origins: per output token, the draft position ``(draft_id, index)`` it was accepted from,
              or None where the target produced it itself.
     root:    the target's latest token, decided but not yet in the cache.
+    stats:   the row's counters (``RowStats``).
     """
 
     proposer: Proposer
@@ -52,17 +65,13 @@ class DecodeRow:
     origins: list[tuple[int, int] | None] = field(default_factory=list)
     done: bool = False
     stop_reason: str = ""
-    forward_passes: int = 0
-    proposed: int = 0
-    accepted: int = 0
-    tokens_per_pass: list[int] = field(default_factory=list)
-    tree_passes: int = 0  # passes whose proposal branched (a tree, not a chain)
+    stats: RowStats = field(default_factory=RowStats)
     budget: int = 0     # longest continuation to propose next (0: the config's max_chain)
     rate: AcceptanceRate = field(default_factory=AcceptanceRate)  # for cost-aware lengths (``budget``)
     # Stage 1 only (its output is a draft, never returned): stop early once the last ``patience``
     # passes gained fewer than ``give_up_below`` tokens each on average; the drafts are not helping.
     give_up_below: float = 0.0
-    patience: int = 8
+    patience: int = GIVE_UP_PATIENCE
     tag: object = None  # caller's handle (region index, ...)
     # The row the batch exists for (Stage 2's page): once it is done, the other rows stop too.
     ends_batch: bool = False
@@ -77,17 +86,28 @@ class DecodeRow:
             self.done = True
 
 
-#: Called after every pass with the rows that advanced and how many tokens each gained.
-StepCallback = Callable[[list[DecodeRow], list[int]], None]
-#: Asked after every pass with the live rows: newcomers ``(rows, cache, valid)`` to admit, or None.
-Admit = Callable[[list[DecodeRow]], "tuple[list[DecodeRow], object, torch.Tensor] | None"]
+#: Newcomers to a batch: their rows, their merged prefill cache and its ``valid`` columns.
+Admission = "tuple[list[DecodeRow], object, torch.Tensor]"
+
+
+class DecodePolicy:
+    """What the caller decides while the decoder runs: which rows join the batch, and what to do
+    after each pass (stream text, refine drafts). The default admits nothing and does nothing."""
+
+    def admit(self, live: list[DecodeRow]) -> "Admission | None":
+        """Asked before the first pass and after every pass, with the rows still live: newcomers
+        ``(rows, cache, valid)`` to add to the batch, or None."""
+        return None
+
+    def after_pass(self, live: list[DecodeRow], gained: list[int]) -> None:
+        """Called after every pass with the rows that took part and the tokens each gained."""
 
 
 class SpeculativeDecoder:
     """Runs rows to completion with draft-tree verification (q = 1 everywhere is plain AR).
 
-    target must provide ``forward(tokens, positions, attention_mask, cache, rope_deltas)`` as
-    documented in ``core.targets.base.Target`` and a ``pad_token_id``.
+    ``target``: a ``core.targets.protocol.DecodeTarget`` (``forward``, ``pad_token_id``, ``dtype``,
+    ``measures_pass_cost``).
     """
 
     def __init__(
@@ -97,8 +117,7 @@ class SpeculativeDecoder:
         tau: float = 1.0,
         relax_allowed: Callable[[list[int]], bool] | None = None,
         should_cancel: Callable[[], bool] | None = None,
-        on_step: StepCallback | None = None,
-        compact_ratio: float = 0.25,
+        compact_ratio: float = COMPACT_HOLE_FRACTION,
         cost: PassCost | None = None,
     ):
         self.target = target
@@ -106,31 +125,32 @@ class SpeculativeDecoder:
         self.tau = tau
         self.relax_allowed = relax_allowed
         self.should_cancel = should_cancel or (lambda: False)
-        self.on_step = on_step
         self.compact_ratio = compact_ratio
         self.forward_passes = 0
         # Measured pass cost (shared by the engine across pages); None, or a target that stands for
-        # a GPU (``measures_pass_cost = False``), proposes the adaptive budgets alone.
-        self.cost = cost if getattr(target, "measures_pass_cost", True) else None
+        # a GPU (``measures_pass_cost`` False), proposes the adaptive budgets alone.
+        self.cost = cost if target.measures_pass_cost else None
 
-    def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor, admit: Admit | None = None) -> list[DecodeRow]:
+    def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor,
+            policy: DecodePolicy | None = None) -> list[DecodeRow]:
         """Decode until every row is done.
 
         cache: the merged prefill cache, batch ``len(rows)``; valid: (B, T) bool, its real columns.
-        admit: asked before the first pass and after every pass (with the rows still live) for
-        freshly prefilled rows to join the batch: returns ``(rows, cache, valid)`` of the newcomers,
-        or None; no longer asked once an ``ends_batch`` row is done. Rows are returned in the order
-        they were given, newcomers not included.
+        policy: admits newcomers before the first pass and after every pass (no longer once an
+        ``ends_batch`` row is done) and is told about every pass (``DecodePolicy``). Rows are
+        returned in the order they were given, newcomers not included.
         """
+        policy = policy or DecodePolicy()
         live, cache, valid = _drop_done(rows, cache, valid)
-        if admit is not None and not any(r.ends_batch for r in rows if r.done):
-            live, cache, valid = _admit(admit, live, cache, valid)
+        if not any(r.ends_batch for r in rows if r.done):
+            live, cache, valid = _admit(policy, live, cache, valid)
         while live:
             if self.should_cancel():
                 raise CancelledError("cancelled")
             # Rows are padded to the widest tree, so the long budgets shrink as the batch grows:
-            # about 2 * max_budget tokens per pass in all, never below max_chain per row.
-            cap = max(self.proposal.max_chain, min(self.proposal.max_budget, 2 * self.proposal.max_budget // len(live)))
+            # about BATCH_BUDGETS * max_budget tokens per pass in all, never below max_chain per row.
+            p = self.proposal
+            cap = max(p.max_chain, min(p.max_budget, BATCH_BUDGETS * p.max_budget // len(live)))
             trees = [r.proposer.propose(r.output, r.root,
                                         self._length(r, min(cap, r.budget or self.proposal.max_chain), len(live)))
                      for r in live]
@@ -153,15 +173,16 @@ class SpeculativeDecoder:
                 row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
                 row.length += len(acc.path)
                 row.root = acc.bonus
-                row.forward_passes += 1
-                row.proposed += len(tree) - 1
-                row.accepted += acc.accepted_drafts
-                row.tokens_per_pass.append(len(acc.path))
-                row.tree_passes += not tree.is_chain
+                stats = row.stats
+                stats.forward_passes += 1
+                stats.proposed += len(tree) - 1
+                stats.accepted += acc.accepted_drafts
+                stats.tokens_per_pass.append(len(acc.path))
+                stats.tree_passes += not tree.is_chain
                 row.budget = self._next_budget(row, tree, acc.accepted_drafts)
                 row._finish_if_stopped(before)
-                if not row.done and row.give_up_below and len(row.tokens_per_pass) >= row.patience:
-                    recent = row.tokens_per_pass[-row.patience:]
+                if not row.done and row.give_up_below and len(stats.tokens_per_pass) >= row.patience:
+                    recent = stats.tokens_per_pass[-row.patience:]
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
@@ -173,15 +194,14 @@ class SpeculativeDecoder:
                     if not r.done:
                         r.done, r.stop_reason = True, "superseded"
             self.forward_passes += 1
-            if self.on_step:
-                self.on_step(live, gained)
+            policy.after_pass(live, gained)
             cache, valid = _trim_tail(cache, valid)
             keep = [b for b, r in enumerate(live) if not r.done]
             if len(keep) < len(live):
                 cache, valid = _select_rows(cache, valid, keep)
                 live = [live[b] for b in keep]
-            if admit is not None and not any(r.ends_batch for r in rows if r.done):
-                live, cache, valid = _admit(admit, live, cache, valid)
+            if not any(r.ends_batch for r in rows if r.done):
+                live, cache, valid = _admit(policy, live, cache, valid)
             if live and _hole_fraction(valid) > self.compact_ratio:
                 cache, valid = _compact(cache, valid)
         return rows
@@ -242,9 +262,9 @@ class SpeculativeDecoder:
 # DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
 
 
-def _admit(admit: Admit, live: list[DecodeRow], cache, valid: torch.Tensor):
-    """Ask ``admit`` for newcomers and append those not done at once to the batch."""
-    extra = admit(live)
+def _admit(policy: DecodePolicy, live: list[DecodeRow], cache, valid: torch.Tensor):
+    """Ask the policy for newcomers and append those not done at once to the batch."""
+    extra = policy.admit(live)
     if extra is None:
         return live, cache, valid
     new_live, new_cache, new_valid = _drop_done(*extra)

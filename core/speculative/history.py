@@ -17,10 +17,11 @@ and exactly in the model's own tokens, so Stage 1 and Stage 2 rows of later page
 from __future__ import annotations
 
 from core.speculative.matching import DraftIndex
+from core.tuning import HISTORY_RECENT, HISTORY_TOKENS, MAX_NGRAM
 
 
 class OutputHistory(DraftIndex):
-    def __init__(self, max_ngram: int = 10, max_tokens: int = 16384, recent: int = 16):
+    def __init__(self, max_ngram: int = MAX_NGRAM, max_tokens: int = HISTORY_TOKENS, recent: int = HISTORY_RECENT):
         super().__init__([[]], max_ngram)
         self.max_tokens, self.recent = max_tokens, recent
 

@@ -20,19 +20,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.speculative.tree import DraftTree, build_tree, root_only
+from core import tuning
 
 
 @dataclass
 class ProposalConfig:
-    min_ngram: int = 3
-    max_ngram: int = 10
-    max_chain: int = 64        # draft tokens proposed along one continuation
-    min_budget: int = 4        # shortest continuation after repeated rejections
-    max_budget: int = 256      # longest continuation by doubling after full acceptance (max_nodes caps a chain at 127)
-    max_nodes: int = 128       # tree size limit (root included)
-    max_branches: int = 8      # continuations merged into one tree
-    fallback_depth: int = 15   # depth of 1-gram fallback trees
-    fallback_branches: int = 4
+    """How proposals are made; the defaults and what each means are in ``core.tuning``."""
+
+    min_ngram: int = tuning.MIN_NGRAM
+    max_ngram: int = tuning.MAX_NGRAM
+    max_chain: int = tuning.MAX_CHAIN
+    min_budget: int = tuning.MIN_BUDGET
+    max_budget: int = tuning.MAX_BUDGET    # max_nodes caps a chain at max_nodes - 1
+    max_nodes: int = tuning.MAX_NODES
+    max_branches: int = tuning.MAX_BRANCHES
+    fallback_depth: int = tuning.FALLBACK_DEPTH
+    fallback_branches: int = tuning.FALLBACK_BRANCHES
     cost_aware: bool = True    # shorten proposals where measured pass cost grows with width (CPU)
 
 
@@ -45,7 +48,7 @@ class DraftIndex:
     replacing one (a region's Stage 1 output arriving) re-indexes that draft only.
     """
 
-    def __init__(self, drafts: list[list[int]], max_ngram: int = 10):
+    def __init__(self, drafts: list[list[int]], max_ngram: int = tuning.MAX_NGRAM):
         self.drafts = [list(d) for d in drafts]
         self.max_ngram = max_ngram
         self._tables: list[dict[tuple[int, ...], list[int]]] = [{} for _ in self.drafts]

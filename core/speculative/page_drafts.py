@@ -30,6 +30,43 @@ from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import OutputNgramProposer, TextProposer, TokenNgramProposer, UnionProposal
 from core.speculative.textmatch import Notation
+from core.tuning import GROW_STEP
+
+
+class _Slots:
+    """Where each draft of ``n`` regions sits in the token and the text proposers (module docstring)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    # token drafts
+    def region_tokens(self, region: int) -> int:
+        return region
+
+    @property
+    def joined_tokens(self) -> int:
+        return self.n
+
+    def partial_tokens(self, region: int) -> int:
+        return self.n + 1 + region
+
+    def token_regions(self, ids: list[int]) -> list[int | None]:
+        """Region id of every token slot, in slot order (None: the joined draft)."""
+        return ids + [None] + ids
+
+    # text drafts
+    def stage1_text(self, region: int) -> int:
+        return region
+
+    def raw_text(self, region: int) -> int:
+        return self.n + region
+
+    @property
+    def joined_text(self) -> int:
+        return 2 * self.n
+
+    def text_regions(self, ids: list[int]) -> list[int | None]:
+        return ids + ids + [None]
 
 
 class PageDrafts:
@@ -41,45 +78,42 @@ class PageDrafts:
         ``history``: the document's earlier pages' output (shared, read only here)."""
         n = len(drafts)
         ids = list(regions) if regions is not None else list(range(n))
-        self.n, self.encode = n, encode
+        self.n, self.encode, self.decode = n, encode, decode
+        self.slots = slots = _Slots(n)
         self.raw_texts = list(texts)
         self.refined: list[str | None] = [None] * n
         joined = self._joined()
-        self.tokens = TokenNgramProposer(list(drafts) + [encode(joined) if joined else []] + [[] for _ in ids],
-                                         cfg, regions=ids + [None] + ids, fallback=False)
-        self.texts = TextProposer([""] * n + list(texts) + [joined], ids * 2 + [None], encode, decode, cfg,
-                                  notation=notation)
-        fallback = TokenNgramProposer([], cfg, regions=ids + [None] + ids, index=self.tokens.index)
+        token_drafts = list(drafts) + [encode(joined) if joined else []] + [[] for _ in ids]
+        self.tokens = TokenNgramProposer(token_drafts, cfg, regions=slots.token_regions(ids), fallback=False)
+        self.texts = TextProposer([""] * n + list(texts) + [joined], slots.text_regions(ids), encode, decode,
+                                  cfg, notation=notation)
+        fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
         proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
         if history:
             proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
         self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
         self._stale = False
         self._grown = [0] * n  # tokens of each region's partial output already in its draft
-        self.decode = decode
-
-    #: A partial output joins the text drafts in steps of this many tokens (each update re-reads it).
-    GROW_STEP = 8
 
     def grow(self, region: int, tokens: list[int]) -> None:
         """Region ``region``'s Stage 1 row has verified ``tokens`` so far."""
         have = self._grown[region]
         if self.refined[region] is not None or len(tokens) <= have:
             return
-        self.tokens.index.extend(self.n + 1 + region, tokens[have:])
+        self.tokens.index.extend(self.slots.partial_tokens(region), tokens[have:])
         self._grown[region] = len(tokens)
-        if len(tokens) // self.GROW_STEP > have // self.GROW_STEP:
-            self.texts.set_text(region, self.decode(tokens))
+        if len(tokens) // GROW_STEP > have // GROW_STEP:
+            self.texts.set_text(self.slots.stage1_text(region), self.decode(tokens))
 
     def refine(self, region: int, tokens: list[int], text: str) -> None:
         """Region ``region``'s Stage 1 output arrived (call ``rejoin`` after a batch of these)."""
         if not tokens:
             return
         self.refined[region] = text
-        self.tokens.set_draft(region, tokens)
+        self.tokens.set_draft(self.slots.region_tokens(region), tokens)
         if self._grown[region]:
-            self.tokens.set_draft(self.n + 1 + region, [])
-        self.texts.set_text(region, text)
+            self.tokens.set_draft(self.slots.partial_tokens(region), [])
+        self.texts.set_text(self.slots.stage1_text(region), text)
         self._stale = True
 
     def rejoin(self) -> None:
@@ -87,8 +121,8 @@ class PageDrafts:
         if not self._stale:
             return
         joined = self._joined()
-        self.tokens.set_draft(self.n, self.encode(joined) if joined else [])
-        self.texts.set_text(2 * self.n, joined)
+        self.tokens.set_draft(self.slots.joined_tokens, self.encode(joined) if joined else [])
+        self.texts.set_text(self.slots.joined_text, joined)
         self._stale = False
 
     def _joined(self) -> str:

@@ -14,6 +14,7 @@ from typing import Callable, Protocol
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
 from core.speculative.textmatch import Notation, TextMatcher
 from core.speculative.tree import DraftTree, build_tree, root_only
+from core.tuning import TEXT_CHARS_PER_TOKEN, TEXT_TAIL_TOKENS, UNION_HEAD
 
 
 class Proposer(Protocol):
@@ -52,7 +53,7 @@ class TextProposer:
     """Normalised-character matching into raw text drafts (page level); see ``textmatch``."""
 
     def __init__(self, texts: list[str], regions: list[int], encode: Callable[[str], list[int]],
-                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = 64,
+                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = TEXT_TAIL_TOKENS,
                  notation: Notation | None = None):
         self.matcher = TextMatcher(texts, notation=notation)
         self.regions = regions
@@ -68,7 +69,7 @@ class TextProposer:
             return root_only(root)
         tail = self.decode(output[-self.tail_tokens:] + [root])
         conts = []
-        for text, d, pos in self.matcher.continuations(tail, max_chars_out=8 * budget):
+        for text, d, pos in self.matcher.continuations(tail, max_chars_out=TEXT_CHARS_PER_TOKEN * budget):
             tokens = self.encode(text)[:budget]
             if tokens:
                 conts.append((tokens, (self.regions[d], pos)))
@@ -136,7 +137,7 @@ class UnionProposal:
         self.proposers, self.fallback, self.max_nodes = proposers, fallback, max_nodes
 
     #: Tokens of every continuation's head placed before any continuation is extended further.
-    HEAD = 4
+    HEAD = UNION_HEAD
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         trees = [t for t in (p.propose(output, root, budget) for p in self.proposers) if len(t) > 1]

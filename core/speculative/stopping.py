@@ -11,14 +11,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.tuning import MAX_NEW_TOKENS, REPETITION_PERIOD, REPETITION_RUN
+
 
 @dataclass
 class RepetitionGuard:
     """Detects degenerate loops: the output repeating a block of at most ``max_period`` tokens for
     ``min_run`` consecutive tokens. Long enough that real tables of empty cells pass."""
 
-    max_period: int = 64
-    min_run: int = 256
+    max_period: int = REPETITION_PERIOD
+    min_run: int = REPETITION_RUN
 
     def first_trigger(self, tokens: list[int], new_from: int) -> int | None:
         """Smallest length ``L > new_from`` such that ``tokens[:L]`` ends in a loop, or None.
@@ -64,7 +66,7 @@ class StopRule:
     """When decoding ends: a stop token, ``max_new_tokens``, or a repetition loop."""
 
     eos_token_ids: frozenset[int]
-    max_new_tokens: int = 4096
+    max_new_tokens: int = MAX_NEW_TOKENS
     repetition: RepetitionGuard | None = None
 
     def cut(self, tokens: list[int], new_from: int) -> tuple[int, str] | None:

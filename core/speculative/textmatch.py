@@ -26,6 +26,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from core.tuning import TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS
+
 
 def _kept(ch: str) -> bool:
     return ch.isalnum()
@@ -183,8 +185,8 @@ class TextMatcher:
       texts share one normalised stream and one hit position.
     """
 
-    def __init__(self, drafts: list[str], min_chars: int = 6, max_chars: int = 48,
-                 max_hits: int = 8, notation: Notation | None = None):
+    def __init__(self, drafts: list[str], min_chars: int = TEXT_MIN_CHARS, max_chars: int = TEXT_MAX_CHARS,
+                 max_hits: int = TEXT_MAX_HITS, notation: Notation | None = None):
         self.drafts = [NormalizedText.of(d) for d in drafts]
         self.min_chars, self.max_chars, self.max_hits = min_chars, max_chars, max_hits
         self.rewrites: dict[str, str] = {}  # draft separator -> the output's, where they differ

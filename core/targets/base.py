@@ -86,6 +86,8 @@ class Target:
     ``vocab_size`` (width of the logits, which can exceed the tokenizer's vocabulary).
     """
 
+    measures_pass_cost = True  # a real model: its passes are timed (``core.targets.protocol``)
+
     def __init__(self, *, profile: Profile, model, processor, tokenizer, device: torch.device,
                  dtype: torch.dtype, eos_token_ids: frozenset[int], pad_token_id: int):
         self.profile = profile

@@ -11,11 +11,19 @@ from core.drafters.normalize import text_edit_distance
 pytestmark = pytest.mark.corpus
 
 
+#: Documents of the corpus that are not born-digital throughout: the OmniDocBench pages are
+#: image-only scans; one MinerU textbook is a scan too, and one Docling report mixes scanned pages in.
+SCANNED = {"mineru_ordinary_textbook_1d9a8476_6820850d": {False}, "docling_redp5110_sampled": {False, True}}
+
+
 def test_every_corpus_pdf_opens_and_is_classified(corpus):
-    for pdf in sorted((corpus / "pairs").glob("*.pdf")):
+    pdfs = sorted((corpus / "pairs").glob("*.pdf"))
+    assert pdfs
+    for pdf in pdfs:
         with open_document(pdf) as doc:
             kinds = {page.is_born_digital for page in doc.pages()}
-        assert kinds == ({False} if pdf.name.startswith("odb_") else kinds), pdf.name
+        expected = {False} if pdf.name.startswith("odb_") else SCANNED.get(pdf.stem, {True})
+        assert kinds == expected, pdf.name
 
 
 @pytest.mark.parametrize("stem, limit", [

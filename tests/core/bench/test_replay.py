@@ -115,11 +115,11 @@ def test_a_document_shares_what_one_page_taught_about_notation(target):
     alone = passes(Engine(EngineConfig(mode="page", max_new_tokens=2048), target=target, drafter=None), 2)
     assert with_document < alone
     # another document starts afresh
-    notation = shared._notation
+    notation = shared.notation
     shared.start_document("paper.pdf")
-    assert shared._notation is notation
+    assert shared.notation is notation
     shared.start_document("other.pdf")
-    assert shared._notation is not notation and not shared._notation
+    assert shared.notation is not notation and not shared.notation
 
 
 def test_convert_document_keeps_one_notation_per_document(target, tmp_path):
@@ -128,11 +128,11 @@ def test_convert_document_keeps_one_notation_per_document(target, tmp_path):
     engine = Engine(EngineConfig(mode="page"), target=target, drafter=object())
     paper = SimpleNamespace(page_count=0, path=tmp_path / "paper.pdf")
     list(engine.convert_document(paper))
-    first = engine._notation
+    first = engine.notation
     list(engine.convert_document(paper, []))  # the CLI and the app convert one page per call
-    assert engine._notation is first
+    assert engine.notation is first
     list(engine.convert_document(SimpleNamespace(page_count=0, path=tmp_path / "other.pdf")))
-    assert engine._notation is not first
+    assert engine.notation is not first
 
 
 def test_without_qwens_tokenizer_auto_falls_back_to_the_tiny_one_and_says_so(monkeypatch):

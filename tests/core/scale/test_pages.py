@@ -97,6 +97,9 @@ def test_folders_expand_sorted_and_plan_skips_finished_pages(tmp_path, scale_inp
     job.add(convert_rendered(engine, render_and_draft(1, str(job.input_path), 0, engine.config.dpi, "textlayer")))
     again = plan_documents(inputs, outputs, settings, None, None, fresh=False)
     assert again[1].todo == [1]
+    ((index, saved),) = again[1].pages_to_convert()  # page 2, after page 1 joins the history
+    assert index == 1 and [r.page for r in saved] == [1] and saved[0].markdown == job.results[1].markdown
+    assert [(i, s) for i, s in plan[0].pages_to_convert()] == [(0, []), (1, []), (2, [])]
     assert plan_documents(inputs, outputs, settings, None, None, fresh=True)[1].todo == [0, 1]
 
 

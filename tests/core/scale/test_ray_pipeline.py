@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from core.drafters.background import DraftJob
 from core.engine import Engine
 from tests.core.scale.conftest import cli_args, output_files
 
@@ -35,7 +36,8 @@ class LoggingEngine(Engine):
     crash_page: int | None = None   # kill the worker process the first time it sees this page
 
     def convert_image(self, image, regions, width, height, page_number=1, **kw):
-        doc = regions[0].text.split()[0] if regions else "?"
+        found = regions.result() if isinstance(regions, DraftJob) else regions
+        doc = found[0].text.split()[0] if found else "?"
         with open(self.log, "a") as f:
             f.write(f"{doc} {page_number}\n")
         if page_number == self.fail_page:
@@ -165,3 +167,59 @@ def test_a_killed_model_worker_is_replaced_and_its_pages_redone(ray_local, scale
     assert Path(str(log) + ".crashed").exists(), "the worker was never killed"
     assert not report.failed and report.progress.pages_done == 6
     assert output_files(out) == output_files(single_output)
+
+
+def _pages_of(config, inputs, out) -> dict:
+    """(document, page) -> (Markdown, forward passes) of a Ray run, read back from its saved pages."""
+    from core.commands.convert import output_paths, settings_of
+    from core.documents import open_document
+    from core.export import DocumentOutput
+
+    got = {}
+    for in_path, out_path in zip(inputs, output_paths(inputs, out)):
+        saved = DocumentOutput(in_path, out_path, settings_of(config, None), resume=True)
+        with open_document(in_path) as doc:
+            for page in range(1, doc.page_count + 1):
+                result = saved.finished(page)
+                got[(in_path.stem, page)] = result and (result.markdown, result.stats.forward_passes)
+    return got
+
+
+def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local, scale_inputs, scale_config,
+                                                                      tmp_path):
+    """Every page on Ray is drafted from its document's earlier pages (history and learned notation)
+    as on one machine, so not only the Markdown but every page's forward passes are the same; also
+    with two actors sharing the documents and on a resumed run. Untimed, so that passes do not
+    depend on how fast this machine happens to be."""
+    from dataclasses import replace
+
+    from core.documents import open_document
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+    from core.speculative.matching import ProposalConfig
+
+    config = replace(scale_config, max_new_tokens=48, proposal=ProposalConfig(cost_aware=False))
+    single, alone = {}, {}
+    engine = Engine(config)
+    for path in scale_inputs:
+        with open_document(path) as doc:
+            for result in engine.convert_document(doc):
+                single[(path.stem, result.page)] = (result.markdown, result.stats.forward_passes)
+            for i in range(doc.page_count):  # each page without its document's history
+                result = Engine(config, target=engine.target).convert_page(doc.page(i))
+                alone[(path.stem, result.page)] = (result.markdown, result.stats.forward_passes)
+    assert {k: v[0] for k, v in alone.items()} == {k: v[0] for k, v in single.items()}
+    assert alone != single, "history changes no page's passes here: the test would prove nothing"
+
+    options = RayOptions(actors=2, cpus_per_actor=0.5, batch_size=1)
+    out = tmp_path / "out"
+    report = convert_with_ray(scale_inputs, out, config, options=options)
+    assert not report.failed
+    assert _pages_of(config, scale_inputs, out) == single
+
+    # a resumed run: the saved pages before each page still to do join its history first
+    partial = tmp_path / "partial"
+    first = convert_with_ray(scale_inputs, partial, config, pages="1", options=options)
+    assert first.progress.pages_total == 3
+    again = convert_with_ray(scale_inputs, partial, config, options=options)
+    assert again.progress.pages_total == 3 and again.progress.pages_skipped == 3
+    assert _pages_of(config, scale_inputs, partial) == single

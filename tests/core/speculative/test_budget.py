@@ -65,24 +65,25 @@ def test_affordable_rows():
     assert affordable_rows(1e-6, 1, 16) == 16
 
 
-class _Untimed:
-    measures_pass_cost = False
+class _Target:
+    def __init__(self, timed: bool):
+        self.measures_pass_cost = timed
 
 
 def test_a_target_that_stands_for_a_gpu_is_not_timed():
-    assert SpeculativeDecoder(_Untimed(), cost=PassCost()).cost is None
-    assert SpeculativeDecoder(object(), cost=PassCost()).cost is not None
+    assert SpeculativeDecoder(_Target(False), cost=PassCost()).cost is None
+    assert SpeculativeDecoder(_Target(True), cost=PassCost()).cost is not None
 
 
 def test_stage1_pays_for_long_regions_and_sooner_for_ocr():
     from core.speculative.budget import stage1_pays
 
     # a CPU: a crop prefill costs 25 ms, a pass 7 ms
-    assert not stage1_pays(40, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007)
-    assert stage1_pays(120, text_layer=True, prefill_seconds=0.025, pass_seconds=0.007)
-    assert stage1_pays(40, text_layer=False, prefill_seconds=0.025, pass_seconds=0.007)
+    assert not stage1_pays(40, exact_text=True, prefill_seconds=0.025, pass_seconds=0.007)
+    assert stage1_pays(120, exact_text=True, prefill_seconds=0.025, pass_seconds=0.007)
+    assert stage1_pays(40, exact_text=False, prefill_seconds=0.025, pass_seconds=0.007)
     # a GPU: sixteen crops prefill together in about two passes' time, 2.5 ms a crop
-    assert stage1_pays(20, text_layer=True, prefill_seconds=0.0025, pass_seconds=0.02)
+    assert stage1_pays(20, exact_text=True, prefill_seconds=0.0025, pass_seconds=0.02)
 
 
 def test_stage1_counts_the_region_rows_tokens_where_tokens_cost():
@@ -90,22 +91,22 @@ def test_stage1_counts_the_region_rows_tokens_where_tokens_cost():
 
     # the tiny model on a CPU: 7 ms a pass plus 0.1 ms a token; a crop 25 ms
     tiny = dict(prefill_seconds=0.025, pass_seconds=0.007, token_seconds=1e-4)
-    assert not stage1_pays(5000, text_layer=True, **tiny)  # 0.28 ms saved a token, 0.8 ms spent
-    assert not stage1_pays(77, text_layer=False, **tiny) and stage1_pays(79, text_layer=False, **tiny)
-    assert stage1_pays(None, text_layer=False, **tiny)  # no draft: a token of its reading pays
+    assert not stage1_pays(5000, exact_text=True, **tiny)  # 0.28 ms saved a token, 0.8 ms spent
+    assert not stage1_pays(77, exact_text=False, **tiny) and stage1_pays(79, exact_text=False, **tiny)
+    assert stage1_pays(None, exact_text=False, **tiny)  # no draft: a token of its reading pays
     # a real-width model on a CPU: 50 ms a pass plus 4 ms a token; a crop 0.7 s: no region pays,
     # and no region without a draft either
     real = dict(prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.004)
-    assert not stage1_pays(5000, text_layer=True, **real)
-    assert not stage1_pays(5000, text_layer=False, **real)
-    assert not stage1_pays(None, text_layer=False, **real)
+    assert not stage1_pays(5000, exact_text=True, **real)
+    assert not stage1_pays(5000, exact_text=False, **real)
+    assert not stage1_pays(None, exact_text=False, **real)
     # ... and as fitted there (78 ms, 2.8 ms: a concave cost read as a line) ...
-    assert not stage1_pays(None, text_layer=False, prefill_seconds=0.7, pass_seconds=0.078, token_seconds=0.0028)
+    assert not stage1_pays(None, exact_text=False, prefill_seconds=0.7, pass_seconds=0.078, token_seconds=0.0028)
     # ... until a token costs less: 0.5 ms
-    assert stage1_pays(300, text_layer=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.0005)
-    assert stage1_pays(None, text_layer=True, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.0005)
+    assert stage1_pays(300, exact_text=False, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.0005)
+    assert stage1_pays(None, exact_text=True, prefill_seconds=0.7, pass_seconds=0.05, token_seconds=0.0005)
     # a GPU: width is free, every region without a draft is read
-    assert stage1_pays(None, text_layer=False, prefill_seconds=0.0, pass_seconds=0.02)
+    assert stage1_pays(None, exact_text=False, prefill_seconds=0.0, pass_seconds=0.02)
 
 
 def test_pass_cost_keeps_the_crop_cost_and_the_latest_width():

@@ -43,7 +43,7 @@ def test_batched_prefill_matches_single_prefills(tiny_target, arch):
 
 def test_batched_prefill_then_decoding_matches_single(tiny_target):
     """Greedy continuation of a padded row from the batched cache equals its own greedy decoding."""
-    from core.speculative.decode import DecodeRow, SpeculativeDecoder
+    from core.speculative.decode import DecodePolicy, DecodeRow, SpeculativeDecoder
     from core.speculative.proposers import NoDrafts
     from core.speculative.stopping import StopRule
 
@@ -68,7 +68,7 @@ def test_batched_prefill_then_decoding_matches_single(tiny_target):
 def test_rows_admitted_mid_run_decode_as_they_would_alone(tiny_target, arch):
     """The page row decodes; region rows join after two passes (left-padded into the running cache
     with its holes) and a row marked ``ends_batch`` stops the rest when it finishes."""
-    from core.speculative.decode import DecodeRow, SpeculativeDecoder
+    from core.speculative.decode import DecodePolicy, DecodeRow, SpeculativeDecoder
     from core.speculative.proposers import NoDrafts
     from core.speculative.stopping import StopRule
 
@@ -89,16 +89,17 @@ def test_rows_admitted_mid_run_decode_as_they_would_alone(tiny_target, arch):
     page_row = row(bp.lengths[0], bp.rope_deltas[0], bp.logits[0], 10, ends_batch=True)
     joined, calls = [], {"n": 0}
 
-    def admit(live):
-        calls["n"] += 1
-        if calls["n"] != 3:  # asked before the first pass, then after each: join after two passes
-            return None
-        cb = target.prefill_batch(crops)
-        rows = [row(n, d, lg, 30) for n, d, lg in zip(cb.lengths, cb.rope_deltas, cb.logits)]
-        joined.extend(rows)
-        return rows, cb.cache, cb.valid
+    class JoinAfterTwoPasses(DecodePolicy):
+        def admit(self, live):
+            calls["n"] += 1
+            if calls["n"] != 3:  # asked before the first pass, then after each: join after two passes
+                return None
+            cb = target.prefill_batch(crops)
+            rows = [row(n, d, lg, 30) for n, d, lg in zip(cb.lengths, cb.rope_deltas, cb.logits)]
+            joined.extend(rows)
+            return rows, cb.cache, cb.valid
 
-    SpeculativeDecoder(target).run([page_row], bp.cache, bp.valid, admit=admit)
+    SpeculativeDecoder(target).run([page_row], bp.cache, bp.valid, JoinAfterTwoPasses())
     assert page_row.output == alone(page, 10)
     for r, x in zip(crops, joined):
         assert x.stop_reason == "superseded"  # the page finished after 10 tokens, these had 30 to go

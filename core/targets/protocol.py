@@ -1,0 +1,48 @@
+"""What the engine and the decoder need of a target model, declared (``typing.Protocol``).
+
+``core.targets.base.Target`` (a loaded VLM) is the real one; the benchmark's replay targets
+(``core.bench.replay``) and the tests' stand-ins are others. Nothing is looked up by ``getattr``:
+a stand-in declares every member below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import torch
+
+    from core.targets.base import BatchPrefill, Prefill, PrefillRequest
+
+
+@runtime_checkable
+class DecodeTarget(Protocol):
+    """What ``core.speculative.decode.SpeculativeDecoder`` calls."""
+
+    pad_token_id: int
+    dtype: "torch.dtype"
+    #: Whether the decoder should time passes and price wider ones (``core.speculative.budget``).
+    #: False for a target that stands for a GPU without being one (the replay target): its passes
+    #: take no time, so their cost would read as zero anyway, but the timing would be noise.
+    measures_pass_cost: bool
+
+    def forward(self, tokens: "torch.Tensor", positions: "torch.Tensor", attention_mask: "torch.Tensor",
+                cache, rope_deltas: "torch.Tensor", real: "torch.Tensor | None" = None) -> "torch.Tensor":
+        """Logits ``(B, q, V)`` of ``q`` new tokens per row appended to ``cache`` (see ``Target.forward``)."""
+        ...
+
+
+@runtime_checkable
+class PageTarget(DecodeTarget, Protocol):
+    """What ``core.engine.Engine`` calls besides the decoder's members."""
+
+    device: "torch.device"
+    eos_token_ids: frozenset[int]
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids) -> str: ...
+
+    def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> "Prefill": ...
+
+    def prefill_batch(self, requests: "list[PrefillRequest]") -> "BatchPrefill": ...

@@ -1,0 +1,100 @@
+"""The batched decoding loop (``core.speculative.decode``) on the replay stand-in target, whose
+greedy output is a reference text: drafts change passes, never tokens; the policy decides which
+rows join; counters add up."""
+
+import pytest
+
+from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
+from core.speculative.decode import DecodePolicy, DecodeRow, SpeculativeDecoder
+from core.speculative.matching import ProposalConfig
+from core.speculative.proposers import NoDrafts, TokenNgramProposer
+from core.speculative.stopping import StopRule
+from core.targets.base import PrefillRequest
+
+PAGE = ("The decoder verifies every draft tree in one pass and keeps the accepted path. "
+        "Rows of different lengths share one cache with holes that the mask blocks.")
+REGION = "A region row decodes beside the page row until the page is done."
+
+
+@pytest.fixture()
+def target():
+    t = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    t.set_page(PAGE, [REGION])
+    return t
+
+
+def _page_row(target, proposer, **kw):
+    bp = target.prefill_batch([PrefillRequest(None, kind="page")])
+    row = DecodeRow(proposer=proposer, stop=StopRule(target.eos_token_ids, 512), length=bp.lengths[0],
+                    rope_delta=bp.rope_deltas[0], root=int(bp.logits[0].argmax()), **kw)
+    return row, bp
+
+
+def test_drafts_change_passes_never_tokens_and_counters_add_up(target):
+    plain, bp = _page_row(target, NoDrafts())
+    SpeculativeDecoder(target).run([plain], bp.cache, bp.valid)
+    drafted, bp = _page_row(target, TokenNgramProposer([target.encode(PAGE)], ProposalConfig()))
+    decoder = SpeculativeDecoder(target)
+    decoder.run([drafted], bp.cache, bp.valid)
+    assert target.decode(plain.output) == target.decode(drafted.output) == PAGE
+    assert plain.stop_reason == drafted.stop_reason == "eos"
+    s = drafted.stats
+    assert s.forward_passes == decoder.forward_passes == len(s.tokens_per_pass) < plain.stats.forward_passes / 4
+    assert sum(s.tokens_per_pass) == len(drafted.output)  # each pass keeps its root and accepted drafts
+    assert s.accepted <= s.proposed and plain.stats.proposed == 0
+
+
+class _JoinAfter(DecodePolicy):
+    """Admits one region row after ``passes`` passes and records every pass."""
+
+    def __init__(self, target, passes: int):
+        self.target, self.passes, self.seen, self.joined = target, passes, [], []
+
+    def admit(self, live):
+        if len(self.seen) != self.passes or self.joined:
+            return None
+        bp = self.target.prefill_batch([PrefillRequest(None, kind="region", region=0)])
+        row = DecodeRow(proposer=NoDrafts(), stop=StopRule(self.target.eos_token_ids, 512),
+                        length=bp.lengths[0], rope_delta=bp.rope_deltas[0], root=int(bp.logits[0].argmax()))
+        self.joined.append(row)
+        return [row], bp.cache, bp.valid
+
+    def after_pass(self, live, gained):
+        self.seen.append(len(live))
+
+
+def test_the_policy_admits_rows_and_the_page_row_ends_the_batch(target):
+    page, bp = _page_row(target, NoDrafts(), ends_batch=True)
+    policy = _JoinAfter(target, passes=3)
+    decoder = SpeculativeDecoder(target)
+    assert decoder.run([page], bp.cache, bp.valid, policy) == [page]
+    (region,) = policy.joined
+    assert target.decode(page.output) == PAGE
+    assert policy.seen[:3] == [1, 1, 1] and policy.seen[3] == 2  # joined after the third pass
+    assert len(policy.seen) == decoder.forward_passes
+    # the region (shorter than the page) finished on its own, with its reference as output
+    assert region.stop_reason == "eos" and target.decode(region.output) == REGION
+
+
+def test_a_row_whose_drafts_keep_failing_gives_up(target):
+    wrong = [target.encode("the zebra quietly")] * 3
+    row, bp = _page_row(target, TokenNgramProposer(wrong, ProposalConfig()), give_up_below=2.0)
+    SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
+    assert row.stop_reason == "low_acceptance" and len(row.stats.tokens_per_pass) == row.patience
+
+
+def test_cancel_is_checked_before_every_pass(target):
+    from core.errors import CancelledError
+
+    row, bp = _page_row(target, NoDrafts())
+    calls = []
+    with pytest.raises(CancelledError):
+        SpeculativeDecoder(target, should_cancel=lambda: calls.append(1) or len(calls) > 2).run(
+            [row], bp.cache, bp.valid)
+    assert len(row.output) == 2 and len(calls) == 3
+
+
+def test_untimed_targets_get_no_pass_cost(target):
+    from core.speculative.budget import PassCost
+
+    assert SpeculativeDecoder(target, cost=PassCost()).cost is None

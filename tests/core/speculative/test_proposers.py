@@ -1,0 +1,84 @@
+"""Proposers (``core.speculative.proposers``): where a row's draft trees come from."""
+
+from core.speculative.matching import ProposalConfig
+from core.speculative.proposers import (FirstProposal, NoDrafts, OutputNgramProposer, TextProposer,
+                                        TokenNgramProposer, UnionProposal)
+from core.speculative.tree import build_tree
+
+CFG = ProposalConfig()
+WORDS = ["", "the", " model", " reads", " every", " page", ".", " It", " writes"]
+
+
+def _encode(text: str) -> list[int]:
+    out, rest = [], text
+    while rest:
+        for i in sorted(range(1, len(WORDS)), key=lambda i: -len(WORDS[i])):
+            if rest.startswith(WORDS[i]):
+                out.append(i)
+                rest = rest[len(WORDS[i]):]
+                break
+        else:
+            raise ValueError(rest)
+    return out
+
+
+def _decode(ids) -> str:
+    return "".join(WORDS[i] for i in ids)
+
+
+def test_no_drafts_proposes_the_root_alone():
+    assert NoDrafts().propose([1, 2], 3, 16).tokens == [3]
+
+
+def test_token_ngrams_carry_the_page_region_of_each_draft():
+    p = TokenNgramProposer([[9, 9, 9], [1, 2, 3, 4, 5]], CFG, regions=[7, 12])
+    tree = p.propose([1], 2, 8)
+    assert tree.tokens == [2, 3, 4, 5] and tree.origins[1:] == [(12, 2), (12, 3), (12, 4)]
+    p.set_draft(1, [])
+    assert len(p.propose([1], 2, 8)) == 1
+
+
+def test_output_ngrams_repeat_the_rows_own_markup():
+    p = OutputNgramProposer(CFG)
+    out = [5, 6, 7, 8, 5, 6]
+    tree = p.propose(out, 7, 3)
+    assert tree.tokens == [7, 8, 5, 6] and all(o is None for o in tree.origins)
+    assert len(p.propose([1, 2], 3, 3)) == 1
+
+
+def test_text_drafts_are_matched_on_normalised_characters():
+    p = TextProposer(["The model reads every page. It writes"], [4], _encode, _decode, CFG)
+    tree = p.propose(_encode("the model"), _encode(" reads")[0], 8)
+    assert _decode(tree.tokens[1:]).startswith(" every page")
+    assert tree.origins[1][0] == 4
+
+
+def test_first_proposal_takes_the_first_non_empty_tree():
+    empty, full = TokenNgramProposer([], CFG), TokenNgramProposer([[1, 2, 3, 4]], CFG)
+    assert FirstProposal([empty, full]).propose([1, 2], 3, 8).tokens == [3, 4]
+    assert FirstProposal([empty]).propose([1, 2], 3, 8).tokens == [3]
+
+
+class _Fixed:
+    def __init__(self, cont, origin):
+        self.cont, self.origin = cont, origin
+
+    def propose(self, output, root, budget):
+        return build_tree(root, [(self.cont[:budget], self.origin)])
+
+
+def test_union_places_every_proposers_head_before_extending_any():
+    """With a small node budget a long first continuation must not crowd out the second's head."""
+    long_wrong = _Fixed(list(range(10, 40)), (0, 0))
+    right = _Fixed([50, 51, 52, 53, 54, 55], (1, 0))
+    union = UnionProposal([long_wrong, right], None, max_nodes=128)
+    tree = union.propose([], 1, 4)  # budget 4: at most 9 nodes
+    assert len(tree) <= 9
+    assert [50, 51, 52, 53] == [tree.tokens[i] for i in range(len(tree)) if tree.tokens[i] >= 50][:4]
+    assert union.propose([], 1, 4).tokens[:1] == [1]
+
+
+def test_union_asks_the_fallback_only_when_nobody_proposed():
+    fallback = _Fixed([7, 8], None)
+    assert UnionProposal([NoDrafts()], fallback, 128).propose([], 1, 8).tokens == [1, 7, 8]
+    assert UnionProposal([_Fixed([3], None)], fallback, 128).propose([], 1, 8).tokens == [1, 3]

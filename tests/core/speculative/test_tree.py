@@ -1,0 +1,33 @@
+"""Draft trees (``core.speculative.tree``): continuations merged into one flattened prefix tree."""
+
+from core.speculative.tree import build_tree, root_only
+
+
+def test_the_docstring_example():
+    tree = build_tree(4, [([5, 6, 7], (0, 10)), ([5, 8], (1, 3))])
+    assert tree.tokens == [4, 5, 6, 7, 8]
+    assert tree.parents == [-1, 0, 1, 2, 1]
+    assert tree.depths == [0, 1, 2, 3, 2]
+    # the shared node keeps the first continuation's origin; each later node counts along its draft
+    assert tree.origins == [None, (0, 10), (0, 11), (0, 12), (1, 4)]
+    assert not tree.is_chain and build_tree(4, [([5, 6], None)]).is_chain
+
+
+def test_root_only_is_plain_decoding():
+    tree = root_only(9)
+    assert len(tree) == 1 and tree.is_chain and tree.children() == [[]]
+
+
+def test_tree_respects_node_limit():
+    conts = [([i, i + 1, i + 2], (0, 0)) for i in range(0, 300, 3)]
+    tree = build_tree(0, conts, max_nodes=20)
+    assert len(tree) == 20
+    assert all(p < i for i, p in enumerate(tree.parents))
+
+
+def test_ancestor_mask():
+    tree = build_tree(4, [([5, 6, 7], None), ([5, 8], None)])
+    assert tree.tokens == [4, 5, 6, 7, 8]
+    m = tree.ancestor_mask()
+    assert m[3].tolist() == [True, True, True, True, False]
+    assert m[4].tolist() == [True, True, False, False, True]

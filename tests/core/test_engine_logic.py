@@ -1,0 +1,185 @@
+"""Engine logic that no architecture decides: cancelling, background drafting, a failing drafter,
+the short-page rule. Run on the replay target (``core.bench.replay``), a stand-in whose greedy
+output is a reference text and whose passes take no time; the losslessness matrix on tiny real
+models is ``test_engine``."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from PIL import Image
+
+from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
+from core.drafters.background import DraftJob
+from core.drafters.base import Region
+from core.engine import Engine, EngineConfig
+from core.errors import CancelledError
+from core.results import RegionsDrafted
+
+W, H = 420.0, 595.0
+PARAGRAPHS = [f"Paragraph {i}: the drafts of this page are verified by the target in batched passes, "
+              f"and every accepted token is the one greedy decoding writes ({i * 37} of them)." for i in range(8)]
+REF = "\n\n".join(PARAGRAPHS)
+
+
+def _regions(source: str = "rapidocr", texts=PARAGRAPHS) -> list[Region]:
+    return [Region("text", (10, 10 + 70 * i, 410, 70 + 70 * i), t, source) for i, t in enumerate(texts)]
+
+
+@pytest.fixture(scope="module")
+def target():
+    return ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+
+
+def _engine(target, mode="hsd", **kw) -> Engine:
+    return Engine(EngineConfig(mode=mode, max_new_tokens=2048, **kw), target=target, drafter=None)
+
+
+def _convert(target, regions, mode="hsd", refs=None, **kw):
+    target.set_page(REF, refs if refs is not None else [r.text for r in _as_list(regions)])
+    return _engine(target, mode).convert_image(Image.new("RGB", (int(W), int(H)), "white"), regions, W, H, **kw)
+
+
+def _as_list(regions):
+    return regions.result() if isinstance(regions, DraftJob) else regions
+
+
+def test_the_stand_in_is_a_fair_page(target):
+    ar = _convert(target, [], "ar")
+    hsd = _convert(target, _regions())
+    assert ar.markdown == hsd.markdown == REF
+    assert hsd.stats.forward_passes * 4 < ar.stats.forward_passes
+
+
+def test_cancel_mid_page_stops_at_the_first_check_that_says_yes(target):
+    calls = {"n": 0}
+
+    def should_cancel():
+        calls["n"] += 1
+        return calls["n"] > 5
+
+    with pytest.raises(CancelledError):
+        _convert(target, [], "ar", should_cancel=should_cancel)
+    assert calls["n"] == 6  # checked between passes, stopped at once
+
+
+class _GatedDrafter:
+    """Delivers its regions once ``gate`` opens (an OCR drafter on a busy CPU)."""
+
+    name = "gated"
+
+    def __init__(self, regions, gate: threading.Event):
+        self.regions, self.gate = regions, gate
+
+    def draft(self, page):
+        self.gate.wait(10)
+        return self.regions
+
+
+@pytest.mark.parametrize("mode", ["hsd", "page"])
+def test_drafts_arriving_mid_decode_keep_the_output(target, mode):
+    """Drafts delivered while the page decodes change passes, never tokens; the result carries the
+    regions, and RegionsDrafted is emitted once."""
+    regions, gate, passes = _regions(), threading.Event(), {"n": 0}
+
+    def count_passes():
+        passes["n"] += 1
+        if passes["n"] == 20:
+            gate.set()  # the drafter delivers after 20 passes of plain decoding
+        return False
+
+    events = []
+    job = DraftJob(_GatedDrafter(regions, gate), page=None)
+    late = _convert(target, job, mode, refs=[r.text for r in regions], on_event=events.append,
+                    should_cancel=count_passes)
+    at_once = _convert(target, regions, mode)
+    never = _convert(target, [], mode)
+    assert late.markdown == at_once.markdown == REF
+    assert [r.text for r in late.regions] == PARAGRAPHS and len(late.region_stats) == len(regions)
+    assert sum(isinstance(e, RegionsDrafted) for e in events) == 1
+    assert at_once.stats.forward_passes < late.stats.forward_passes < never.stats.forward_passes
+
+
+def test_a_failing_background_drafter_costs_speed_not_the_page(target):
+    class Broken:
+        name = "broken"
+
+        def draft(self, page):
+            raise RuntimeError("model file missing")
+
+    job = DraftJob(Broken(), page=None)
+    result = _convert(target, job, refs=[])
+    assert result.markdown == REF and result.regions == []
+    assert job.error == "RuntimeError: model file missing"
+
+
+def test_a_failing_drafter_is_recorded_on_the_page(target):
+    class Broken:
+        name = "broken"
+
+        def draft(self, page):
+            raise RuntimeError("model file missing")
+
+    class Page:
+        width, height, number = W, H, 1
+
+        def render(self, dpi):
+            return Image.new("RGB", (int(W), int(H)), "white")
+
+    target.set_page(REF, [])
+    engine = Engine(EngineConfig(mode="hsd", max_new_tokens=2048), target=target, drafter=Broken())
+    result = engine.convert_page(Page())
+    assert result.markdown == REF and result.error is None
+    assert result.draft_failure == "RuntimeError: model file missing"
+    assert set(result.stats.seconds) == {"render", "draft", "prefill", "verify", "total"}
+
+
+def test_cancelling_a_page_waits_for_its_drafter(target):
+    """No drafter thread outlives its page (it may be reading the PDF, which PyMuPDF cannot share)."""
+    finished = []
+
+    class Drafter:
+        name = "slow"
+
+        def draft(self, page):
+            time.sleep(0.3)
+            finished.append(True)
+            return []
+
+    class Page:
+        width, height, number = W, H, 1
+
+        def render(self, dpi):
+            return Image.new("RGB", (int(W), int(H)), "white")
+
+    target.set_page(REF, [])
+    engine = Engine(EngineConfig(mode="hsd", background_drafting="on"), target=target, drafter=Drafter())
+    assert engine.drafts_beside_decode
+    assert not Engine(EngineConfig(), target=target).drafts_beside_decode  # auto, and the target is on the CPU
+    with pytest.raises(CancelledError):
+        engine.convert_page(Page(), should_cancel=lambda: True)
+    assert finished == [True]
+
+
+def test_a_short_exact_text_page_goes_without_stage1(target):
+    """Stage 1 cannot pay for its crop prefill on a short page whose drafts are the document's own
+    text; a reading of pixels (OCR) of the same length still gets it; a long page does too."""
+    short = refs = ["Total revenue grew.", "Costs fell by half."]
+    exact = _convert(target, _regions("textlayer", short), refs=refs)
+    assert exact.stats.prefill_passes == 1 and not any(s.verified for s in exact.region_stats)
+    ocr = _convert(target, _regions("rapidocr", short), refs=refs)
+    assert ocr.stats.prefill_passes == 2 and all(s.verified for s in ocr.region_stats)
+    long = _convert(target, _regions("textlayer"))
+    assert long.stats.prefill_passes == 2 and all(s.verified for s in long.region_stats)
+    assert exact.markdown == ocr.markdown == long.markdown == REF
+
+
+def test_skipped_drafters_go_to_stage2_unrefined(target):
+    target.set_page(REF, PARAGRAPHS)
+    engine = Engine(EngineConfig(mode="hsd", max_new_tokens=2048, stage1_skip_sources=("rapidocr",)),
+                    target=target, drafter=None)
+    result = engine.convert_image(Image.new("RGB", (int(W), int(H)), "white"), _regions("rapidocr"), W, H)
+    assert result.markdown == REF
+    assert result.stats.prefill_passes == 1 and not any(s.verified for s in result.region_stats)

@@ -16,8 +16,10 @@ parallel, the pages of one document one after the other (each is drafted from th
 
 Failures: a page that raises is retried (``retries``) inside its worker, then recorded as failed in
 its document's statistics while the rest goes on; a page whose worker process dies is run again
-(Ray task retries / actor restarts, ``max_task_retries``); pages already saved are skipped on a
-re-run, with the same rules as ``hsd convert``, and join the document's history first.
+(Ray task retries / actor restarts, ``max_task_retries``; a restarted actor has lost the history
+of the document it was on, so its next pages cost more passes, never other Markdown); pages already
+saved are skipped on a re-run, with the same rules as ``hsd convert``, and join the document's
+history first.
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ class RayOptions:
     actors: int | None = None           # model actors; default: GPUs / gpus_per_actor, else 1
     gpus_per_actor: float = 1.0         # below 1 packs several models on a GPU (small models decode
                                         # one page at a time and leave a big GPU partly idle)
-    batch_size: int = 4                 # pages handed to an actor per call
+    batch_size: int = 4                 # pages sent to an actor ahead of the one it decodes
     retries: int = 2                    # further attempts of a page that raised, then "failed"
-    max_task_retries: int = 3           # re-runs of a batch whose worker process died
+    max_task_retries: int = 3           # re-runs of a page whose worker process died
     cpus_per_actor: float = 1.0         # CPUs reserved per model actor
     render_cpus: float = 1.0            # CPUs per render+draft task
     num_cpus: int | None = None         # local instance only: CPUs Ray may use (default: all)

@@ -39,12 +39,19 @@ def run(args) -> int:
     exit codes as the single-machine path; folders given as inputs contribute their PDFs and images."""
     from core.commands.convert import engine_config
     from core.errors import HSDError
-    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+    from core.outputs import distinct_inputs, output_paths, refuse_unsafe_outputs
+    from core.scale.jobs import expand_inputs
 
     address, inputs = split_address(args.ray, list(args.inputs))
     if not inputs:
         raise HSDError(f"convert needs at least one INPUT (is {args.ray!r} meant as one? it does not exist)"
                        if address != "local" else "convert needs at least one INPUT")
+    # named and checked exactly as without --ray, before Ray or a model starts
+    inputs = distinct_inputs(expand_inputs(inputs))
+    refuse_unsafe_outputs(inputs, output_paths(inputs, Path(args.output)),
+                          Path(args.stats) if args.stats else None, overwrite=args.overwrite)
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+
     options = RayOptions(address=address, actors=args.ray_actors, batch_size=args.ray_batch_size,
                          retries=args.ray_retries, cpus_per_actor=args.ray_cpus_per_actor,
                          gpus_per_actor=args.ray_gpus_per_actor)

@@ -60,6 +60,7 @@ def _plain_warnings() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.api import quiet_libraries
     from core.errors import HSDError
 
     quiet_libraries()
@@ -112,28 +113,6 @@ def _tolerant_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
-
-
-def quiet_libraries() -> None:
-    """Library progress bars and advice (weight loading, shard writing) are noise in a CLI.
-
-    Said through the environment, which transformers and huggingface_hub read when they are
-    imported, so that nothing heavy is imported here. Where transformers is already imported (a
-    worker process of a library user), its progress bars are turned off directly."""
-    import os
-
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    if "transformers" in sys.modules:
-        try:
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-        except Exception:  # transformers changed: progress bars are harmless
-            pass
-
-
-_quiet_libraries = quiet_libraries  # the name callers outside this package used
 
 
 if __name__ == "__main__":  # pragma: no cover

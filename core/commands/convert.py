@@ -8,8 +8,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs, settings_of
 from core.errors import HSDError
-from core.outputs import output_paths  # noqa: F401 (kept importable from here)
 
 #: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
 MODES = ("ar", "hsd", "page", "regions")
@@ -64,17 +64,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def engine_config(args):
-    """The engine settings of a ``convert`` command line (shared with ``--ray``)."""
-    from core.engine import EngineConfig
-
-    return EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
-                        dpi=args.dpi, device=args.device, dtype=args.dtype,
-                        max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
-                        background_drafting=getattr(args, "background_drafting", "auto"),
-                        stage1_skip_sources=tuple(getattr(args, "stage1_skip", ())))
-
-
 def _drafter_sources(value: str) -> tuple[str, ...]:
     """``--stage1-skip``: drafter names, checked (a typo would silently skip nothing)."""
     import argparse
@@ -91,7 +80,6 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 def run(args) -> int:
     from core.inputs import check_input
-    from core.outputs import distinct_inputs, refuse_unsafe_outputs
 
     if getattr(args, "ray", None):
         from core.scale.cli import run as run_on_ray
@@ -198,45 +186,39 @@ def sigterm_as_interrupt():
             signal.signal(signal.SIGTERM, previous)
 
 
-def settings_of(config, args) -> dict:
-    """What decides the output: pages converted under other settings are not reused."""
-    return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
-            "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
-            "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens}
-
-
 def convert_one(engine, in_path: Path, out_path: Path, args, kept: KeptPages | None = None) -> dict:
-    from core.documents import open_document, parse_page_range
-    from core.export import DocumentOutput
-    from core.resume import convert_with_resume
-    from core.stats import document_stats
+    """One input through ``core.api.convert_document``, with a progress bar and the CLI's lines."""
+    from core.api import convert_document
 
-    settings = settings_of(engine.config, args)
-    with open_document(in_path, password=args.password) as doc:
-        indices = parse_page_range(args.pages, doc.page_count)
-        output = DocumentOutput(in_path, out_path, settings, resume=not args.fresh,
-                                overwrite=getattr(args, "overwrite", False))
+    bar = None
+    results = []
+
+    def started(output, indices) -> None:
+        nonlocal bar
         if kept is not None:
             kept.output, kept.indices = output, indices
-        results = []
         bar = _progress(len(indices), in_path.name, args.quiet)
-        try:
-            for _, done, _ in convert_with_resume(doc, indices, output, lambda _: engine):
-                results.append(done)
-                if bar is not None:
-                    bar.set_postfix_str(_postfix(done), refresh=False)
-                    bar.update(1)
-        finally:
-            if bar is not None:
-                bar.close()
-        output.write_markdown(results)
-        if kept is not None:
-            kept.written += sum(1 for r in results if not r.error)
-            kept.output = None
-        _warn_undrafted(in_path, results)
-        if not args.quiet:
-            print(f"{in_path} -> {out_path}", file=sys.stderr)
-        return document_stats(str(in_path), str(out_path), settings, results)
+
+    def page_done(result, reused) -> None:
+        results.append(result)
+        if bar is not None:
+            bar.set_postfix_str(_postfix(result), refresh=False)
+            bar.update(1)
+
+    try:
+        stats = convert_document(engine.config, in_path, out_path, engine=engine, pages=args.pages,
+                                 password=args.password, fresh=args.fresh,
+                                 overwrite=getattr(args, "overwrite", False), on_page=page_done, on_start=started)
+    finally:
+        if bar is not None:
+            bar.close()
+    if kept is not None:
+        kept.written += sum(1 for r in results if not r.error)
+        kept.output = None
+    _warn_undrafted(in_path, results)
+    if not args.quiet:
+        print(f"{in_path} -> {out_path}", file=sys.stderr)
+    return stats
 
 
 def _warn_undrafted(in_path: Path, results) -> None:

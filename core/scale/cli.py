@@ -1,4 +1,5 @@
-"""The Ray options of ``hsd convert`` and the ``--ray`` run (``core.commands.convert`` calls in)."""
+"""The Ray options of ``hsd convert`` and the ``--ray`` run (``core.commands.convert`` calls in; this
+module talks to core through ``core.api`` only, as the single-machine path does)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,8 @@ def split_address(value: str, inputs: list[str]) -> tuple[str, list[str]]:
 def run(args) -> int:
     """``hsd convert --ray [ADDRESS] INPUT... -o OUT``: same output, resume rules, statistics and
     exit codes as the single-machine path; folders given as inputs contribute their PDFs and images."""
-    from core.commands.convert import engine_config
+    from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
     from core.errors import HSDError
-    from core.outputs import distinct_inputs, output_paths, refuse_unsafe_outputs
     from core.scale.jobs import expand_inputs
 
     address, inputs = split_address(args.ray, list(args.inputs))

@@ -1,9 +1,9 @@
 """Driver side of a distributed conversion: documents, resume, assembly, statistics.
 
 The same code decides what is done and writes the output as the single-machine path
-(``core.commands.convert``): ``core.export.DocumentOutput`` for per-page resume and atomic writes,
-``settings_of`` for the resume key, ``core.outputs`` for names and the checks that refuse unsafe
-outputs, ``document_stats`` for statistics.
+(``core.api``): ``core.export.DocumentOutput`` for per-page resume and atomic writes,
+``settings_of`` for the resume key, ``output_paths`` for names and ``refuse_unsafe_outputs`` for
+the checks, ``document_stats`` for statistics.
 So a document started by ``hsd convert`` resumes under ``hsd convert --ray`` and the other way round,
 and the Markdown and figures are byte-identical.
 
@@ -82,7 +82,7 @@ class DocumentJob:
 
     def finish(self, settings: dict) -> dict:
         """Write the Markdown (pages in order: this run's and the earlier runs') and return the
-        document's statistics, as ``convert_one`` does."""
+        document's statistics, as ``core.api.convert_document`` does."""
         from core.engine import failed_page
         from core.stats import document_stats
 

@@ -3,7 +3,7 @@
 import pytest
 
 from core.cli import build_parser
-from core.commands.convert import engine_config
+from core.api import engine_config
 
 
 def _parse(*argv):

@@ -138,7 +138,7 @@ class DraftInspector(QWidget):
         self.verified_view.clear()
 
     def show_region(self, result, index: int) -> None:
-        from core.engine import clean_draft
+        from core.api import clean_draft
 
         if result is None or not 0 <= index < len(result.regions):
             self.clear()

@@ -55,7 +55,7 @@ class DocumentState:
         return self.path.name
 
     def page_markdown(self, page: int) -> str:
-        from core.export import page_markdown
+        from core.api import page_markdown
 
         result = self.results.get(page)
         if result is not None:
@@ -64,7 +64,7 @@ class DocumentState:
 
     def document_markdown(self) -> str:
         """What ``hsd convert`` writes: the session file once written, else the same assembly."""
-        from core.export import assemble, page_markdown
+        from core.api import assemble, page_markdown
 
         if self.status == "done" and self.markdown_path and self.markdown_path.exists():
             return self.markdown_path.read_text("utf-8")
@@ -277,7 +277,7 @@ class MainWindow(QMainWindow):
 
     def add_files(self, paths, convert: bool = True) -> list[DocumentState]:
         """Open and queue documents; a file that cannot be opened shows an error and is skipped."""
-        from core.documents import open_document
+        from core.api import open_document
         from core.errors import EncryptedDocumentError, HSDError
 
         added = []

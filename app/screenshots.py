@@ -63,7 +63,7 @@ class SeededDrafter:
     name = "textlayer"
 
     def __init__(self, seeds: dict[int, str]):
-        from core.drafters import get_drafter
+        from core.api import get_drafter
 
         self.inner = get_drafter("textlayer")
         self.seeds = seeds
@@ -79,8 +79,8 @@ class SeededDrafter:
 
 def demo_seeds(config, pdf: Path) -> dict[int, str]:
     """Region texts for page 1: the model's own Stage 1 output for some regions (whole or a part)."""
-    from core.documents import open_document
-    from core.engine import Engine, clean_draft
+    from core.api import open_document
+    from core.api import Engine, clean_draft
 
     config.stage1_give_up = 0.0  # let Stage 1 write each region in full
     engine = Engine(config)
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="hsd-screenshots-"))
     model = args.model
     if model is None:
-        from core.targets.tiny import build_tiny_model
+        from core.api import build_tiny_model
 
         model = str(build_tiny_model(work / "tiny-model", "hunyuan_vl", seed=0))
     pdf = make_demo_pdf(work / "speculative-notes.pdf")
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                                     dpi=110, max_new_tokens=args.max_new_tokens)
     seeds = demo_seeds(conversion.engine_config(), pdf)
 
-    from core.engine import Engine
+    from core.api import Engine
 
     def factory(config, target=None):
         return Engine(config, target=target, drafter=SeededDrafter(seeds))

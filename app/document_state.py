@@ -58,7 +58,7 @@ class DocumentState:
         return self.path.name
 
     def page_markdown(self, page: int) -> str:
-        from core.export import page_markdown
+        from core.api import page_markdown
 
         result = self.results.get(page)
         if result is not None:
@@ -69,7 +69,7 @@ class DocumentState:
 
     def document_markdown(self) -> str:
         """What ``hsd convert`` writes: the session file once written, else the same assembly."""
-        from core.export import assemble, page_markdown
+        from core.api import assemble, page_markdown
 
         if self.status == "done" and self.markdown_path and self.markdown_path.exists():
             return self.markdown_path.read_text("utf-8")
@@ -103,8 +103,8 @@ class DraftPreviewer(QObject):
     def _run(self) -> None:
         import queue
 
-        from core.documents import open_document
-        from core.drafters import get_drafter
+        from core.api import open_document
+        from core.api import get_drafter
 
         drafters: dict = {}
         while True:

@@ -153,7 +153,7 @@ class DraftInspector(QWidget):
         self.verified_view.clear()
 
     def show_region(self, result, index: int, mode: str = "hsd") -> None:
-        from core.engine import clean_draft
+        from core.api import clean_draft
 
         if result is None or not 0 <= index < len(result.regions):
             self.clear()
@@ -192,7 +192,7 @@ class DraftInspector(QWidget):
     def show_unverified(self, page: int, region, index: int, reason: str, partial: bool = False,
                         model_text: str = "") -> None:
         """A draft nothing verified (yet): shown as it is, plain, with the reason, never marked rewritten."""
-        from core.engine import clean_draft
+        from core.api import clean_draft
 
         self.region_index = index
         self.page = page

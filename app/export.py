@@ -14,7 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
-from core.export import FIGURE_LABELS, DocumentOutput, atomic_write_text, figure_filename
+from core.api import FIGURE_LABELS, DocumentOutput, atomic_write_text, figure_filename
 
 
 class ExportConflict(FileExistsError):
@@ -62,7 +62,7 @@ def export_markdown(input_path: Path, markdown_path: Path, results, settings: di
             image = None
             if not r.error and any(reg.label in FIGURE_LABELS for reg in r.regions):
                 if doc is None:
-                    from core.documents import open_document
+                    from core.api import open_document
 
                     doc = open_document(input_path, password=password)
                 image = doc.page(r.page - 1).render(dpi)
@@ -78,7 +78,7 @@ def export_markdown(input_path: Path, markdown_path: Path, results, settings: di
 
 
 def stats_payload(input_path: Path, markdown_path: Path | None, settings: dict, results) -> dict:
-    from core.stats import document_stats
+    from core.api import document_stats
 
     return document_stats(str(input_path), str(markdown_path or ""), settings,
                           sorted(results, key=lambda r: r.page))

@@ -297,7 +297,7 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
 
     def add_files(self, paths, convert: bool = True) -> list[DocumentState]:
         """Open and queue documents; a file that cannot be opened shows an error and is skipped."""
-        from core.documents import open_document
+        from core.api import open_document
         from core.errors import EncryptedDocumentError, HSDError
 
         if convert and not self.model_ready():

@@ -32,7 +32,7 @@ class ModelCheck:
 
 
 def supported_families() -> tuple[str, ...]:
-    from core.targets.profiles import FAMILY_MODULES
+    from core.api import FAMILY_MODULES
 
     return tuple(FAMILY_MODULES)
 
@@ -78,7 +78,7 @@ def check_model(model: str) -> ModelCheck:
     """A folder, or a hub id found in the local cache; ``""`` means the engine's default model."""
     model = (model or "").strip()
     if not model:
-        from core.targets.loader import DEFAULT_MODEL
+        from core.api import DEFAULT_MODEL
 
         model = DEFAULT_MODEL
     if Path(model).expanduser().is_dir():

@@ -59,14 +59,14 @@ class ReferenceDrafter:
     name = "textlayer"
 
     def __init__(self, target, page_references: list[str]):
-        from core.drafters import get_drafter
+        from core.api import get_drafter
 
         self.inner = get_drafter("textlayer")
         self.target = target
         self.page_references = page_references
 
     def draft(self, page):
-        from core.bench.corpus import region_references, region_spans
+        from core.api import region_references, region_spans
 
         regions = list(self.inner.draft(page))
         reference = self.page_references[page.number - 1] if page.number <= len(self.page_references) else ""
@@ -91,11 +91,11 @@ class SlowReplay:
 
 def replay_factory(pdf: Path, pause: float = 0.3):
     """An ``EngineCache`` factory: the engine with the replay target and the reference drafter."""
-    from core.bench.corpus import prepare_reference, split_reference
-    from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
-    from core.documents import open_document
-    from core.drafters import get_drafter
-    from core.engine import Engine
+    from core.api import prepare_reference, split_reference
+    from core.api import ReplayTarget, ReplayTokenizer, base_tokenizer
+    from core.api import open_document
+    from core.api import get_drafter
+    from core.api import Engine
 
     textlayer = get_drafter("textlayer")
     with open_document(pdf) as doc:

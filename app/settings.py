@@ -48,7 +48,7 @@ class ConversionSettings:
 
     def engine_config(self):
         """The engine configuration these settings describe (validated by ``EngineConfig``)."""
-        from core.engine import EngineConfig
+        from core.api import EngineConfig
 
         return EngineConfig(model=self.model.strip() or None, mode=self.mode, tau=float(self.tau),
                             drafter=self.drafter, dpi=int(self.dpi),
@@ -57,7 +57,7 @@ class ConversionSettings:
 
     def output_settings(self) -> dict:
         """What ``hsd convert`` records as the settings of its output (decides resume and JSON)."""
-        from core.commands.convert import settings_of
+        from core.api import settings_of
 
         return settings_of(self.engine_config(), None)
 
@@ -152,7 +152,7 @@ def drafter_unavailable(name: str) -> str | None:
     if name == "rapidocr" and importlib.util.find_spec("rapidocr") is None:
         return "the rapidocr package is not installed"
     if name == "paddle":
-        from core.drafters import get_drafter
+        from core.api import get_drafter
         from core.errors import DrafterUnavailableError
 
         try:
@@ -176,8 +176,8 @@ class SettingsDialog(QDialog):
 
     def __init__(self, settings: ConversionSettings, parent: QWidget | None = None):
         super().__init__(parent)
-        from core.drafters import DRAFTER_NAMES
-        from core.engine import MODES
+        from core.api import DRAFTER_NAMES
+        from core.api import MODES
 
         self.setWindowTitle("Conversion settings")
         form = QFormLayout()

@@ -56,7 +56,7 @@ class StatsPanel(QWidget):
         self.results = []
 
     def set_results(self, results) -> None:
-        from core.stats import document_totals
+        from core.api import document_totals
 
         self.results = sorted(results, key=lambda r: r.page)
         self.table.setRowCount(len(self.results))

@@ -21,7 +21,7 @@ DEMO_ARCH = "hunyuan_vl"
 
 def build_demo_model(folder: Path) -> Path:
     """A tiny random model of a supported family in ``folder`` (no download; seconds on a CPU)."""
-    from core.targets.tiny import build_tiny_model
+    from core.api import build_tiny_model
 
     if check_model_folder(folder).ok:
         return folder

@@ -57,7 +57,7 @@ class EngineCache:
         self.lock = threading.Lock()
 
     def get(self, config):
-        from core.engine import Engine
+        from core.api import Engine
 
         key = (config.model, config.device, config.dtype, config.trust_remote_code, config.mode,
                config.tau, config.drafter, config.dpi, config.max_new_tokens)
@@ -136,9 +136,9 @@ class ConversionWorker(QObject):
         self.finished.emit(status)
 
     def _convert(self) -> None:
-        from core.documents import open_document, parse_page_range
-        from core.export import DocumentOutput
-        from core.resume import convert_with_resume
+        from core.api import open_document, parse_page_range
+        from core.api import DocumentOutput
+        from core.api import convert_with_resume
 
         job = self.job
         config = job.settings.engine_config()

@@ -11,11 +11,15 @@ import argparse
 import importlib
 import sys
 
-# Sub-command modules, in the order they appear in ``hsd --help``.
-COMMAND_MODULES = ["draft", "convert", "tiny_model", "bench", "bench_corpus"]
+# Sub-command modules, in the order they appear in ``hsd --help``, by command name.
+COMMANDS = {"draft": "draft", "convert": "convert", "tiny-model": "tiny_model", "bench": "bench",
+            "bench-corpus": "bench_corpus"}
+COMMAND_MODULES = list(COMMANDS.values())
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``hsd`` parser; ``only``: register just that command (what a run of it needs, so that
+    its errors come before other commands' imports)."""
     from core import __version__
 
     parser = argparse.ArgumentParser(
@@ -25,15 +29,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hsd {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"core.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"core.commands.{name}":
-                continue  # command not built yet
-            raise
-        module.register(sub)
+    for command, name in COMMANDS.items():
+        if only is None or command == only:
+            importlib.import_module(f"core.commands.{name}").register(sub)
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The sub-command named on the command line, when it is the first argument (``hsd convert
+    ...``); None for ``hsd --help``, ``hsd --version`` and anything argparse should explain."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 def _plain_warnings() -> None:
@@ -55,12 +60,14 @@ def _plain_warnings() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.api import quiet_libraries
     from core.errors import HSDError
 
-    _quiet_libraries()
+    quiet_libraries()
     _tolerant_streams()
     _plain_warnings()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=_command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -106,20 +113,6 @@ def _tolerant_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
-
-
-def _quiet_libraries() -> None:
-    """Library progress bars and advice (weight loading, shard writing) are noise in a CLI."""
-    import os
-
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-    except Exception:  # transformers missing or changed: progress bars are harmless
-        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 import unicodedata
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -21,13 +22,18 @@ import pymupdf
 from PIL import Image
 
 from core.errors import (
-    CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, PageRangeError,
-    UnsupportedFileError,
+    CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, HSDWarning, PageRangeError,
 )
+from core.inputs import check_input, sniff_file_type  # noqa: F401 (sniff_file_type: part of this API)
 
 #: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would
 #: otherwise need gigabytes).
 MAX_RENDER_PIXELS = 60_000_000
+
+#: Image files larger than this are refused: no page needs it, and decoding one would take gigabytes.
+MAX_IMAGE_PIXELS = 400_000_000
+#: Types MuPDF cannot open (WebP) or opens without telling the frames apart (GIF): decoded by Pillow.
+PILLOW_KINDS = frozenset({"webp", "gif"})
 
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF warnings go to stderr otherwise
 pymupdf.TOOLS.mupdf_display_warnings(False)
@@ -43,64 +49,26 @@ class Word(NamedTuple):
     text: str
 
 
-def sniff_file_type(head: bytes) -> str | None:
-    """The PyMuPDF file type of a file's first bytes ('pdf', 'png', ...), or None if not supported."""
-    if b"%PDF-" in head[:1024]:  # the PDF spec lets the header start anywhere in the first KB
-        return "pdf"
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "jpeg"
-    if head[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
-        return "tiff"
-    if head.startswith(b"BM") and len(head) > 14:
-        return "bmp"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "webp"
-    if head[:6] in (b"GIF87a", b"GIF89a"):
-        return "gif"
-    if head.startswith(b"\x00\x00\x00\x0cjP  \r\n\x87\n") or head.startswith(b"\xff\x4f\xff\x51"):
-        return "jpx"
-    return None
-
-
-def _check_readable_file(path: Path) -> None:
-    if not os.path.lexists(path):
-        raise UnsupportedFileError(f"{path}: no such file")
-    if path.is_symlink() and not path.exists():
-        raise UnsupportedFileError(f"{path}: is a broken symbolic link (its target does not exist)")
-    if path.is_dir():
-        raise UnsupportedFileError(f"{path}: is a folder, not a PDF or image file")
-    if not path.is_file():
-        raise UnsupportedFileError(f"{path}: is not a regular file")
-
-
 def open_document(path: str | os.PathLike, password: str | None = None) -> "Document":
     """Open a PDF or an image file, deciding the type by its content, not its extension.
 
     Raises UnsupportedFileError, CorruptDocumentError, EncryptedDocumentError or EmptyDocumentError.
     """
     path = Path(path)
-    _check_readable_file(path)
+    kind = check_input(path)
     try:
-        with open(path, "rb") as f:
-            head = f.read(1024)
-    except OSError as exc:
-        raise UnsupportedFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if not head:
-        raise UnsupportedFileError(f"{path}: is an empty file (0 bytes), not a PDF or image")
-    kind = sniff_file_type(head)
-    if kind is None:
-        looks = "text" if _looks_like_text(head) else "binary data"
-        raise UnsupportedFileError(
-            f"{path}: is not a PDF or a supported image (PNG, JPEG, TIFF, BMP, WebP); it looks like {looks}"
-        )
-    try:
-        try:
-            str(path).encode("utf-8")
-            doc = pymupdf.open(str(path), filetype=kind)
-        except UnicodeEncodeError:  # a non-UTF-8 file name (bytes on Linux): PyMuPDF cannot take it
-            doc = pymupdf.open(stream=path.read_bytes(), filetype=kind)
+        if kind in PILLOW_KINDS:
+            doc = pymupdf.open(stream=_first_frame_as_png(path, kind), filetype="png")
+        else:
+            if kind == "jpeg":
+                _check_jpeg_size(path)
+            try:
+                str(path).encode("utf-8")
+                doc = pymupdf.open(str(path), filetype=kind)
+            except UnicodeEncodeError:  # a non-UTF-8 file name (bytes on Linux): PyMuPDF cannot take it
+                doc = pymupdf.open(stream=path.read_bytes(), filetype=kind)
+    except CorruptDocumentError:
+        raise
     except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, ValueError, ...
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
     try:
@@ -121,6 +89,86 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
     return Document(doc, path, is_image=(kind != "pdf"))
 
 
+def _first_frame_as_png(path: Path, kind: str) -> bytes:
+    """The image's first frame as PNG bytes (its resolution kept), warning when frames are dropped."""
+    import io
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as image:
+                _check_pixels(path, kind, *image.size)
+                frames = getattr(image, "n_frames", 1)
+                image.seek(0)
+                frame = image.convert("RGBA" if _has_alpha(image) else "RGB")
+                dpi = image.info.get("dpi")
+    except CorruptDocumentError:
+        raise
+    except Image.DecompressionBombError:
+        raise CorruptDocumentError(f"{path}: the {kind.upper()} image is larger than "
+                                   f"{MAX_IMAGE_PIXELS // 1_000_000} megapixels") from None
+    except Exception as exc:  # Pillow raises OSError, ValueError, SyntaxError, EOFError...
+        raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
+    if frames > 1:
+        dropped = "2" if frames == 2 else f"2-{frames}"
+        warnings.warn(HSDWarning(f"{path}: an animated {kind.upper()} of {frames} frames; only the first "
+                                 f"is converted (frames {dropped} are left out)"), stacklevel=3)
+    buffer = io.BytesIO()
+    frame.save(buffer, format="PNG", **({"dpi": dpi} if dpi else {}))
+    return buffer.getvalue()
+
+
+def _has_alpha(image: Image.Image) -> bool:
+    return image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
+
+
+def _check_pixels(path: Path, kind: str, width: int, height: int) -> None:
+    if width * height > MAX_IMAGE_PIXELS:
+        raise CorruptDocumentError(f"{path}: the {kind.upper()} image claims {width} x {height} pixels, more "
+                                   f"than the {MAX_IMAGE_PIXELS // 1_000_000} megapixels read here")
+
+
+def _check_jpeg_size(path: Path) -> None:
+    """A Huffman-coded JPEG spends at least one bit on every 8 x 8 block of its full-resolution
+    component, so a file under pixels / 512 bytes is cut short or forged (MuPDF would paint the
+    missing blocks white, at full size). Refused below an eighth of that bound, which leaves room
+    for arithmetic coding."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    found = _jpeg_dimensions(head)
+    if found is None:
+        return  # MuPDF reports what it cannot read
+    width, height = found
+    size = os.path.getsize(path)
+    if width * height > MAX_IMAGE_PIXELS:
+        _check_pixels(path, "jpeg", width, height)
+    if size * 4096 < width * height:
+        raise CorruptDocumentError(f"{path}: the JPEG image claims {width} x {height} pixels but holds only "
+                                   f"{size} bytes (cut short or damaged)")
+
+
+def _jpeg_dimensions(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's start-of-frame marker, or None if not found in ``data``."""
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if 0xD0 <= marker <= 0xD9 or marker == 0x01:  # markers without a length
+            at += 2
+            continue
+        length = int.from_bytes(data[at + 2:at + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height = int.from_bytes(data[at + 5:at + 7], "big")
+            width = int.from_bytes(data[at + 7:at + 9], "big")
+            return width, height
+        at += 2 + length
+    return None
+
+
 def _check_image_decodes(page: pymupdf.Page, path: Path, kind: str) -> None:
     """Images decode lazily and MuPDF paints what a truncated file lacks in white, only warning;
     decode the first frame now and treat such warnings as corruption."""
@@ -138,14 +186,6 @@ def _unlock(doc: pymupdf.Document, path: Path, password: str | None) -> None:
         raise EncryptedDocumentError(f"{path}: the PDF is encrypted; pass its password with --password")
     if not doc.authenticate(password):
         raise EncryptedDocumentError(f"{path}: wrong password for this encrypted PDF (pass the right one with --password)")
-
-
-def _looks_like_text(head: bytes) -> bool:
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _short(exc: Exception) -> str:

@@ -4,10 +4,15 @@ Model output is untrusted data: it never names a file. Figure images are cropped
 by the engine's region boxes and written under names we choose; Markdown image links that the
 model itself wrote are reduced to their alt text, so a link can only point at an exported file.
 
-A conversion keeps one JSON file per finished page in a work folder beside the output
-(``.NAME.hsd/``); running the same command again (same input, same settings) skips those pages,
-so a cancelled, killed or crashed run loses at most the page in flight. Every file is written to
-a temporary name and renamed into place, so no reader ever sees half a file.
+A conversion keeps one JSON file per finished page in a resume folder beside the output
+(``.NAME.md.hsd/``, see ``core.page_store``); running the same command again (same input, same
+settings) reuses the pages that verify, so a cancelled, killed or crashed run loses at most the
+page in flight. Every file is written to a temporary name and renamed into place, so no reader
+ever sees half a file.
+
+Names: the figures folder is ``NAME_images/`` (control characters and bytes that are not UTF-8
+replaced, a short hash added then, so it stays unique) and figure links are percent-encoded, so
+a document named ``a (1) <img ...>.pdf`` links its figures as plain Markdown that resolves.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ import hashlib
 import json
 import os
 import tempfile
+import unicodedata
 from pathlib import Path
+from urllib.parse import quote
 
-from core.drafters.normalize import normalize_for_match
+from core.errors import HSDError
+from core.page_store import PageStore, file_sha256, is_figure_name, page_file_checksum, remove_owned_figures  # noqa: F401 (re-exported)
 from core.results import FIGURE_LABELS, PageResult
 from core.sanitize import sanitize_model_markdown
 
@@ -27,10 +35,16 @@ from core.sanitize import sanitize_model_markdown
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
+    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename.
+
+    The temporary name is short whatever ``path`` is called (it must fit wherever ``path`` fits),
+    and an ``OSError`` names ``path``, never the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".hsd-", suffix=".partial", dir=path.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -38,11 +52,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private (0600); a result file should not be
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
         raise
 
 
@@ -68,9 +84,13 @@ def figure_filename(page: int, region: int) -> str:
     return f"page-{page:04d}-figure-{region + 1:02d}.png"
 
 
-def save_figures(result: PageResult, page_image, images_dir: Path) -> dict[int, str]:
-    """Crop every figure region of ``result`` from the rendered page; returns region -> file name."""
-    names: dict[int, str] = {}
+def save_figures(result: PageResult, page_image, images_dir: Path, may_replace=None) -> dict[int, str]:
+    """Crop every figure region of ``result`` from the rendered page into ``images_dir``; returns
+    region -> SHA-256 of the file written. ``may_replace(path)`` is asked before an existing file
+    is replaced; it raises to refuse."""
+    import io
+
+    written: dict[int, str] = {}
     scale = page_image.width / result.width if result.width else 1.0
     for i, region in enumerate(result.regions):
         if region.label not in FIGURE_LABELS:
@@ -80,14 +100,59 @@ def save_figures(result: PageResult, page_image, images_dir: Path) -> dict[int, 
                min(page_image.height, int(y1 + 1)))
         if box[2] - box[0] < 4 or box[3] - box[1] < 4:
             continue
-        import io
-
         buf = io.BytesIO()
         page_image.crop(box).save(buf, format="PNG")
-        name = figure_filename(result.page, i)
-        atomic_write_bytes(Path(images_dir) / name, buf.getvalue())
-        names[i] = name
-    return names
+        path = Path(images_dir) / figure_filename(result.page, i)
+        if may_replace is not None and os.path.lexists(path):
+            may_replace(path)
+        atomic_write_bytes(path, buf.getvalue())
+        written[i] = hashlib.sha256(buf.getvalue()).hexdigest()
+    return written
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+#: The longest file name (in bytes) most file systems take.
+NAME_MAX = 255
+
+
+def fit_name(base: str, suffix: str = "", limit: int = NAME_MAX) -> str:
+    """``base + suffix``, with ``base`` shortened and a hash of it added when that would pass
+    ``limit`` bytes (two long names that share a start still get different results)."""
+    if len(os.fsencode(base + suffix)) <= limit:
+        return base + suffix
+    tag = "-" + hashlib.sha1(os.fsencode(base)).hexdigest()[:8]
+    cut = base
+    while cut and len(os.fsencode(cut + tag + suffix)) > limit:
+        cut = cut[:-1]
+    return cut + tag + suffix
+
+
+def _linkable(name: str) -> str:
+    """``name`` without control characters or undecodable bytes (a short hash added if any were
+    replaced, so two names never become one)."""
+    safe = "".join("_" if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in name)
+    if safe == name:
+        return name
+    return safe + "-" + hashlib.sha1(os.fsencode(name)).hexdigest()[:8]
+
+
+def images_dir_for(markdown_path: Path) -> Path:
+    """Where the figures of ``markdown_path`` go: ``NAME_images/`` beside it."""
+    markdown_path = Path(markdown_path)
+    return markdown_path.with_name(fit_name(_linkable(markdown_path.stem or "document"), "_images"))
+
+
+def work_dir_for(markdown_path: Path) -> Path:
+    """The resume folder of ``markdown_path``: ``.NAME.md.hsd/`` beside it."""
+    markdown_path = Path(markdown_path)
+    return markdown_path.with_name(fit_name("." + markdown_path.name, ".hsd"))
+
+
+def figure_link(images_dir_name: str, page: int, region: int) -> str:
+    """The Markdown link of a figure, relative to the Markdown file, percent-encoded: it never
+    breaks the link syntax, never reads as HTML and resolves to the file."""
+    return quote(images_dir_name, safe="") + "/" + figure_filename(page, region)
 
 
 def _figure_anchor(markdown: str, result: PageResult, figure: int) -> int:
@@ -96,6 +161,8 @@ def _figure_anchor(markdown: str, result: PageResult, figure: int) -> int:
 
     Depends only on the Markdown and the regions, never on the decoding mode, so equal output gives
     equal placement."""
+    from core.drafters.normalize import normalize_for_match  # rapidfuzz: not for the CLI's first checks
+
     for j in range(figure - 1, -1, -1):
         region = result.regions[j]
         if region.label in FIGURE_LABELS:
@@ -152,58 +219,134 @@ def file_fingerprint(path: Path) -> str:
     return h.hexdigest()
 
 
+
+def foreign_files(markdown_path: Path) -> list[Path]:
+    """Existing files an output to ``markdown_path`` would replace that this tool did not write (or
+    that were changed since): the Markdown unless its resume folder's manifest knows its content,
+    figure files no intact page file accounts for, and files where the figures or resume folder
+    would go."""
+    md = Path(markdown_path)
+    images_dir, work_dir = images_dir_for(md), work_dir_for(md)
+    store = PageStore(work_dir, {})
+    found = []
+    if md.is_file() and file_sha256(md) not in store.markdown_digests():
+        found.append(md)
+    for folder in (images_dir, work_dir):
+        if os.path.lexists(folder) and not folder.is_dir():
+            found.append(folder)
+    if images_dir.is_dir():
+        owned = store.owned_figures()
+        for path in sorted(images_dir.iterdir()):
+            if is_figure_name(path.name) and file_sha256(path) not in owned.get(path.name, ()):
+                found.append(path)
+    return found
+
+
 class DocumentOutput:
-    """The output of one document: ``NAME.md``, ``NAME_images/`` and a resume folder ``.NAME.hsd/``.
+    """The output of one document: ``NAME.md``, ``NAME_images/`` and the resume folder ``.NAME.md.hsd/``.
 
     settings: what changes the output (model, mode, tau, drafter, dpi, max_new_tokens...); pages
-    saved under other settings or another input are not reused.
+    saved under other settings or another input are not reused. Nothing is written until the first
+    page is saved. ``overwrite=False``: a figure file this tool did not write is never replaced
+    (``HSDError`` naming it); the command line checks all of them up front (``foreign_files``).
     """
 
-    def __init__(self, input_path: Path, markdown_path: Path, settings: dict, resume: bool = True):
+    def __init__(self, input_path: Path, markdown_path: Path, settings: dict, resume: bool = True,
+                 overwrite: bool = True):
         self.input_path = Path(input_path)
         self.markdown_path = Path(markdown_path)
-        self.images_dir = self.markdown_path.with_name(self.markdown_path.stem + "_images")
-        self.work_dir = self.markdown_path.with_name(f".{self.markdown_path.name}.hsd")
+        self.images_dir = images_dir_for(self.markdown_path)
+        self.work_dir = work_dir_for(self.markdown_path)
         self.key = {"input": file_fingerprint(self.input_path), "settings": settings}
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        for stale in self.work_dir.glob(".*.partial"):  # left by a run killed mid-write
-            stale.unlink(missing_ok=True)
-        manifest = self.work_dir / "manifest.json"
-        previous = None
-        if manifest.exists():
-            try:
-                previous = json.loads(manifest.read_text("utf-8"))
-            except (OSError, ValueError):
-                previous = None
-        if not resume or previous != self.key:
-            for old in self.work_dir.glob("page-*.json"):
-                old.unlink()
-            atomic_write_text(manifest, json.dumps(self.key, indent=1, sort_keys=True))
+        self.resume = resume
+        self.overwrite = overwrite
+        self.store = PageStore(self.work_dir, self.key)
+        self._prepared = False
+        self._saved_now: set[int] = set()
+        self._owned: dict[str, set[str]] | None = None
 
-    def _page_file(self, page: int) -> Path:
-        return self.work_dir / f"page-{page:04d}.json"
+    # --- reading back ---
 
     def finished(self, page: int) -> PageResult | None:
-        """The saved result of ``page`` (1-based) if a previous run finished it without error."""
-        path = self._page_file(page)
-        if not path.exists():
+        """The saved result of ``page`` (1-based) if it was finished without error and its page
+        file and figures verify; None otherwise (the page is converted again)."""
+        if not (self.resume or page in self._saved_now) or not self.store.current:
+            return None
+        result = self._verified(page)
+        return None if result is None or result.error else result
+
+    def rejected_pages(self, pages) -> list[int]:
+        """Pages of ``pages`` (1-based) whose saved file exists but does not verify: copied from
+        another page or document, written under other settings, edited or damaged."""
+        if not self.resume or not self.store.current:
+            return []
+        return [p for p in pages if self.store.page_path(p).exists() and self._verified(p) is None]
+
+    def _verified(self, page: int) -> PageResult | None:
+        data = self.store.load(page)
+        if data is None:
             return None
         try:
-            data = json.loads(path.read_text("utf-8"))
             result = PageResult.from_dict(data["result"])
-            result.figure_links = {int(k): v for k, v in data.get("figures", {}).items()}
-            return None if result.error else result
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # unreadable leftovers are redone, never trusted
+            shas = {int(k): str(v) for k, v in (data.get("figure_sha256") or {}).items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if result.page != page:
+            return None
+        for region, sha in shas.items():
+            if not 0 <= region < len(result.regions) or result.regions[region].label not in FIGURE_LABELS:
+                return None
+            if file_sha256(self.images_dir / figure_filename(page, region)) != sha:
+                return None  # a figure missing or replaced: crop it again
+        # links are ours, rebuilt from the region numbers: the page file never names a file
+        result.figure_links = {i: figure_link(self.images_dir.name, page, i) for i in sorted(shas)}
+        return result
+
+    # --- what a run would replace ---
+
+    def foreign_files(self) -> list[Path]:
+        return foreign_files(self.markdown_path)
+
+    def _may_replace(self, path: Path) -> None:
+        if self.overwrite:
+            return
+        if self._owned is None:
+            self._owned = self.store.owned_figures()
+        if file_sha256(path) not in self._owned.get(path.name, ()):
+            raise HSDError(f"{path} exists and was not written by hsd; pass --overwrite to replace it")
+
+    # --- writing ---
+
+    def _prepare(self) -> None:
+        """At the first write: the resume folder, emptied of pages that cannot be reused."""
+        if self._prepared:
+            return
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.store.remove_partials()
+        if not self.resume or not self.store.current:
+            self._owned = self.store.owned_figures() if not self.overwrite else None
+            remove_owned_figures(self.images_dir, self.store.clear())
+            self.store.write_manifest(self.store.markdown_digests(), atomic_write_text)
+        self._prepared = True
 
     def save_page(self, result: PageResult, page_image=None) -> None:
-        links = save_figures(result, page_image, self.images_dir) if page_image is not None else {}
-        rel = {i: f"{self.images_dir.name}/{name}" for i, name in links.items()}
-        result.figure_links = rel
-        payload = {"result": result.to_dict(), "figures": {str(k): v for k, v in rel.items()}}
-        atomic_write_text(self._page_file(result.page), json.dumps(payload, ensure_ascii=False))
+        self._prepare()
+        shas = save_figures(result, page_image, self.images_dir, self._may_replace) if page_image is not None else {}
+        links = {i: figure_link(self.images_dir.name, result.page, i) for i in sorted(shas)}
+        result.figure_links = links
+        payload = self.store.page_payload(result.page, result.to_dict(), {str(k): v for k, v in links.items()},
+                                          {str(k): v for k, v in shas.items()})
+        atomic_write_text(self.store.page_path(result.page), json.dumps(payload, ensure_ascii=False))
+        self._saved_now.add(result.page)
 
     def write_markdown(self, results: list[PageResult]) -> Path:
-        pages = [page_markdown(r, r.figure_links) for r in results]
-        atomic_write_text(self.markdown_path, assemble(pages))
+        """Write the Markdown (every page through ``page_markdown``, reused or new). The manifest
+        learns its checksum first, so a file left by a run killed mid-way is still known as ours."""
+        data = assemble([page_markdown(r, r.figure_links) for r in results]).encode("utf-8", errors="backslashreplace")
+        self._prepare()
+        sha = hashlib.sha256(data).hexdigest()
+        known = self.store.markdown_digests()
+        self.store.write_manifest([sha] + [d for d in known if d != sha][:1], atomic_write_text)
+        atomic_write_bytes(self.markdown_path, data)
+        self.store.write_manifest([sha], atomic_write_text)
         return self.markdown_path

@@ -3,16 +3,18 @@ app's worker share.
 
 A conversion saves every finished page (``DocumentOutput.save_page``); running it again under the
 same input and settings takes those pages back (``DocumentOutput.finished``) and converts only the
-rest. Pages taken back still teach the engine: before the next page is converted they join the
+rest. A saved page that does not verify (copied from another page, written under other settings,
+edited) is converted again, with one warning line for the document. Pages taken back still teach the engine: before the next page is converted they join the
 document's history (``Engine.remember_pages``), so a resumed run drafts later pages from them as
 the first run would have.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Iterator
 
-from core.errors import CancelledError
+from core.errors import CancelledError, HSDWarning
 from core.results import PageResult
 
 
@@ -29,6 +31,7 @@ def convert_with_resume(document, indices: list[int], output, engine_for: Callab
     stream; only the results stay). Cancelling (``should_cancel``) raises ``CancelledError``
     between pages; the engine checks it between passes too.
     """
+    warn_rejected(output, indices)
     engine = None
     reused: list[PageResult] = []  # saved pages not yet handed to the engine's history
     for position, index in enumerate(indices):
@@ -50,3 +53,15 @@ def convert_with_resume(document, indices: list[int], output, engine_for: Callab
         output.save_page(done, done.page_image)
         done.page_image = None
         yield position, done, False
+
+
+def warn_rejected(output, indices: list[int]) -> list[int]:
+    """One warning for the saved pages of ``indices`` (0-based) that do not verify; returns their
+    page numbers."""
+    rejected = output.rejected_pages([i + 1 for i in indices]) if hasattr(output, "rejected_pages") else []
+    if rejected:
+        numbers = ", ".join(map(str, rejected))
+        warnings.warn(HSDWarning(f"{output.markdown_path}: saved page{'s' if len(rejected) > 1 else ''} {numbers} "
+                                 "did not verify (copied, edited, damaged or from other settings) and "
+                                 f"{'are' if len(rejected) > 1 else 'is'} converted again"), stacklevel=3)
+    return rejected

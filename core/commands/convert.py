@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
+from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs, settings_of
 from core.errors import HSDError
+
+#: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
+MODES = ("ar", "hsd", "page", "regions")
 
 MODE_HELP = ("hsd: Stage 1 + Stage 2 (default, lossless at tau 1); ar: plain decoding; "
              "page: page-level speculation only; regions: region outputs concatenated")
@@ -14,7 +20,6 @@ MODE_HELP = ("hsd: Stage 1 + Stage 2 (default, lossless at tau 1); ar: plain dec
 
 def register(sub) -> None:
     from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES
-    from core.engine import MODES
 
     p = sub.add_parser("convert", help="convert PDFs or page images to Markdown",
                        description="Convert PDFs or page images to Markdown. Finished pages are kept "
@@ -23,7 +28,8 @@ def register(sub) -> None:
     # "*", not "+": ``--ray`` takes an optional ADDRESS and would otherwise swallow a lone INPUT
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="PDF or image files (with --ray, folders too)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="output .md file (one input) or folder (one NAME.md per input)")
+                   help="output .md file (one input) or folder (one NAME.md per input, mirroring the "
+                        "inputs' folders)")
     p.add_argument("--model", default=None,
                    help="hub id or local model folder (default: HunyuanOCR; offline, pass a folder)")
     p.add_argument("--mode", choices=MODES, default="hsd", help=MODE_HELP)
@@ -47,6 +53,8 @@ def register(sub) -> None:
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model folder's own Python code to run (off by default)")
     p.add_argument("--fresh", action="store_true", help="ignore pages finished by an earlier run")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace existing files this tool did not write (default: refuse and name them)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="convert on Ray: a local instance, or the cluster at ADDRESS (see docs/scale-out.md)")
@@ -54,34 +62,6 @@ def register(sub) -> None:
 
     add_ray_arguments(p)
     p.set_defaults(func=run)
-
-
-def output_paths(inputs: list[Path], output: Path) -> list[Path]:
-    """Where each input's Markdown goes: OUT itself for one input and OUT ending in .md,
-    else OUT/NAME.md (names made unique when two inputs share a stem)."""
-    if len(inputs) == 1 and output.suffix.lower() == ".md":
-        return [output]
-    if output.exists() and not output.is_dir():
-        raise HSDError(f"{output} is a file; with several inputs -o must be a folder")
-    seen: dict[str, int] = {}
-    paths = []
-    for path in inputs:
-        stem = path.stem or "document"
-        n = seen.get(stem, 0)
-        seen[stem] = n + 1
-        paths.append(output / (f"{stem}.md" if n == 0 else f"{stem}-{n + 1}.md"))
-    return paths
-
-
-def engine_config(args):
-    """The engine settings of a ``convert`` command line (shared with ``--ray``)."""
-    from core.engine import EngineConfig
-
-    return EngineConfig(model=args.model, mode=args.mode, tau=args.tau, drafter=args.drafter,
-                        dpi=args.dpi, device=args.device, dtype=args.dtype,
-                        max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
-                        background_drafting=getattr(args, "background_drafting", "auto"),
-                        stage1_skip_sources=tuple(getattr(args, "stage1_skip", ())))
 
 
 def _drafter_sources(value: str) -> tuple[str, ...]:
@@ -99,7 +79,7 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from core.engine import Engine
+    from core.inputs import check_input
 
     if getattr(args, "ray", None):
         from core.scale.cli import run as run_on_ray
@@ -107,26 +87,50 @@ def run(args) -> int:
         return run_on_ray(args)
     if not args.inputs:
         raise HSDError("convert needs at least one INPUT file")
-    inputs = [Path(p) for p in args.inputs]
+    inputs = distinct_inputs([Path(p) for p in args.inputs])
     outputs = output_paths(inputs, Path(args.output))
-    config = engine_config(args)
-    engine = Engine(config)
-    all_stats, failures = [], 0
-    for in_path, out_path in zip(inputs, outputs):
+    stats_path = Path(args.stats) if args.stats else None
+    refuse_unsafe_outputs(inputs, outputs, stats_path, overwrite=args.overwrite)
+    jobs, failures = [], 0
+    for in_path, out_path in zip(inputs, outputs):  # before the model (and torch) is loaded
         try:
-            stats = convert_one(engine, in_path, out_path, args)
+            check_input(in_path)
         except HSDError as exc:
             if len(inputs) == 1:
                 raise
-            print(f"hsd: error: {in_path}: {exc}", file=sys.stderr)
+            report_failure(in_path, exc)
             failures += 1
             continue
-        all_stats.append(stats)
-        failed = stats["totals"]["failed_pages"]
-        if failed:
-            failures += 1
-            print(f"hsd: warning: {in_path}: pages {', '.join(map(str, failed))} failed "
-                  f"(see --stats); the others were written", file=sys.stderr)
+        jobs.append((in_path, out_path))
+    if not jobs:
+        return 1
+    from core.engine import Engine
+
+    engine = Engine(engine_config(args))
+    all_stats = []
+    kept = KeptPages()
+    with sigterm_as_interrupt() as signalled:
+        try:
+            for in_path, out_path in jobs:
+                try:
+                    stats = convert_one(engine, in_path, out_path, args, kept)
+                except (HSDError, OSError) as exc:
+                    if len(inputs) == 1:
+                        raise
+                    report_failure(in_path, exc)
+                    failures += 1
+                    continue
+                all_stats.append(stats)
+                failed = stats["totals"]["failed_pages"]
+                if failed:
+                    failures += 1
+                    print(f"hsd: warning: {in_path}: pages {', '.join(map(str, failed))} failed "
+                          f"(see --stats); the others were written", file=sys.stderr)
+        except KeyboardInterrupt:
+            n = kept.count()
+            print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
+                  file=sys.stderr)
+            return 128 + signal.SIGTERM if signalled["terminated"] else 130
     if args.stats:
         from core.export import atomic_write_text
 
@@ -135,43 +139,86 @@ def run(args) -> int:
     return 1 if failures else 0
 
 
-def settings_of(config, args) -> dict:
-    """What decides the output: pages converted under other settings are not reused."""
-    return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
-            "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
-            "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens}
+def report_failure(in_path: Path, exc: BaseException) -> None:
+    """One ``hsd: error:`` line for an input that failed while the others go on."""
+    if isinstance(exc, OSError) and not isinstance(exc, HSDError):
+        text = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else f"{exc.strerror or exc}"
+    else:
+        text = str(exc)
+    if not text.startswith(str(in_path)):
+        text = f"{in_path}: {text}"
+    print(f"hsd: error: {text}", file=sys.stderr)
 
 
-def convert_one(engine, in_path: Path, out_path: Path, args) -> dict:
-    from core.documents import open_document, parse_page_range
-    from core.export import DocumentOutput
-    from core.resume import convert_with_resume
-    from core.stats import document_stats
+class KeptPages:
+    """How many finished pages a stopped run leaves for the next one: those of the documents
+    already written and the saved pages of the one in progress."""
 
-    settings = settings_of(engine.config, args)
-    with open_document(in_path, password=args.password) as doc:
-        indices = parse_page_range(args.pages, doc.page_count)
-        output = DocumentOutput(in_path, out_path, settings, resume=not args.fresh)
-        results = []
+    def __init__(self):
+        self.written = 0
+        self.output = None
+        self.indices: list[int] = []
+
+    def count(self) -> int:
+        current = 0
+        if self.output is not None:
+            current = sum(1 for i in self.indices if self.output.finished(i + 1) is not None)
+        return self.written + current
+
+
+@contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM (``kill``, a scheduler's stop) ends the run as Ctrl-C does: pages kept, one line."""
+    state = {"terminated": False}
+
+    def stop(signum, frame):
+        state["terminated"] = True
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (the CLI called from a library): leave signals alone
+        previous = None
+    try:
+        yield state
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def convert_one(engine, in_path: Path, out_path: Path, args, kept: KeptPages | None = None) -> dict:
+    """One input through ``core.api.convert_document``, with a progress bar and the CLI's lines."""
+    from core.api import convert_document
+
+    bar = None
+    results = []
+
+    def started(output, indices) -> None:
+        nonlocal bar
+        if kept is not None:
+            kept.output, kept.indices = output, indices
         bar = _progress(len(indices), in_path.name, args.quiet)
-        try:
-            for _, done, _ in convert_with_resume(doc, indices, output, lambda _: engine):
-                results.append(done)
-                if bar is not None:
-                    bar.set_postfix_str(_postfix(done), refresh=False)
-                    bar.update(1)
-        except KeyboardInterrupt:
-            print(f"\nhsd: interrupted; {len(results)} finished page(s) of {in_path.name} are kept, "
-                  "run the same command again to resume", file=sys.stderr)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-        output.write_markdown(results)
-        _warn_undrafted(in_path, results)
-        if not args.quiet:
-            print(f"{in_path} -> {out_path}", file=sys.stderr)
-        return document_stats(str(in_path), str(out_path), settings, results)
+
+    def page_done(result, reused) -> None:
+        results.append(result)
+        if bar is not None:
+            bar.set_postfix_str(_postfix(result), refresh=False)
+            bar.update(1)
+
+    try:
+        stats = convert_document(engine.config, in_path, out_path, engine=engine, pages=args.pages,
+                                 password=args.password, fresh=args.fresh,
+                                 overwrite=getattr(args, "overwrite", False), on_page=page_done, on_start=started)
+    finally:
+        if bar is not None:
+            bar.close()
+    if kept is not None:
+        kept.written += sum(1 for r in results if not r.error)
+        kept.output = None
+    _warn_undrafted(in_path, results)
+    if not args.quiet:
+        print(f"{in_path} -> {out_path}", file=sys.stderr)
+    return stats
 
 
 def _warn_undrafted(in_path: Path, results) -> None:

@@ -16,7 +16,7 @@ def register(subparsers) -> None:
         description="Draft each page of INPUT with a cheap drafter (text layer or OCR) and print the "
         "regions in reading order, or write them as JSON.",
     )
-    parser.add_argument("input", metavar="INPUT", help="PDF or image (PNG, JPEG, TIFF, BMP, WebP)")
+    parser.add_argument("input", metavar="INPUT", help="PDF or image (PNG, JPEG, TIFF, BMP, WebP, GIF)")
     parser.add_argument("--pages", metavar="R", default=None, help='pages, e.g. "1-3,7", "5-", "-2" (default: all)')
     parser.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER,
                         help=f"which drafter (default: {DEFAULT_DRAFTER}: text layer if usable, else OCR)")
@@ -31,13 +31,16 @@ def _drafter_options(name: str, dpi: int | None) -> dict:
 
 
 def run(args) -> int:
+    from core.inputs import check_input
+
+    check_input(Path(args.input))  # a mistyped name: one line before PyMuPDF or a drafter loads
     from core.documents import open_document, parse_page_range
     from core.drafters import get_drafter
 
-    drafter = get_drafter(args.drafter, **_drafter_options(args.drafter, args.dpi))
     failed: list[tuple[int, str, str]] = []  # (page, drafter, error)
     with open_document(args.input, password=args.password) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
+        drafter = get_drafter(args.drafter, **_drafter_options(args.drafter, args.dpi))
         pages_out = []
         for page in doc.pages(indices):
             used = drafter.choose(page) if hasattr(drafter, "choose") else drafter

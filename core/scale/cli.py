@@ -1,4 +1,5 @@
-"""The Ray options of ``hsd convert`` and the ``--ray`` run (``core.commands.convert`` calls in)."""
+"""The Ray options of ``hsd convert`` and the ``--ray`` run (``core.commands.convert`` calls in; this
+module talks to core through ``core.api`` only, as the single-machine path does)."""
 
 from __future__ import annotations
 
@@ -37,14 +38,20 @@ def split_address(value: str, inputs: list[str]) -> tuple[str, list[str]]:
 def run(args) -> int:
     """``hsd convert --ray [ADDRESS] INPUT... -o OUT``: same output, resume rules, statistics and
     exit codes as the single-machine path; folders given as inputs contribute their PDFs and images."""
-    from core.commands.convert import engine_config
+    from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
     from core.errors import HSDError
-    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+    from core.scale.jobs import expand_inputs
 
     address, inputs = split_address(args.ray, list(args.inputs))
     if not inputs:
         raise HSDError(f"convert needs at least one INPUT (is {args.ray!r} meant as one? it does not exist)"
                        if address != "local" else "convert needs at least one INPUT")
+    # named and checked exactly as without --ray, before Ray or a model starts
+    inputs = distinct_inputs(expand_inputs(inputs))
+    refuse_unsafe_outputs(inputs, output_paths(inputs, Path(args.output)),
+                          Path(args.stats) if args.stats else None, overwrite=args.overwrite)
+    from core.scale.ray_pipeline import RayOptions, convert_with_ray
+
     options = RayOptions(address=address, actors=args.ray_actors, batch_size=args.ray_batch_size,
                          retries=args.ray_retries, cpus_per_actor=args.ray_cpus_per_actor,
                          gpus_per_actor=args.ray_gpus_per_actor)

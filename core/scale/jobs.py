@@ -1,8 +1,9 @@
 """Driver side of a distributed conversion: documents, resume, assembly, statistics.
 
 The same code decides what is done and writes the output as the single-machine path
-(``core.commands.convert``): ``core.export.DocumentOutput`` for per-page resume and atomic writes,
-``settings_of`` for the resume key, ``output_paths`` for names, ``document_stats`` for statistics.
+(``core.api``): ``core.export.DocumentOutput`` for per-page resume and atomic writes,
+``settings_of`` for the resume key, ``output_paths`` for names and ``refuse_unsafe_outputs`` for
+the checks, ``document_stats`` for statistics.
 So a document started by ``hsd convert`` resumes under ``hsd convert --ray`` and the other way round,
 and the Markdown and figures are byte-identical.
 
@@ -97,7 +98,7 @@ class DocumentJob:
 
     def finish(self, settings: dict) -> dict:
         """Write the Markdown (pages in order: this run's and the earlier runs') and return the
-        document's statistics, as ``convert_one`` does."""
+        document's statistics, as ``core.api.convert_document`` does."""
         from core.engine import failed_page
         from core.stats import document_stats
 
@@ -113,22 +114,32 @@ class DocumentJob:
 
 
 def plan_documents(inputs: list[Path], outputs: list[Path], settings: dict, pages: str | None,
-                   password: str | None, fresh: bool) -> list[DocumentJob | DocumentFailure]:
+                   password: str | None, fresh: bool, overwrite: bool = True) -> list[DocumentJob | DocumentFailure]:
     """Open each input (page count, page range), set up its output with the resume rules of the
-    single-machine path and list the pages still to do. Bad inputs become ``DocumentFailure``."""
+    single-machine path and list the pages still to do. Bad inputs become ``DocumentFailure``.
+    ``overwrite=False``: a figure file this tool did not write is refused (``hsd convert --ray``
+    checks every output before it calls this)."""
     from core.documents import open_document, parse_page_range
     from core.export import DocumentOutput
+    from core.resume import warn_rejected
 
     plan: list[DocumentJob | DocumentFailure] = []
     for n, (in_path, out_path) in enumerate(zip(inputs, outputs)):
         try:
             with open_document(in_path, password=password) as doc:
                 indices = parse_page_range(pages, doc.page_count)
-            output = DocumentOutput(in_path, out_path, settings, resume=not fresh)
-        except HSDError as exc:
-            plan.append(DocumentFailure(in_path, str(exc)))
+            output = DocumentOutput(in_path, out_path, settings, resume=not fresh, overwrite=overwrite)
+        except (HSDError, OSError) as exc:
+            plan.append(DocumentFailure(in_path, _message(exc)))
             continue
+        warn_rejected(output, indices)
         todo = [i for i in indices if output.finished(i + 1) is None]
         plan.append(DocumentJob(id=n, input_path=in_path, output_path=out_path, indices=indices,
                                 output=output, todo=todo))
     return plan
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc.strerror or exc)
+    return str(exc)

@@ -118,7 +118,7 @@ class _ModelActor:
     """One model per actor (per GPU): decodes the pages of the documents it is given, in order."""
 
     def __init__(self, config, engine_factory, retries: int):
-        from core.cli import _quiet_libraries
+        from core.api import quiet_libraries as _quiet_libraries
         from core.engine import Engine
 
         _quiet_libraries()
@@ -221,7 +221,7 @@ def convert_with_ray(inputs, output, config, *, pages: str | None = None, passwo
     ``on_progress`` runs in the driver after every page; raising from it stops the run (finished
     pages are kept, as after Ctrl-C).
     """
-    from core.commands.convert import output_paths, settings_of
+    from core.api import output_paths, settings_of
 
     options = options or RayOptions()
     _require_ray()  # before any output folder is touched

@@ -100,3 +100,44 @@ def remount(where, options: str) -> None:
     import subprocess
 
     subprocess.run(["mount", "-o", f"remount,{options}", str(where)], check=True, capture_output=True)
+
+
+# --- the real ``hsd`` in a subprocess ----------------------------------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def hsd_command() -> list[str]:
+    """The installed ``hsd`` entry point (``core.cli:main``), else the same function run by module;
+    either way it imports this checkout's code (``PYTHONPATH``)."""
+    import shutil
+    import sys
+
+    found = shutil.which("hsd")
+    return [found] if found else [sys.executable, "-m", "core.cli"]
+
+
+def run_hsd(*args, cwd=None, timeout: float = 600, prelude: str | None = None, env: dict | None = None):
+    """``hsd ARGS`` in a fresh process -> (exit code, stdout, stderr). ``prelude``: Python run in that
+    process before ``main`` (to make a fault the command line cannot make)."""
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8", **(env or {})}
+    if prelude is None:
+        command = hsd_command()
+    else:
+        command = [sys.executable, "-c", prelude + "\nimport sys\nfrom core.cli import main\nsys.exit(main())"]
+    proc = subprocess.run(command + [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args],
+                          cwd=cwd, capture_output=True, env=environment, timeout=timeout)
+    return (proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
+            proc.stderr.decode("utf-8", errors="replace"))
+
+
+@pytest.fixture(scope="session")
+def hsd_model(tmp_path_factory):
+    """A tiny qwen2_5_vl model written by ``hsd tiny-model`` (once per test session)."""
+    where = tmp_path_factory.mktemp("hsd-tiny") / "model"
+    rc, out, err = run_hsd("tiny-model", where, "--arch", ARCH)
+    assert rc == 0, err
+    return str(where)

@@ -144,7 +144,8 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
     monkeypatch.setattr(Target, "forward", forward)
     out = tmp_path / "doc.md"
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
-    assert rc == 130 and "interrupted" in err and "Traceback" not in err
+    assert rc == 130 and "Traceback" not in err
+    assert "stopped; 1 page kept, run the same command to continue" in err, err
     assert not out.exists() and _work_files(out) == ["page-0001.json"]
     _no_partials(tmp_path)
 
@@ -200,8 +201,8 @@ def test_full_disk_is_one_line_and_resumes_once_there_is_room(three_pages, refer
 def test_disk_full_while_saving_page_2_keeps_page_1_and_the_old_markdown(three_pages, reference, tmp_path, cli,
                                                                           model_dir, monkeypatch):
     """ENOSPC simulated at the rename of page 2's result (works without root): the previous
-    Markdown file is untouched, page 1 is kept, no temporary file is left, and the next run
-    converts from page 2 on."""
+    Markdown file (someone else's, hence ``--overwrite``) is untouched, page 1 is kept, no
+    temporary file is left, and the next run converts from page 2 on."""
     import core.export
     from core.engine import Engine
 
@@ -215,7 +216,7 @@ def test_disk_full_while_saving_page_2_keeps_page_1_and_the_old_markdown(three_p
         return real_replace(src, dst)
 
     monkeypatch.setattr(core.export.os, "replace", replace)
-    rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
+    rc, _, err = cli("convert", three_pages, "-o", out, "--overwrite", "--model", model_dir, *FAST_AR)
     assert_clear_error(rc, err, "no space left", "page-0002.json")
     assert out.read_text("utf-8") == "previous version\n"
     assert _work_files(out) == ["page-0001.json"]
@@ -226,7 +227,7 @@ def test_disk_full_while_saving_page_2_keeps_page_1_and_the_old_markdown(three_p
     original = Engine.convert_page
     monkeypatch.setattr(Engine, "convert_page", lambda self, page, *a, **k: done.append(page.number)
                         or original(self, page, *a, **k))
-    rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
+    rc, _, err = cli("convert", three_pages, "-o", out, "--overwrite", "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3] and out.read_bytes() == reference
 

@@ -3,7 +3,7 @@
 import pytest
 
 from core.cli import build_parser
-from core.commands.convert import engine_config
+from core.api import engine_config
 
 
 def _parse(*argv):
@@ -21,3 +21,11 @@ def test_stage1_skip_rejects_what_is_no_drafter(value, capsys):
     with pytest.raises(SystemExit):
         _parse("--stage1-skip", value)
     assert "unknown drafter" in capsys.readouterr().err
+
+
+def test_the_parser_s_modes_are_the_engine_s():
+    """The parser keeps its own copy (the engine imports torch); they must not drift apart."""
+    from core.commands.convert import MODES
+    from core.engine import MODES as ENGINE_MODES
+
+    assert MODES == ENGINE_MODES

@@ -1,0 +1,131 @@
+"""Smaller promises of the command line: images Pillow reads (WebP, animated GIF), a forged JPEG
+refused, messages that say what happened (one input, a full disk, SIGTERM, a symlink loop) and
+errors about arguments and inputs before torch or transformers are imported.
+
+Every case runs the real ``hsd`` in a subprocess.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+from PIL import Image
+
+from tests.reliability import hostile as h
+from tests.reliability.conftest import FAST_AR, REPO, assert_clear_error, hsd_command, run_hsd
+
+
+def _picture(size=(420, 200)) -> Image.Image:
+    from PIL import ImageDraw
+
+    image = Image.new("RGB", size, "white")
+    ImageDraw.Draw(image).text((20, 20), "Section 1: results", fill="black")
+    return image
+
+
+def test_webp_is_read(tmp_path):
+    path = tmp_path / "page.webp"
+    _picture().save(path, format="WEBP")
+    rc, out, err = run_hsd("draft", path, "--drafter", "textlayer", "--json", "-")
+    assert rc == 0, err
+    assert '"page": 1' in out and not err.strip()
+
+
+def test_animated_gif_gives_its_first_frame_and_names_the_dropped_ones(tmp_path):
+    path = tmp_path / "anim.gif"
+    frames = [_picture(), Image.new("RGB", (420, 200), "red"), Image.new("RGB", (420, 200), "blue")]
+    frames[0].save(path, format="GIF", save_all=True, append_images=frames[1:])
+    rc, out, err = run_hsd("draft", path, "--drafter", "textlayer", "--json", "-")
+    assert rc == 0, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("hsd: warning:") and "2-3" in lines[0], err
+    assert out.count('"page":') == 1
+
+
+def test_a_tiny_jpeg_claiming_65500_by_65500_pixels_is_refused(tmp_path):
+    """631 bytes claiming 65500 x 65500: a blank page that used 1.6 GB; now one clear line."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(buffer, format="JPEG", quality=10)
+    data = bytearray(buffer.getvalue())
+    at = data.find(b"\xff\xc0")
+    struct.pack_into(">HH", data, at + 5, 65500, 65500)
+    path = tmp_path / "forged.jpg"
+    path.write_bytes(bytes(data))
+    rc, _, err = run_hsd("draft", path, "--drafter", "textlayer")
+    assert_clear_error(rc, err, "forged.jpg", "65500")
+
+
+def test_one_input_is_never_told_about_several_inputs(tmp_path, hsd_model):
+    pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "notes.txt", "--model", hsd_model, *FAST_AR)
+    assert_clear_error(rc, err, "notes.txt")
+    assert "several" not in err
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_full_disk_names_the_file(tmp_path, hsd_model):
+    """ENOSPC while a result is flushed (no file name in the OS error): the line names the file."""
+    prelude = ("import errno, os\n"
+               "def _full(fd): raise OSError(errno.ENOSPC, 'No space left on device')\n"
+               "os.fsync = _full\n")
+    pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
+    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "doc.md", "--model", hsd_model, *FAST_AR,
+                         prelude=prelude)
+    assert_clear_error(rc, err, "No space left on device")
+    assert "page-0001.json" in err or "doc.md" in err, err
+    assert "partial" not in err
+
+
+def test_sigterm_says_what_is_kept_and_how_to_continue(tmp_path, hsd_model):
+    pdf = h.text_pdf(tmp_path / "long.pdf", pages=40)
+    out = tmp_path / "doc.md"
+    env = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.Popen(hsd_command() + ["convert", str(pdf), "-o", str(out), "--model", hsd_model,
+                                             *FAST_AR], stderr=subprocess.PIPE, env=env)
+    first = out.with_name(f".{out.name}.hsd") / "page-0001.json"
+    deadline = time.monotonic() + 300
+    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    err = err.decode("utf-8", errors="replace")
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "stopped;" in lines[0] and "kept" in lines[0] and "run the same command to continue" in lines[0]
+    kept = len(list(first.parent.glob("page-*.json")))
+    assert 1 <= kept < 40 and f"{kept} page" in lines[0], (kept, err)
+    assert not out.exists()
+
+
+def test_a_symlink_loop_is_called_a_loop(tmp_path):
+    loop = tmp_path / "loop.pdf"
+    os.symlink(loop, loop)
+    rc, _, err = run_hsd("draft", loop, "--drafter", "textlayer")
+    assert_clear_error(rc, err, "loop.pdf", "loop")
+    assert "does not exist" not in err
+
+
+def test_a_missing_file_is_reported_before_torch_is_imported(tmp_path):
+    """``hsd convert`` and ``hsd draft`` check arguments and inputs first: the heavy libraries are
+    not even imported for a one-line error (it used to take 6-9 s)."""
+    check = ("import sys\nfrom core.cli import main\nrc = main(sys.argv[1:])\n"
+             "heavy = [m for m in ('torch', 'transformers', 'pymupdf') if m in sys.modules]\n"
+             "print('imported:', heavy, file=sys.stderr)\nsys.exit(rc)\n")
+    env = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8"}
+    for args in (["convert", str(tmp_path / "missing.pdf"), "-o", str(tmp_path / "x.md")],
+                 ["draft", str(tmp_path / "missing.pdf")]):
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", check, *args], capture_output=True, env=env, timeout=120)
+        seconds = time.monotonic() - started
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "no such file" in err, err
+        assert "imported: []" in err, err
+        assert seconds < 20, seconds  # the import check above is the real bound; this catches a hang

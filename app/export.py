@@ -24,8 +24,10 @@ class ExportConflict(FileExistsError):
 
 
 def images_dir_of(markdown_path: Path) -> Path:
-    markdown_path = Path(markdown_path)
-    return markdown_path.with_name(markdown_path.stem + "_images")
+    """The figures folder an export writes: the one ``hsd convert`` names (odd names made safe)."""
+    from core.api import images_dir_for
+
+    return images_dir_for(markdown_path)
 
 
 def markdown_conflicts(markdown_path: Path, results) -> list[Path]:

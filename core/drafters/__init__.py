@@ -17,7 +17,6 @@ _DRAFTERS = {
     "textlayer": ("core.drafters.textlayer", "TextLayerDrafter"),
     "rapidocr": ("core.drafters.rapidocr", "RapidOCRDrafter"),
     "paddle": ("core.drafters.paddle", "PaddleDrafter"),
-    "pymupdf-layout": ("core.drafters.pymupdf_layout", "PyMuPDFLayoutDrafter"),
 }
 DRAFTER_NAMES = tuple(_DRAFTERS)
 DEFAULT_DRAFTER = "auto"

@@ -6,7 +6,9 @@ wheel; nothing is downloaded) classifies the boxes, and ``pymupdf4llm`` writes e
 reading order. Each layout box becomes one region; its Markdown is the draft. Tables come as pipe
 tables and are turned into HTML, the target's table markup. OCR is off: scans go to ``rapidocr``.
 
-Measured against ``textlayer`` in docs/drafters.md (edit distance and time per page).
+Measured against ``textlayer`` in docs/drafters.md (edit distance and time per page): it drafts
+worse, so it is not a conversion drafter; ``python -m core.bench.drafters --drafters pymupdf-layout``
+runs it for the comparison.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ def test_drafts_a_born_digital_page(tmp_path):
     pytest.importorskip("pymupdf.layout")
     import pymupdf
 
+    from core.bench.drafters import _drafter
     from core.documents import open_document
-    from core.drafters import get_drafter
 
     path = tmp_path / "p.pdf"
     doc = pymupdf.open()
@@ -27,7 +27,7 @@ def test_drafts_a_born_digital_page(tmp_path):
                         "the previous year, while operating costs remained stable.", fontsize=10)
     doc.save(str(path))
     with open_document(path) as d:
-        regions = get_drafter("pymupdf-layout").draft(d.page(0))
+        regions = _drafter("pymupdf-layout").draft(d.page(0))
     text = " ".join(r.text for r in regions)
     assert "Quarterly Report" in text and "twelve percent" in text
     assert all(r.source == "pymupdf-layout" for r in regions)

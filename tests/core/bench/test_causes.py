@@ -32,3 +32,17 @@ def test_passes_charged_by_their_last_token_and_tabled():
     assert causes["text no draft holds"] == {"passes": 2, "gained": start - 2 + 1, "one_token": 1}
     table = markdown_table(add({}, causes), 1)
     assert len(table) == 2 + len(CAUSES) + 1 and table[-1].startswith("| all (1 pages) | 4 |")
+
+
+def test_trace_causes_over_a_corpus(synthetic_corpus):
+    import io
+
+    from core.bench.trace import corpus_causes
+
+    out = io.StringIO()
+    result = corpus_causes(synthetic_corpus, drafter="textlayer", tokenizer="tiny", out=out)
+    assert [(r["doc"], r["page"]) for r in result["pages"]] == [("alpha_report", 1), ("alpha_report", 2),
+                                                                ("beta_note", 1)]
+    for r in result["pages"]:  # every page-level pass charged to one cause, every token to its pass
+        assert sum(v.get("gained", 0) for v in r["causes"].values()) == r["stats"]["generated_tokens"]
+    assert "| all (3 pages) |" in out.getvalue()

@@ -75,8 +75,6 @@ class PyMuPDFLayoutDrafter:
             draft = text[start:end].strip()
             if label == "table":
                 draft = pipe_table_html(draft)
-            if label == "figure" and not draft:
-                draft = ""
             x0, y0, x1, y1 = (float(v) for v in box["bbox"])
             regions.append(Region(label, (x0, y0, x1, y1), draft, self.name))
         return regions

@@ -24,6 +24,19 @@ from core.documents import open_document
 from core.drafters import get_drafter
 from core.drafters.normalize import text_edit_distance
 
+#: Drafters measured here for comparison only, not offered to conversions (docs/drafters.md says why).
+COMPARED_ONLY = {"pymupdf-layout": ("core.drafters.pymupdf_layout", "PyMuPDFLayoutDrafter")}
+
+
+def _drafter(name: str):
+    if name in COMPARED_ONLY:
+        import importlib
+
+        module, cls = COMPARED_ONLY[name]
+        return getattr(importlib.import_module(module), cls)()
+    return get_drafter(name)
+
+
 SKIPPED_LABELS = {"header", "footer", "page_number", "figure"}
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 CJK_GROUPS = ("chinese",)
@@ -75,7 +88,7 @@ def run(corpus: Path, drafter_names: list[str], verbose: bool = True, only: dict
     pairs = sorted(p for p in (corpus / "pairs").glob("*.pdf") if p.with_suffix(".md").exists())
     results: dict = {}
     for name in drafter_names:
-        drafter = get_drafter(name)
+        drafter = _drafter(name)
         groups: dict = defaultdict(lambda: {"docs": [], "pages": 0, "seconds": 0.0})
         for pdf in pairs:
             if only and name in only and document_group(pdf.stem) not in only[name]:

@@ -121,6 +121,13 @@ def aggregate(result: dict) -> dict:
                    "teds": _mean(p["drafts"]["teds"] for p in pages if p["drafts"]["teds"] is not None)},
         "pages": len(pages), "documents": len({p["doc"] for p in pages}),
     }
+    human = [p["human_reference"] for p in pages if p.get("human_reference")]
+    if human:  # the same pages replayed against their human references (``core.bench.beside``)
+        agg["human_reference"] = {
+            "pages": len(human),
+            "model_output": summarize([p for p in pages if p.get("human_reference")], method_names(result)),
+            "human": summarize(human, [m for m in human[0]["methods"]]),
+        }
     if any("lossless" in p for p in pages):
         checked = [p for p in pages if "lossless" in p]
         agg["lossless"] = {"pages": len(checked), "identical": sum(1 for p in checked if p["lossless"])}
@@ -194,10 +201,32 @@ def _method_table(summary: dict, methods: list[str]) -> list[str]:
     return lines
 
 
+def _beside_table(h: dict, info: dict) -> list[str]:
+    """The model-output replay beside the human-reference replay of the same pages and drafts."""
+    from core.bench.beside import describe
+
+    L = ["", f"## Beside the human reference ({h['pages']} pages with one, same renders and drafts)", "",
+         f"Human references from `{info.get('human_reference')}`.", "",
+         "| replay target | method | fwd-pass speed-up (mean / total) | mean accepted length | ar passes | "
+         "method passes |", "|---|---|---|---|---|---|"]
+    for label, summary in ((describe(info.get("reference_kind", "human")), h["model_output"]),
+                           ("target output = human reference", h["human"])):
+        for m in ("hsd",):
+            s = summary.get(m)
+            if s:
+                L.append(f"| {label} | {m} | {_f(s['fp_speedup_mean'])}x / {_f(s['fp_speedup_total'])}x | "
+                         f"{_f(s['mean_accepted_length'])} | {summary['ar']['forward_passes']} | {s['forward_passes']} |")
+    return L
+
+
 def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, command: str | None = None) -> str:
     info, methods = result["info"], method_names(result)
     L = [f"# HSD benchmark: {Path(info['corpus']).name}", ""]
     L.append(f"- target: **{info['target']}**, {info['target_detail']}; tokenizer: {info['tokenizer']}")
+    if info["target"] != "real":
+        from core.bench.beside import describe
+
+        L.append(f"- reference: **{describe(info.get('reference_kind', 'human'))}**")
     L.append(f"- drafter: {info['drafter']}; methods: {', '.join(methods)}")
     L.append(f"- {agg['pages']} pages of {agg['documents']} documents, every page counted; started {info['started']}; "
              f"machine: {info['machine']}")
@@ -234,6 +263,8 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     if "lossless" in agg:
         ll = agg["lossless"]
         L.append(f"\nLossless check (hsd at tau 1 token-identical to ar): {ll['identical']}/{ll['pages']} pages.")
+    if "human_reference" in agg:
+        L += _beside_table(agg["human_reference"], info)
     L += ["", "## Per document kind", "", "Forward-pass speed-up over ar (mean over pages) / wall-clock speed-up "
           "(mean) / mean accepted length.", ""]
     L.append("| kind | pages | " + " | ".join(m for m in methods if m != "ar") + " |")

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from core.bench import beside as human_side
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
@@ -98,6 +99,8 @@ class BenchConfig:
     reference_tables: str = "html"    # html: pipe tables in references become HTML (the prompts' convention)
     reference_spaces: str = "collapse"  # collapse: runs of spaces inside lines become one (see corpus)
     background_drafting: str = "auto"  # replay-cost / real: hsd and page draft beside the decode (see below)
+    reference_kind: str = "auto"      # human | model:NAME | auto (the model_outputs layout; core.bench.beside)
+    human_reference: str | None = "auto"  # model outputs: also replay ar/hsd on this corpus's human references
 
 
 @dataclass
@@ -110,6 +113,8 @@ class RunInfo:
     corpus: str
     started: str
     machine: dict = field(default_factory=dict)
+    reference_kind: str = "human"     # what the .md files are: human references or a model's outputs
+    human_reference: str | None = None  # the human references replayed beside a model's outputs
 
 
 # --- targets and drafters ------------------------------------------------------------------------
@@ -212,8 +217,11 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
             machine["gpu"] = torch.cuda.get_device_name(0)
     except Exception:
         pass
+    kind = human_side.reference_kind(cfg.corpus, cfg.reference_kind)
+    human = human_side.human_reference_folder(cfg.corpus, kind, cfg.human_reference) if cfg.target != "real" else None
     info = RunInfo(cfg.target, detail, tok_name, drafter_name, [m.name for m in methods], str(cfg.corpus),
-                   datetime.datetime.now().isoformat(timespec="seconds"), machine)
+                   datetime.datetime.now().isoformat(timespec="seconds"), machine, kind,
+                   str(human) if human else None)
     records = []
     budget = cfg.pages
     pass_cost = PassCost()  # what a pass costs on this target, learned over the whole run
@@ -221,13 +229,14 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
         if budget is not None and budget <= 0:
             break
         records += _run_document(doc, cfg, methods, target, drafter, budget, log,
-                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost)
+                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost, human)
         if budget is not None:
             budget -= sum(1 for r in records if r["doc"] == doc.name)
     return {"info": asdict(info), "config": asdict(cfg), "pages": records}
 
 
-def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None, pass_cost=None) -> list[dict]:
+def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None, pass_cost=None,
+                  human=None) -> list[dict]:
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
@@ -249,7 +258,9 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             drafted = render_and_draft(page, cfg.dpi, drafter, background=False)
             prepared.append((page, drafted.image, drafted.drafts.result(), drafted.seconds["render"],
                              drafted.seconds["draft"], drafted.drafts.error))
-        page_refs = split_reference(reference, [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared])
+        page_texts = [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared]
+        page_refs = split_reference(reference, page_texts)
+        side = human_side.start_document(human, doc.name, page_texts, cfg, target, pass_cost)
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
         engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
@@ -264,6 +275,11 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
                             cfg, methods, target, engines, drafter)
             rec["draft_load_seconds"] = loads[i]
+            if side is not None:  # the same page and drafts, replayed against its human reference
+                rec["human_reference"] = human_side.run_page(
+                    side, i, image, regions, page, target,
+                    lambda name, res, err, ref: _method_record(Method(name, name), res, err, render_s, draft_s,
+                                                               ref, target))
             out.append(rec)
             if on_page:
                 on_page(rec)

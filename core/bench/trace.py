@@ -9,6 +9,12 @@ the output is the reference, so its tokens, cut by the gains, show exactly what 
 As in the benchmark, the document's earlier pages are converted first with the same engine (what it
 learned there, notation and output history, serves the traced page); ``--alone`` converts the page
 by itself.
+
+    python -m core.bench.trace CORPUS --causes [--docs PREFIX,...] [--method hsd]
+
+converts every page of the corpus (documents in order, as the benchmark does) and charges each
+page-level pass to a cause (``core.bench.causes``): formulas, tables, markup and style, text no draft
+holds, text the drafts hold; one line per page and the corpus's table.
 """
 
 from __future__ import annotations
@@ -75,16 +81,68 @@ def trace_page(corpus, doc_name, page_index=0, method="hsd", drafter="auto", tok
     return {"stats": s.to_dict(), "log": log, "one_token": dict(ones)}
 
 
+def corpus_causes(corpus, docs=None, method="hsd", drafter="auto", tokenizer="auto", dpi=144,
+                  out=sys.stdout) -> dict:
+    """Every page of ``corpus`` (``docs``: name prefixes), each page-level pass charged to its cause."""
+    from core.bench.causes import CAUSES, add, markdown_table, page_causes
+    from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
+    from core.documents import open_document
+
+    m = parse_methods(method)[-1]
+    kind = "region" if m.mode == "regions" else "page"
+    tok = ReplayTokenizer(base_tokenizer(tokenizer))
+    target = ReplayTarget(tok)
+    dr, _ = make_drafter(drafter)
+    total, pages, rows = {}, 0, []
+    print("| document | page | tokens | Stage 2 passes | " + " | ".join(CAUSES) + " |", file=out)
+    print("|---|---|---|---|" + "---|" * len(CAUSES), file=out)
+    for doc in load_corpus(corpus, docs):
+        target.start_document()
+        engine = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=16384), target=target)
+        engine.start_document(doc.name)
+        with open_document(doc.pdf) as d:
+            drafted = [list(dr.draft(d.page(i))) for i in range(d.page_count)]
+            refs = split_reference(prepare_reference(doc.reference),
+                                   [_draft_text(r) or _draft_text_all(r) for r in drafted])
+            for i in range(d.page_count):
+                page, regions, ref = d.page(i), drafted[i], refs[i]
+                spans = region_spans(ref, regions)
+                if m.oracle:
+                    regions = oracle_regions(ref, regions, spans)
+                    target.set_page(ref, [r.text for r in regions])
+                else:
+                    target.set_page(ref, region_references(ref, regions, spans))
+                res = engine.convert_image(page.render(dpi), regions, page.width, page.height, i + 1)
+                gains = target.gains(kind, final=res.stats.generated_tokens if kind == "page" else None)
+                causes = page_causes(ref, [r.text for r in regions], tok.encode(ref), gains, tok.decode)
+                add(total, causes)
+                pages += 1
+                rows.append({"doc": doc.name, "page": i + 1, "causes": causes, "stats": res.stats.to_dict()})
+                print(f"| {doc.name} | {i + 1} | {res.stats.generated_tokens} | {len(gains)} | "
+                      + " | ".join(f"{causes[c].get('passes', 0)} ({causes[c].get('gained', 0)})" for c in CAUSES)
+                      + " |", file=out, flush=True)
+    print("\nCells: passes (tokens written).\n", file=out)
+    print("\n".join(markdown_table(total, pages)), file=out)
+    return {"total": {c: dict(v) for c, v in total.items()}, "pages": rows}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m core.bench.trace", description=__doc__.split("\n\n")[0])
     p.add_argument("corpus")
-    p.add_argument("doc")
+    p.add_argument("doc", nargs="?")
+    p.add_argument("--causes", action="store_true", help="every page of the corpus, passes charged to causes")
+    p.add_argument("--docs", default=None, help="with --causes: comma-separated document name prefixes")
     p.add_argument("--page", type=int, default=1)
     p.add_argument("--method", default="hsd")
     p.add_argument("--drafter", default="auto")
     p.add_argument("--tokenizer", default="auto")
     p.add_argument("--alone", action="store_true", help="convert the page alone, not after its document's earlier pages")
     a = p.parse_args(argv)
+    if a.causes:
+        corpus_causes(a.corpus, a.docs.split(",") if a.docs else None, a.method, a.drafter, a.tokenizer)
+        return 0
+    if not a.doc:
+        p.error("give a DOC to trace, or --causes")
     trace_page(a.corpus, a.doc, a.page - 1, a.method, a.drafter, a.tokenizer, alone=a.alone)
     return 0
 

@@ -49,6 +49,13 @@ def register(sub) -> None:
     p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
                    help="replay-cost / real: hsd and page draft each page on a thread beside its decode, as "
                    "conversions do (auto: where the model is on a GPU; replay always drafts first)")
+    p.add_argument("--reference-kind", default="auto", metavar="KIND",
+                   help="what the corpus's .md files are: human, or model:NAME (a model's recorded outputs); "
+                   "auto: model:FOLDER for a corpus inside a model_outputs folder, else human")
+    p.add_argument("--human-reference", default="auto", metavar="DIR",
+                   help="for model outputs: a corpus folder whose pairs/NAME.md are the same pages' human "
+                   "references, replayed beside them with ar and hsd (auto: the model_outputs layout's "
+                   "../../pairs; none: no comparison)")
     p.add_argument("--out", default="bench-out", metavar="DIR", help="output folder (default bench-out)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-page progress lines")
     p.set_defaults(func=run)
@@ -68,6 +75,7 @@ def run(args) -> int:
         max_new_tokens=args.max_new_tokens, tokenizer=args.tokenizer, device=args.device, dtype=args.dtype,
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
         reference_spaces=args.reference_spaces, background_drafting=args.background_drafting,
+        reference_kind=args.reference_kind, human_reference=args.human_reference,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     import json
@@ -88,10 +96,20 @@ def run(args) -> int:
     agg = write_outputs(result, args.out, command)
     o = agg["overall"]
     print(f"{agg['pages']} pages, {agg['documents']} documents -> {args.out}/report.md")
+    if cfg.target != "real":
+        from core.bench.beside import describe
+
+        print(f"  {describe(result['info']['reference_kind'])}")
     for m, s in o.items():
         print(f"  {m:14s} fwd-pass speed-up {s['fp_speedup_mean']:.2f}x (total {s['fp_speedup_total']:.2f}x), "
               f"wall {s['wall_speedup_mean']:.2f}x, mean accepted length {s['mean_accepted_length']:.2f}"
               + (f", {s['errors']} errors" if s["errors"] else ""))
+    h = agg.get("human_reference")
+    if h and "hsd" in h["human"]:
+        s = h["human"]["hsd"]
+        print(f"  beside it, the same {h['pages']} pages against their human references: hsd fwd-pass speed-up "
+              f"{s['fp_speedup_mean']:.2f}x (total {s['fp_speedup_total']:.2f}x), mean accepted length "
+              f"{s['mean_accepted_length']:.2f}")
     for t in agg["targets"].values():
         if t["met"] is not None:
             print(f"  target {'met ' if t['met'] else 'MISSED'}: {t['what']}: {t['value'] if isinstance(t['value'], str) else round(t['value'], 2)}")

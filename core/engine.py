@@ -269,7 +269,12 @@ class Engine:
         page.poll()  # drafted already: the drafts serve from the first pass on
         regions, region_stats, region_outputs = page.regions, page.stats, page.outputs
         drafts, draft_texts = page.tokens, page.texts
-        if cfg.mode == "regions":
+        if getattr(getattr(target, "profile", None), "element_level", False):
+            page.wait()  # the layout decides what is read
+            markdown, output_tokens, spans = self._elements(image, image.width / width, page, stats, seconds,
+                                                            should_cancel, emit, page_number)
+            region_outputs = page.outputs
+        elif cfg.mode == "regions":
             page.wait()  # Stage 1 alone has nothing to decode without the regions
             region_tokens = self._stage1(image, image.width / width, regions, drafts, draft_texts,
                                          region_stats, stats, seconds, should_cancel, emit, page_number)
@@ -305,6 +310,9 @@ class Engine:
             stats.stop_reason = row.stop_reason
 
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
+        finished = _native_to_markdown(target, markdown)
+        if finished != markdown:  # the family's native format, converted: the spans no longer fit
+            markdown, spans = finished, []
         self._remember(output_tokens)
         seconds["total"] = seconds.get("total", 0.0) + time.perf_counter() - t_start
         stats.seconds = seconds
@@ -581,6 +589,69 @@ class Engine:
         return row
 
 
+    # -- element-level families -------------------------------------------------------------------
+
+    def _elements(self, image, scale, page: "_PageRegions", stats, seconds, should_cancel, emit,
+                  page_number) -> tuple[str, list[int], list[TextSpan]]:
+        """An element-level model's page (``Profile.element_level``: PaddleOCR-VL, GLM-OCR): every
+        text region of the layout read on its own crop with its label's task prompt, the outputs
+        joined in reading order. ``ar`` reads each crop greedily; ``hsd`` (and ``page``,
+        ``regions``) verifies the region's draft on the same crop with the same prompt, so at
+        ``tau = 1`` it gives ``ar``'s output. Each region may write up to ``max_new_tokens``, whatever
+        its draft, so both modes stop alike. A page without text regions reads as empty: the whole
+        page is never sent with an element prompt."""
+        target, cfg = self.target, self.config
+        regions, region_stats, outputs = page.regions, page.stats, page.outputs
+        todo = [i for i, r in enumerate(regions) if r.label not in NON_TEXT_LABELS]
+        use_drafts = cfg.mode != "ar"
+        notation = self._page_notation() if use_drafts else None
+        tokens: dict[int, list[int]] = {}
+        reasons: list[str] = []
+        for pos in range(0, len(todo), max(1, cfg.stage1_batch)):
+            chunk = todo[pos:pos + max(1, cfg.stage1_batch)]
+            bp = self._prefill_regions(image, scale, regions, chunk, seconds, should_cancel)
+            rows = [DecodeRow(proposer=(PageDrafts([page.tokens[i]], [page.texts[i]], target.encode, target.decode,
+                                                   cfg.proposal, regions=[i], notation=notation,
+                                                   history=self._history).proposer
+                                        if use_drafts else NoDrafts()),
+                              stop=self._stop(cfg.max_new_tokens), length=bp.lengths[k],
+                              rope_delta=bp.rope_deltas[k], root=int(bp.logits[k].argmax()), tag=i)
+                    for k, i in enumerate(chunk)]
+            decoder = self._decoder(should_cancel)
+            with _Timer(seconds, "verify", target.device):
+                decoder.run(rows, bp.cache, bp.valid)
+            stats.prefill_passes += bp.passes
+            stats.stage1_passes += decoder.forward_passes
+            bp = None
+            for row in rows:
+                i, rs = row.tag, region_stats[row.tag]
+                rs.verified, rs.accepted_tokens, rs.forward_passes = True, row.accepted, row.forward_passes
+                rs.output_tokens = len(row.output)
+                tokens[i] = row.output
+                reasons.append(row.stop_reason)
+                outputs[i] = target.decode(row.output)
+                stats.drafted_tokens += row.proposed
+                stats.accepted_tokens += row.accepted
+                emit(RegionVerified(page=page_number, region=i, stats=rs, text=outputs[i]))
+        parts, spans, output_tokens, pos = [], [], [], 0
+        for i in todo:
+            text = outputs[i]
+            output_tokens.extend(tokens.get(i, []))
+            if not text.strip():
+                continue
+            if parts:
+                pos += 2
+            spans.append(TextSpan(region=i, start=pos, end=pos + len(text)))
+            parts.append(text)
+            pos += len(text)
+        markdown = "\n\n".join(parts)
+        stats.generated_tokens = len(output_tokens)
+        # The page stopped the way its most cut-short region did (a region at the token bound first).
+        stats.stop_reason = "max_new_tokens" if "max_new_tokens" in reasons else (reasons[-1] if reasons else "")
+        emit(TextAppended(page=page_number, text=markdown))
+        return markdown, output_tokens, spans
+
+
 class _PageRegions:
     """A page's regions and what the stages keep per region, as lists they all share. Empty until
     the drafting job delivers; ``poll`` fills them in place (once), so every stage sees them."""
@@ -637,6 +708,13 @@ def _default_model() -> str:
 def _empty_cache(device) -> None:
     if getattr(device, "type", None) == "cuda":
         torch.cuda.empty_cache()
+
+
+def _native_to_markdown(target, text: str) -> str:
+    """The family's output format turned into our Markdown, after decoding (``Profile.postprocess``:
+    Qwen's HTML or fenced Markdown, HunyuanOCR's runaway-tail filter); the same in every mode."""
+    profile = getattr(target, "profile", None)
+    return profile.postprocess(text) if profile is not None else text
 
 
 def _crop(image, bbox, scale: float, pad_pt: float):

@@ -150,6 +150,7 @@ _HUNYUAN_TEMPLATE = (
 )
 
 #: PaddleOCR-VL: <|begin_of_sentence|>, "User: " images first then texts, a newline, "Assistant: ".
+#: (A newline right after a block tag would be dropped: transformers renders with ``trim_blocks``.)
 _PADDLE_TEMPLATE = (
     "<|begin_of_sentence|>{% for message in messages %}"
     "{% if message['role'] == 'user' %}User: "
@@ -157,9 +158,9 @@ _PADDLE_TEMPLATE = (
     "{% for part in message['content'] %}{% if part['type'] == 'image' %}"
     "<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>{% endif %}{% endfor %}"
     "{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}\n"
+    "{% endfor %}{% endif %}{{ '\\n' }}"
     "{% elif message['role'] == 'assistant' %}Assistant: " + _content("") + "</s>"
-    "{% elif message['role'] == 'system' %}" + _content("") + "\n"
+    "{% elif message['role'] == 'system' %}" + _content("") + "{{ '\\n' }}"
     "{% endif %}{% endfor %}{% if add_generation_prompt %}Assistant: {% endif %}"
 )
 

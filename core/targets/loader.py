@@ -91,7 +91,7 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     try:
         model = AutoModelForImageTextToText.from_pretrained(
             name, config=config, dtype=torch_dtype, use_safetensors=True,
-            trust_remote_code=trust_remote_code, attn_implementation=profile.attn_implementation,
+            trust_remote_code=trust_remote_code, attn_implementation=profile.attention(torch_device.type),
         )
         processor = _load_processor(name, profile, trust_remote_code)
     except (OSError, ValueError, SafetensorError) as exc:  # SafetensorError: damaged weight files

@@ -607,22 +607,21 @@ class Engine:
         notation = self._page_notation() if use_drafts else None
         tokens: dict[int, list[int]] = {}
         reasons: list[str] = []
-        for pos in range(0, len(todo), max(1, cfg.stage1_batch)):
-            chunk = todo[pos:pos + max(1, cfg.stage1_batch)]
-            bp = self._prefill_regions(image, scale, regions, chunk, seconds, should_cancel)
-            rows = [DecodeRow(proposer=(PageDrafts([page.tokens[i]], [page.texts[i]], target.encode, target.decode,
-                                                   cfg.proposal, regions=[i], notation=notation,
-                                                   history=self._history).proposer
-                                        if use_drafts else NoDrafts()),
-                              stop=self._stop(cfg.max_new_tokens), length=bp.lengths[k],
-                              rope_delta=bp.rope_deltas[k], root=int(bp.logits[k].argmax()), tag=i)
-                    for k, i in enumerate(chunk)]
-            decoder = self._decoder(should_cancel)
-            with _Timer(seconds, "verify", target.device):
-                decoder.run(rows, bp.cache, bp.valid)
-            stats.prefill_passes += bp.passes
-            stats.stage1_passes += decoder.forward_passes
-            bp = None
+        batch, pos = max(1, cfg.stage1_batch), 0
+        while pos < len(todo):
+            chunk = todo[pos:pos + batch]
+            try:
+                rows, passes = self._read_elements(image, scale, page, chunk, notation, use_drafts, stats,
+                                                   seconds, should_cancel)
+            except torch.OutOfMemoryError:
+                _empty_cache(target.device)
+                if batch == 1:
+                    raise HSDError("out of GPU memory even for one region at a time; "
+                                   "try --device cpu or a lower --dpi") from None
+                batch //= 2
+                continue
+            pos += len(chunk)
+            stats.prefill_passes += passes
             for row in rows:
                 i, rs = row.tag, region_stats[row.tag]
                 rs.verified, rs.accepted_tokens, rs.forward_passes = True, row.accepted, row.forward_passes
@@ -650,6 +649,25 @@ class Engine:
         stats.stop_reason = "max_new_tokens" if "max_new_tokens" in reasons else (reasons[-1] if reasons else "")
         emit(TextAppended(page=page_number, text=markdown))
         return markdown, output_tokens, spans
+
+    def _read_elements(self, image, scale, page: "_PageRegions", chunk, notation, use_drafts, stats, seconds,
+                       should_cancel) -> tuple[list[DecodeRow], int]:
+        """Prefill the crops of regions ``chunk`` and decode them to the end (with their drafts where
+        ``use_drafts``); returns the finished rows and the prefill's passes."""
+        target, cfg = self.target, self.config
+        bp = self._prefill_regions(image, scale, page.regions, chunk, seconds, should_cancel)
+        rows = [DecodeRow(proposer=(PageDrafts([page.tokens[i]], [page.texts[i]], target.encode, target.decode,
+                                               cfg.proposal, regions=[i], notation=notation,
+                                               history=self._history).proposer
+                                    if use_drafts else NoDrafts()),
+                          stop=self._stop(cfg.max_new_tokens), length=bp.lengths[k],
+                          rope_delta=bp.rope_deltas[k], root=int(bp.logits[k].argmax()), tag=i)
+                for k, i in enumerate(chunk)]
+        decoder = self._decoder(should_cancel)
+        with _Timer(seconds, "verify", target.device):
+            decoder.run(rows, bp.cache, bp.valid)
+        stats.stage1_passes += decoder.forward_passes
+        return rows, bp.passes
 
 
 class _PageRegions:

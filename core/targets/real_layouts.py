@@ -174,22 +174,23 @@ _QWEN3_NAMES = _QWEN_NAMES + ["<tool_response>", "</tool_response>", "<think>", 
 
 
 def _qwen_layout(family: str, checkpoint: str, names: list[str], rope: dict,
-                 processor: ProcessorLimits) -> RealLayout:
+                 processor: ProcessorLimits, **extra) -> RealLayout:
     specials = {name: 151643 + i for i, name in enumerate(names)}
     return RealLayout(
         family=family, checkpoint=checkpoint, vocab_size=151936, tokenizer_size=151643 + len(names),
         special_tokens=specials, bos=None, eos="<|im_end|>", pad="<|endoftext|>",
         stop_tokens=("<|im_end|>", "<|endoftext|>"),
         image_token="<|image_pad|>", image_start="<|vision_start|>", image_end="<|vision_end|>",
-        rope=rope, real_head_dim=128, processor=processor, extra={"video_token": "<|video_pad|>"},
+        rope=rope, real_head_dim=128, processor=processor, extra={"video_token": "<|video_pad|>", **extra},
     )
 
 
 QWEN2_5_VL = _qwen_layout(
     "qwen2_5_vl", "Qwen/Qwen2.5-VL-3B-Instruct", _QWEN_NAMES,
     {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [16, 24, 24]},
-    ProcessorLimits(min_pixels=3136, max_pixels=12845056, patch_size=14),
+    ProcessorLimits(min_pixels=3136, max_pixels=12845056, patch_size=14), rms_norm_eps=1e-6,
 )
+
 QWEN3_VL = _qwen_layout(
     "qwen3_vl", "Qwen/Qwen3-VL-2B-Instruct", _QWEN3_NAMES,
     {"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True},

@@ -241,7 +241,8 @@ def _build_qwen2_5_vl(out_dir: Path, metadata: Path | None) -> Built:
     ids = layout.special_tokens
     text = dict(_TEXT_SIZES, vocab_size=layout.vocab_size, rope_parameters=layout.scaled_rope(TINY_HEAD_DIM),
                 bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
-                pad_token_id=ids["<|endoftext|>"], tie_word_embeddings=False)
+                pad_token_id=ids["<|endoftext|>"], tie_word_embeddings=False,
+                rms_norm_eps=layout.extra["rms_norm_eps"])
     vision = dict(_VISION_SIZES, out_hidden_size=_TEXT_SIZES["hidden_size"], patch_size=14,
                   window_size=112, fullatt_block_indexes=[1])
     config = Qwen2_5_VLConfig(

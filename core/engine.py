@@ -28,6 +28,7 @@ from typing import Callable, Iterable, Iterator
 from core import tuning
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
+from core.elements import decode_elements
 from core.errors import CancelledError, HSDError
 from core.page_job import EventCallback, PageJob, new_page_regions
 from core.page_pipeline import decode_drafted, failed_page, render_and_draft
@@ -224,7 +225,11 @@ class Engine:
         job = PageJob(cfg, target, image, image.width / width, page_number, page, seconds, emit, should_cancel,
                       self._pass_cost, memory.notation if memory else None, memory.history if memory else None)
         stats = job.stats
-        if cfg.mode == "regions":
+        if getattr(getattr(target, "profile", None), "element_level", False):
+            page.wait()  # the layout decides what is read
+            markdown, output_tokens, spans = decode_elements(job)
+            region_outputs = page.outputs
+        elif cfg.mode == "regions":
             page.wait()  # Stage 1 alone has nothing to decode without the regions
             region_tokens = decode_regions(job)
             region_outputs = [target.decode(t) for t in region_tokens]
@@ -247,6 +252,9 @@ class Engine:
             stats.stop_reason = row.stop_reason
 
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
+        finished = _native_to_markdown(target, markdown)
+        if finished != markdown:  # the family's native format, converted: the spans no longer fit
+            markdown, spans = finished, []
         self._remember(output_tokens)
         seconds["total"] = seconds.get("total", 0.0) + time.perf_counter() - t_start
         stats.seconds = seconds
@@ -282,6 +290,13 @@ def _joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
         parts.append(text)
         pos += len(text)
     return "\n\n".join(parts), spans
+
+
+def _native_to_markdown(target, text: str) -> str:
+    """The family's output format turned into our Markdown, after decoding (``Profile.postprocess``:
+    Qwen's HTML or fenced Markdown, HunyuanOCR's runaway-tail filter); the same in every mode."""
+    profile = getattr(target, "profile", None)
+    return profile.postprocess(text) if profile is not None else text
 
 
 def _origin_counts(row: DecodeRow) -> dict:

@@ -1,7 +1,10 @@
-"""``hsd tiny-model DIR --arch ARCH [--seed N]``: write a tiny random model for a download-free demo.
+"""``hsd tiny-model DIR --arch ARCH [--seed N] [--metadata FOLDER]``: write a tiny random model for a download-free demo.
 
 The folder loads like a hub checkpoint (``hsd convert --model DIR``); its output is gibberish, but
-every code path (prefill, speculative verification, decoding) runs for real.
+every code path (prefill, speculative verification, decoding) runs for real, on the real checkpoint's
+token layout (special tokens at their real ids, stop ids, processor limits). ``--metadata`` names a
+folder of the real checkpoint's small files whose ``chat_template.jinja`` and
+``processor_config.json`` are then used as they are.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ def register(subparsers) -> None:
     parser.add_argument("dir", help="folder to write the model into (created if missing)")
     parser.add_argument("--arch", required=True, choices=TINY_ARCHS, help="model family (config.model_type)")
     parser.add_argument("--seed", type=int, default=0, help="weight seed (default 0)")
+    parser.add_argument("--metadata", metavar="FOLDER",
+                        help="the real checkpoint's chat_template.jinja / processor_config.json to use")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from core.targets.tiny import build_tiny_model
 
-    path = build_tiny_model(args.dir, args.arch, seed=args.seed)
+    if args.metadata and not Path(args.metadata).is_dir():
+        print(f"hsd tiny-model: metadata folder not found: {args.metadata}")
+        return 2
+    path = build_tiny_model(args.dir, args.arch, seed=args.seed, metadata=args.metadata)
     print(f"wrote a tiny {args.arch} model to {path}")
     return 0

@@ -78,6 +78,17 @@ def stack_prefills(prefills: list[Prefill], passes: int | None = None) -> BatchP
                         passes=len(prefills) if passes is None else passes)
 
 
+def processor_min_pixels(processor) -> int | None:
+    """The image processor's lower pixel bound (``size.shortest_edge`` counts pixels in the Qwen-style
+    processors all five families use), or None where it names none."""
+    image_processor = getattr(processor, "image_processor", None)
+    value = getattr(image_processor, "min_pixels", None)
+    size = getattr(image_processor, "size", None)
+    if value is None and size is not None:
+        value = size.get("shortest_edge") if isinstance(size, dict) else getattr(size, "shortest_edge", None)
+    return int(value) if value else None
+
+
 class Target:
     """A loaded document VLM (see ``core.targets.loader.load_target``).
 
@@ -189,6 +200,15 @@ class Target:
         return BatchPrefill(cache=cache, valid=valid, lengths=valid.sum(dim=1).tolist(), rope_deltas=deltas,
                             logits=out.logits[:, -1].float(), passes=1)
 
+    @property
+    def region_min_pixels(self) -> int:
+        """Pixels a region crop is upscaled to at least: the profile's bound, else the image
+        processor's own ``min_pixels`` (so a crop reaches the processor at the size it would resize
+        it to anyway, resampled once)."""
+        if self.profile.region_min_pixels is not None:
+            return self.profile.region_min_pixels
+        return processor_min_pixels(self.processor) or 64 * 64
+
     def _fit_image(self, image, kind: str):
         """Bound the pixel count: pages down to ``page_max_pixels``, regions up to ``region_min_pixels``."""
         from PIL import Image
@@ -196,8 +216,8 @@ class Target:
         pixels = image.width * image.height
         if kind == "page" and pixels > self.profile.page_max_pixels:
             scale = math.sqrt(self.profile.page_max_pixels / pixels)
-        elif kind == "region" and pixels < self.profile.region_min_pixels:
-            scale = math.sqrt(self.profile.region_min_pixels / max(pixels, 1))
+        elif kind == "region" and pixels < self.region_min_pixels:
+            scale = math.sqrt(self.region_min_pixels / max(pixels, 1))
         else:
             return image
         size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))

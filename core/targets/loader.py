@@ -91,7 +91,7 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     try:
         model = AutoModelForImageTextToText.from_pretrained(
             name, config=config, dtype=torch_dtype, use_safetensors=True,
-            trust_remote_code=trust_remote_code, attn_implementation="sdpa",
+            trust_remote_code=trust_remote_code, attn_implementation=profile.attention(torch_device.type),
         )
         processor = _load_processor(name, profile, trust_remote_code)
     except (OSError, ValueError, SafetensorError) as exc:  # SafetensorError: damaged weight files
@@ -118,10 +118,11 @@ def _load_processor(name: str, profile: Profile, trust_remote_code: bool):
 
     from transformers.processing_utils import ProcessorMixin
 
+    backend = {"backend": profile.image_backend} if profile.image_backend else {}
     if profile.fallback_processor is None:
-        return AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
+        return AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code, **backend)
     try:
-        processor = AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code)
+        processor = AutoProcessor.from_pretrained(name, trust_remote_code=trust_remote_code, **backend)
     except (ImportError, ValueError, KeyError, TypeError) as exc:
         # Qwen-VL and GLM processors build a video processor that needs torchvision; HSD only ever
         # feeds images, so the video half can go.
@@ -166,12 +167,14 @@ def _image_only_processor(name: str, processor_class_name: str, trust_remote_cod
 
 
 def _stop_token_ids(model, tokenizer, profile: Profile) -> frozenset[int]:
-    """EOS ids from the generation config and config, plus the profile's stop tokens in the vocabulary."""
+    """EOS ids (and HunyuanOCR's eod) from the generation config and config, plus the profile's stop
+    tokens in the vocabulary."""
     ids: set[int] = set()
     for source in (model.generation_config, model.config, model.config.get_text_config()):
-        eos = getattr(source, "eos_token_id", None)
-        if eos is not None:
-            ids.update([eos] if isinstance(eos, int) else eos)
+        for key in ("eos_token_id", "eod_token_id"):
+            eos = getattr(source, key, None)
+            if eos is not None:
+                ids.update([eos] if isinstance(eos, int) else eos)
     if tokenizer.eos_token_id is not None:
         ids.add(tokenizer.eos_token_id)
     vocab = tokenizer.get_vocab()

@@ -1,7 +1,9 @@
 """PaddleOCR-VL: multimodal RoPE over (temporal, height, width), text offset by rope_delta.
 
-The model is trained on the four task prompts of its model card ("OCR:", "Table Recognition:",
-"Formula Recognition:", "Chart Recognition:"); a whole page is read with "OCR:".
+An element-level model: the model card's page parsing is layout detection, then one request per
+element with one of its four task prompts ("OCR:", "Table Recognition:", "Formula Recognition:",
+"Chart Recognition:"); transformers supports exactly that. A page is never sent whole with an
+element prompt. The stop id is eos ``</s>``; ``<|end_of_sentence|>`` is a separator, not an eos.
 """
 
 from core.targets.profiles.base import Profile
@@ -13,6 +15,8 @@ PROFILE = Profile(
     text_prompt="OCR:",
     table_prompt="Table Recognition:",
     formula_prompt="Formula Recognition:",
+    chart_prompt="Chart Recognition:",
     page_max_pixels=1536 * 1536,
-    stop_tokens=("</s>", "<|end_of_sentence|>"),
+    stop_tokens=("</s>",),
+    element_level=True,
 )

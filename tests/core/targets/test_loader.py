@@ -81,8 +81,10 @@ def test_loaded_tiny_target_attributes(tiny_target):
     target = tiny_target("qwen2_5_vl")
     assert target.family == "qwen2_5_vl"
     assert target.device == torch.device("cpu") and target.dtype == torch.float32
-    assert target.vocab_size == 4096
+    # The real embedding's width, wider than the real tokenizer (151 665 tokens).
+    assert target.vocab_size == 151936 and len(target.tokenizer) == 151665
     im_end = target.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert im_end == 151645
     assert im_end in target.eos_token_ids and isinstance(target.eos_token_ids, frozenset)
     assert target.pad_token_id == target.tokenizer.convert_tokens_to_ids("<|endoftext|>")
     text = "The revenue grew by 12 percent: $x^2$ <td>1,204</td>"

@@ -34,3 +34,25 @@ def test_position_ids_add_row_delta_on_every_axis(family, axes):
     assert position_ids.shape == (axes, 2, 3)
     for axis in range(axes):
         assert position_ids[axis].tolist() == [[7, 8, 8], [5, 6, 7]]
+
+
+def test_hunyuan_runs_as_its_model_card_says():
+    profile = get_profile("hunyuan_vl")
+    assert profile.attention("cuda") == "eager" and profile.image_backend == "pil"
+    assert profile.attention("cpu") == "sdpa"  # measured: faster on a CPU, same tokens
+    assert profile.system_message is None and profile.messages("x")[0]["role"] == "user"
+    assert get_profile("qwen2_5_vl").attention("cpu") == "sdpa"
+
+
+def test_element_level_families_and_their_prompts():
+    assert {f for f in FAMILY_MODULES if get_profile(f).element_level} == {"paddleocr_vl", "glm_ocr"}
+    assert get_profile("paddleocr_vl").prompt("region", "chart") == "Chart Recognition:"
+    assert get_profile("glm_ocr").prompt("region", "chart") == "Text Recognition:"
+    assert get_profile("paddleocr_vl").stop_tokens == ("</s>",)  # <|end_of_sentence|> is a separator
+
+
+def test_a_system_message_comes_first():
+    import dataclasses
+
+    profile = dataclasses.replace(get_profile("hunyuan_vl"), system_message="")
+    assert [m["role"] for m in profile.messages("x")] == ["system", "user"]

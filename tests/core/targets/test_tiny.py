@@ -28,9 +28,9 @@ def test_tokenizer_reloads_with_family_tokens(tiny_target_dir):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_target_dir("hunyuan_vl")))
-    assert len(tokenizer) == 4096
-    assert tokenizer.image_token == "<|hy_image|>" and tokenizer.image_token_id == 9
-    assert tokenizer.pad_token_id == 0
+    assert len(tokenizer) == 120818  # the real vocabulary's size, special tokens at their real ids
+    assert tokenizer.image_token == "<｜hy_place▁holder▁no▁102｜>" and tokenizer.image_token_id == 120120
+    assert tokenizer.pad_token_id == 120002
     ids = tokenizer.encode("<table><tr><td>2023</td></tr></table>", add_special_tokens=False)
     assert len(ids) < 20  # the corpus taught it HTML merges
 
@@ -41,6 +41,14 @@ def test_cli_writes_a_model(tmp_path, capsys):
     assert main(["tiny-model", str(tmp_path / "m"), "--arch", "paddleocr_vl", "--seed", "3"]) == 0
     assert (tmp_path / "m" / "model.safetensors").exists()
     assert "paddleocr_vl" in capsys.readouterr().out
+
+
+def test_cli_rejects_a_missing_metadata_folder(tmp_path, capsys):
+    from core.cli import main
+
+    assert main(["tiny-model", str(tmp_path / "m"), "--arch", "glm_ocr", "--metadata", str(tmp_path / "nope")]) == 2
+    assert "metadata folder not found" in capsys.readouterr().out
+    assert not (tmp_path / "m").exists()
 
 
 def test_same_seed_same_weights(tiny_target_dir, tmp_path):

@@ -17,7 +17,7 @@ def add_arguments(parser) -> None:
     g.add_argument("--ray-gpus-per-actor", type=float, default=1.0, metavar="F",
                    help="GPU share per model actor; 0.5 puts two models on each GPU (default 1)")
     g.add_argument("--ray-batch-size", type=int, default=4, metavar="N",
-                   help="pages handed to a model actor at a time (default 4)")
+                   help="pages rendered ahead of the one a model actor decodes (default 4)")
     g.add_argument("--ray-retries", type=int, default=2, metavar="N",
                    help="further attempts of a page that fails before it is recorded as failed (default 2)")
     g.add_argument("--ray-cpus-per-actor", type=float, default=1.0, metavar="N",

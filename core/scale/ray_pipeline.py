@@ -188,7 +188,7 @@ def _require_ray():
     try:
         import ray
     except ImportError:
-        raise HSDError("--ray needs Ray: pip install 'hsd-studio[ray]' (ray[data])") from None
+        raise HSDError("--ray needs Ray: pip install 'hsd-studio[ray]'") from None
     return ray
 
 

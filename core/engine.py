@@ -157,15 +157,20 @@ class Engine:
     def remember_pages(self, document, results: Iterable[PageResult]) -> None:
         """Pages of ``document`` converted in an earlier run (a resumed conversion reuses their saved
         results) join its history as if converted now, so the pages still to do are drafted from
-        them too. Saved results keep no token ids, so their Markdown is encoded again; a draft that
-        tokenises differently only costs acceptance, never correctness."""
+        them too, from the token ids they were saved with (so a resumed page is drafted exactly as in
+        an uninterrupted run); pages saved without usable ids are encoded again from their Markdown,
+        which only costs acceptance, never correctness."""
         self.start_document(_document_key(document))
         if self.config.mode == "ar":
             return  # no history to feed: do not encode pages for nothing
         for result in results:
             if result.error or not (result.output_tokens or result.markdown):
                 continue
-            self._remember(result.output_tokens or self.target.encode(result.markdown))
+            tokens = result.output_tokens
+            vocab = getattr(self.target, "vocab_size", None)  # stand-in targets have no fixed width
+            if not tokens or (vocab is not None and max(tokens) >= vocab):
+                tokens = self.target.encode(result.markdown)
+            self._remember(tokens)
 
     def _remember(self, output_tokens: list[int]) -> None:
         """A finished page's output joins the document's history (``ar`` proposes nothing: skip)."""

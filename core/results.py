@@ -106,7 +106,7 @@ class PageResult:
     spans: list[TextSpan]
     stats: PageStats
     error: str | None = None          # set when this page failed and the rest went on
-    output_tokens: list[int] = field(default_factory=list, repr=False)  # not serialised
+    output_tokens: list[int] = field(default_factory=list, repr=False)  # the target's ids of the output
     figure_links: dict[int, str] = field(default_factory=dict)          # region -> exported image
     page_image: object = field(default=None, repr=False, compare=False)  # rendered page, transient
 
@@ -125,6 +125,9 @@ class PageResult:
             "spans": [asdict(s) for s in self.spans],
             "stats": self.stats.to_dict(),
             "error": self.error,
+            # a resumed run drafts later pages from these exact ids (re-encoding the Markdown need
+            # not give them back: post-processing, or a token that is part of a character)
+            "output_tokens": list(self.output_tokens),
         }
 
     @classmethod
@@ -143,7 +146,15 @@ class PageResult:
             page=d["page"], width=d["width"], height=d["height"], markdown=d["markdown"],
             regions=regions, region_stats=stats, region_outputs=[r.get("output", "") for r in d["regions"]],
             spans=[TextSpan(**s) for s in d.get("spans", [])], stats=PageStats(**ps), error=d.get("error"),
+            output_tokens=_token_ids(d.get("output_tokens")),
         )
+
+
+def _token_ids(value) -> list[int]:
+    """Saved token ids, or [] where they are missing or not a list of non-negative integers."""
+    if isinstance(value, list) and all(type(t) is int and t >= 0 for t in value):
+        return value
+    return []
 
 
 # --- progress events -----------------------------------------------------------------------------

@@ -194,10 +194,10 @@ def test_a0_page_at_300_dpi_is_capped(tmp_path):
     assert proc.returncode == 0, proc.stderr
     pixels, dpi, peak_mb = map(int, proc.stdout.split())
     assert pixels <= MAX_RENDER_PIXELS * 1.001 and 150 < dpi < 300  # (pixmap sizes round up)
-    # The cap above is the guard; this bounds what rendering the capped page costs. Measured: about
-    # 715 MB peak on an idle machine, 1564 MB once in a full CI run (MuPDF's buffers vary); the
-    # uncapped render's RGB copies alone would pass 1.2 GB before MuPDF's own.
-    assert peak_mb < 2048, f"peak RSS {peak_mb} MB"
+    # The cap above is the guard; this only bounds what rendering the capped page costs, loosely:
+    # measured 544-715 MB peak on an idle machine, but 1564 and 2591 MB in full runs on a loaded one
+    # (MuPDF's buffers vary with the machine's state).
+    assert peak_mb < 3072, f"peak RSS {peak_mb} MB"
 
 
 def test_cli_subprocess_reports_every_bad_input_on_one_line_each(bad_files, tmp_path, model_dir):

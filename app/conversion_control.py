@@ -144,6 +144,8 @@ class ConversionControl:
         doc.live_regions[page][1][index] = stats
         if doc is self.current and self.current_page == page:
             self.page_view.update_region(index, stats)
+            if self.inspector.region_index == index and self.inspector.page == page:
+                self._refresh_inspector()
 
     def _text_appended(self, page: int, text: str) -> None:
         doc = self.running

@@ -10,6 +10,11 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 class ExportActions:
     """Mixed into ``MainWindow`` (uses its ``current``, ``app_settings``, ``show_error``, ``set_status``)."""
 
+    def _remember_folder(self, path: str) -> None:
+        from app.window_state import set_last_folder
+
+        set_last_folder(self.app_settings.q, str(Path(path).parent))
+
     def _export_ready(self):
         doc = self.current
         if doc is None or not doc.results:
@@ -32,6 +37,7 @@ class ExportActions:
         path, _ = QFileDialog.getSaveFileName(self, "Export Markdown", default, "Markdown (*.md)",
                                               options=QFileDialog.Option.DontConfirmOverwrite)
         if path:
+            self._remember_folder(path)
             self.export_markdown_to(Path(path))
 
     def export_markdown_to(self, path: Path) -> Path | None:
@@ -67,6 +73,7 @@ class ExportActions:
         path, _ = QFileDialog.getSaveFileName(self, "Export regions and statistics", default, "JSON (*.json)",
                                               options=QFileDialog.Option.DontConfirmOverwrite)
         if path:
+            self._remember_folder(path)
             self.export_json_to(Path(path))
 
     def export_json_to(self, path: Path) -> Path | None:

@@ -118,6 +118,7 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
         self.welcome = WelcomePanel(self.app_settings.cache_dir().parent / "demo-model")
         self.welcome.model_chosen.connect(self.use_model)
         self.welcome.open_requested.connect(self.open_dialog)
+        self.welcome.demo_failed.connect(lambda error: self.show_error("The demo model could not be built", error))
         self.page_stack = QStackedWidget()
         self.page_stack.addWidget(self.page_view)
         self.page_stack.addWidget(self.welcome)
@@ -151,6 +152,8 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
         self.setCentralWidget(main)
 
         self.status_label = QLabel("Drop PDFs or images anywhere to convert them.")
+        self.status_label.setWordWrap(True)  # a long message takes a second line, never cut mid-sentence
+        self.status_label.setMinimumWidth(200)
         self.progress = QProgressBar()
         self.progress.setMinimumWidth(150)
         self.progress.setMaximumWidth(220)
@@ -584,8 +587,8 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
         self.set_status(f"Model set to {model}; open or drop a PDF to convert it")
 
     def build_demo_model(self) -> None:
-        if self.welcome.build_demo() is None:
-            self.show_error("Demo model", self.welcome.result.text().lstrip("✗ "))
+        self.set_status("Building the tiny demo model (a few seconds)…")
+        self.welcome.build_demo()
 
     def go_to_page_dialog(self) -> None:
         if self.current is not None:
@@ -618,6 +621,7 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)
+        self.status_label.setToolTip(text)
 
     def show_error(self, title: str, message: str) -> None:
         """A non-blocking dialog (the window stays live) and the status bar."""

@@ -63,7 +63,7 @@ def unverified_reason(region, stats, mode: str = "hsd") -> str:
 def region_tooltip(index: int, region, stats, mode: str = "hsd") -> str:
     lines = [f"<b>Region {index + 1}: {html.escape(str(region.label))}</b>"]
     if stats is None:
-        lines.append("drafted, waiting for verification")
+        lines.append("drafted; not verified yet (the page is converting or not converted)")
     else:
         rate = region_rate(stats, mode)
         lines.append(f"drafted tokens: {stats.drafted_tokens}")
@@ -353,9 +353,9 @@ def pil_to_qimage(image) -> QImage:
     return qimage.copy()  # own the pixels: ``data`` goes away
 
 
-NOT_VERIFIED_TIP = ("Grey: nothing of this region's draft was checked by the model — a figure (the model "
-                    "writes no text for it), an empty draft, plain decoding (ar mode), or a page still "
-                    "converting (dashed outline: waiting for verification).")
+NOT_VERIFIED_TIP = ("Grey: nothing of this region's draft was checked by the model: a figure (the model "
+                    "writes no text for it), an empty draft or plain decoding (ar mode). A dashed outline: "
+                    "not verified yet (the page is converting or not converted). Hover a region for its numbers.")
 
 
 class Legend(QWidget):
@@ -369,7 +369,7 @@ class Legend(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         self.labels = [QLabel("Draft accepted:"), QLabel("0%"), QLabel("100%"),
-                       QLabel("not verified: figure, empty draft, ar mode; dashed: waiting")]
+                       QLabel("not verified (hover a region for why)")]
         layout.addWidget(self.labels[0])
         layout.addWidget(self.labels[1])
         self.bar = _GradientBar()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
 from app.model_check import check_model, check_model_folder
@@ -31,10 +31,14 @@ def build_demo_model(folder: Path) -> Path:
 class WelcomePanel(QWidget):
     model_chosen = Signal(str)     # a model that passed the checks
     open_requested = Signal()
+    demo_failed = Signal(str)
+    _demo_built = Signal(str, str)  # folder, error (from the building thread)
 
     def __init__(self, demo_folder: Path, parent=None):
         super().__init__(parent)
         self.demo_folder = Path(demo_folder)
+        self._building = False
+        self._demo_built.connect(self._demo_done)
         title = QLabel("<h2>Welcome to HSD Studio</h2>")
         intro = QLabel(
             "HSD Studio turns PDFs and page images into Markdown with a document model that runs on this "
@@ -94,15 +98,34 @@ class WelcomePanel(QWidget):
             self.result.setText(f"✗ {model} cannot be used: {check.text()}.")
         return check.ok
 
-    def build_demo(self) -> Path | None:
-        self.result.setText("Building the tiny demo model…")
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        QApplication.processEvents()
-        try:
-            folder = build_demo_model(self.demo_folder)
-        except Exception as exc:
-            self.result.setText(f"✗ The demo model could not be built: {exc}")
-            return None
-        finally:
-            QApplication.restoreOverrideCursor()
-        return folder if self.try_model(str(folder)) else None
+    def build_demo(self) -> None:
+        """Build the demo model in a background thread (it takes a few seconds); the panel stays live
+        and ``model_chosen`` follows when it is ready."""
+        import threading
+
+        if self._building:
+            return
+        self._building = True
+        self.demo_button.setEnabled(False)
+        self.result.setText("Building the tiny demo model (a few seconds)…")
+
+        def work():
+            try:
+                self._demo_built.emit(str(build_demo_model(self.demo_folder)), "")
+            except Exception as exc:  # disk full, no write access: said in the panel
+                self._demo_built.emit("", f"{type(exc).__name__}: {exc}")
+
+        threading.Thread(target=work, name="demo-model", daemon=True).start()
+
+    @property
+    def building(self) -> bool:
+        return self._building
+
+    def _demo_done(self, folder: str, error: str) -> None:
+        self._building = False
+        self.demo_button.setEnabled(True)
+        if error:
+            self.result.setText(f"✗ The demo model could not be built: {error}")
+            self.demo_failed.emit(error)
+        else:
+            self.try_model(folder)

@@ -87,9 +87,11 @@ def test_demo_model_is_built_in_one_click(qtbot, blank_settings, monkeypatch, tm
 
     monkeypatch.setattr("core.targets.tiny.build_tiny_model", fake_build)
     win = _window(qtbot, blank_settings)
-    folder = win.welcome.build_demo()
-    assert built == [welcome.DEMO_ARCH] and folder is not None
-    assert blank_settings.conversion().model == str(folder)
+    with qtbot.waitSignal(win.welcome.model_chosen, timeout=30000) as chosen:
+        win.demo_action.trigger()  # Help > Build the tiny demo model (the panel's button does the same)
+        assert win.welcome.building and not win.welcome.demo_button.isEnabled()
+    assert built == [welcome.DEMO_ARCH] and not win.welcome.building
+    assert blank_settings.conversion().model == chosen.args[0] == str(win.welcome.demo_folder)
     assert win.page_stack.currentWidget() is win.page_view
 
 
@@ -390,3 +392,24 @@ def test_cancel_keeps_the_cancelled_pages_drafts_marked_partial(qtbot, window, a
     assert "partial" in window.status_label.text()
     window.select_region(0)
     assert window.inspector.state == "unverified" and "partial" in window.inspector.header.text()
+
+
+def test_inspector_follows_a_region_from_converting_to_finished(qtbot, window, tmp_path):
+    """Inspecting a region while its page converts shows its draft as not verified yet; when the page
+    finishes, the inspector shows the finished result without another click."""
+    window.add_files([make_pdf(tmp_path / "live.pdf")])
+    qtbot.waitUntil(lambda: window.running is not None and 1 in window.running.live_regions
+                    and window.page_view.region_items, timeout=120000)
+    with qtbot.waitSignal(window.document_finished, timeout=180000):
+        window.select_region(0)
+        assert window.inspector.page == 1 and window.inspector.region_index == 0
+        assert window.inspector.state == "unverified"  # the page is not finished: nothing is final yet
+        live_header = window.inspector.header.text()
+        assert "still converting" in live_header or "the page was not finished" in live_header
+    result = window.current_result()
+    assert result is not None
+    header = window.inspector.header.text()
+    assert "still converting" not in header and "the page was not finished" not in header
+    assert window.inspector.region_index == 0 and window.inspector.page == 1
+    expected = "verified" if result.region_stats[0].verified and result.region_stats[0].drafted_tokens else "unverified"
+    assert window.inspector.state == expected

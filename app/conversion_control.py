@@ -4,7 +4,7 @@ signals update the page overlay, the Markdown, the thumbnails and the progress a
 from __future__ import annotations
 
 from app.model_check import app_message
-from app.worker import ConversionJob, ConversionWorker, session_dir_for, start_worker
+from app.worker import ConversionJob, ConversionWorker, document_cache_dir, start_worker
 
 
 class ConversionControl:
@@ -40,7 +40,7 @@ class ConversionControl:
             self.show_error("Settings are not valid", f"{exc}. Change it in Settings (Ctrl+,).")
             return
         job = ConversionJob(path=doc.path, settings=settings, password=doc.password, fresh=doc.fresh,
-                            session_dir=session_dir_for(self.app_settings.cache_dir(), doc.path))
+                            work_dir=document_cache_dir(self.app_settings.cache_dir(), doc.path))
         doc.keep_previous()
         doc.status = "converting"
         doc.error = None

@@ -25,7 +25,7 @@ class DocumentState:
     results: dict = field(default_factory=dict)  # page (1-based) -> PageResult
     live_text: dict = field(default_factory=dict)  # page -> streamed Markdown so far
     live_regions: dict = field(default_factory=dict)  # page -> [regions, [stats or None]]
-    markdown_path: Path | None = None        # the session file written by write_markdown
+    markdown_path: Path | None = None        # the work folder's file written by write_markdown
     exported_markdown: Path | None = None    # where the user last exported the Markdown
     fresh: bool = False
     previous: dict | None = None             # the last good result while a new run has produced nothing
@@ -68,7 +68,7 @@ class DocumentState:
         return self.live_text.get(page, "")
 
     def document_markdown(self) -> str:
-        """What ``hsd convert`` writes: the session file once written, else the same assembly."""
+        """What ``hsd convert`` writes: the work folder's file once written, else the same assembly."""
         from core.api import assemble, page_markdown
 
         if self.status == "done" and self.markdown_path and self.markdown_path.exists():

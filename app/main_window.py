@@ -29,7 +29,7 @@ from app.page_view import Legend, PageView, pil_to_qimage
 from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.welcome import WelcomePanel
-from app.worker import ConversionWorker, EngineCache, session_dir_for
+from app.worker import ConversionWorker, EngineCache, document_cache_dir
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
 VIEW_DPI = 110
@@ -549,7 +549,7 @@ class MainWindow(ConversionControl, RegionInspection, ExportActions, QMainWindow
             self.markdown_view.set_texts("", "")
             return
         self.markdown_view.set_base_dir(doc.markdown_path.parent if doc.markdown_path else
-                                        session_dir_for(self.app_settings.cache_dir(), doc.path))
+                                        document_cache_dir(self.app_settings.cache_dir(), doc.path))
         page_text = doc.page_markdown(page) if page else ""
         partial = " — partial: cancelled on this page" if page in doc.partial_pages else ""
         self.markdown_title.setText(f"<b>Markdown</b>{partial}")

@@ -4,7 +4,7 @@ Model output is untrusted. Its raw HTML goes through the one sanitiser (``core.s
 plain formatting stay), then markdown-it-py renders the Markdown, formulas (``$..$``, ``$$..$$``,
 ``\\(..\\)``, ``\\[..\\]``, also inside HTML tables) are typeset (``app.math_render``), and the
 resulting HTML passes a display whitelist once more. The rendered view loads local images only from
-the session's folder; remote and other resources are refused (``SafeTextBrowser``).
+the document's work folder; remote and other resources are refused (``SafeTextBrowser``).
 
 Model output is also unbounded. Rendering is linear, and what the view lays out is bounded: past
 ``PREVIEW_CHARS`` characters, ``PREVIEW_LINES`` lines or ``PREVIEW_CELLS`` table cells the rendered

@@ -122,7 +122,7 @@ class AppSettings:
         if value:
             return Path(str(value))
         base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.CacheLocation)
-        return Path(base or Path.home() / ".cache" / "hsd-studio") / "sessions"
+        return Path(base or Path.home() / ".cache" / "hsd-studio") / "documents"
 
     def set_cache_dir(self, path: str | Path) -> None:
         self.q.setValue("cache_dir", str(path))

@@ -2,7 +2,7 @@
 
 The worker converts one document the way ``hsd convert`` does: both run
 ``core.resume.convert_with_resume``, which takes the pages already finished under the same input and
-settings from a session folder and converts the others one at a time, saving each at once; at the end
+settings from its work folder and converts the others one at a time, saving each at once; at the end
 ``write_markdown`` writes the document. So the Markdown the app shows is the bytes the CLI writes.
 
 Engine events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
@@ -29,17 +29,17 @@ from app.settings import ConversionSettings
 class ConversionJob:
     path: Path
     settings: ConversionSettings
-    session_dir: Path                 # cache folder of this document's session output
+    work_dir: Path                 # cache folder holding this document's output and resume files
     password: str | None = None
     fresh: bool = False               # ignore pages finished by an earlier run
 
     @property
     def markdown_path(self) -> Path:
-        """The session's Markdown file, named like the CLI's default output (``NAME.md``)."""
-        return self.session_dir / f"{self.path.stem or 'document'}.md"
+        """The work folder's Markdown file, named like the CLI's default output (``NAME.md``)."""
+        return self.work_dir / f"{self.path.stem or 'document'}.md"
 
 
-def session_dir_for(cache_dir: Path, path: Path) -> Path:
+def document_cache_dir(cache_dir: Path, path: Path) -> Path:
     """One cache folder per input file (by absolute path); DocumentOutput checks content and settings."""
     key = hashlib.sha1(os.fsencode(Path(path).resolve())).hexdigest()[:16]  # bytes: names need not be UTF-8
     return Path(cache_dir) / key

@@ -1,6 +1,6 @@
 """Fuzz the Markdown path with model output built from hostile fragments and random text: the
 export links images only to exported figures, and the app renders no script, no event handler and
-no image outside the session folder."""
+no image outside the work folder."""
 
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ def test_app_renders_no_html_scripts_or_foreign_images(hostile):
 
 def test_app_viewer_loads_only_files_inside_its_folder(qtbot, tmp_path):
     """The rendered pane's resource loader: remote URLs, absolute paths, ``..`` and a symlink that
-    points outside the session folder are all refused."""
+    points outside the work folder are all refused."""
     pytest.importorskip("PySide6")
     import os
 
@@ -150,17 +150,17 @@ def test_app_viewer_loads_only_files_inside_its_folder(qtbot, tmp_path):
 
     from app.markdown_view import MarkdownView
 
-    session = tmp_path / "session"
-    (session / "doc_images").mkdir(parents=True)
+    work = tmp_path / "work"
+    (work / "doc_images").mkdir(parents=True)
     outside = tmp_path / "secret.png"
     image = QImage(4, 4, QImage.Format.Format_RGB32)
     image.fill(0)
-    image.save(str(session / "doc_images" / "f.png"))
+    image.save(str(work / "doc_images" / "f.png"))
     image.save(str(outside))
-    os.symlink(outside, session / "doc_images" / "link.png")
+    os.symlink(outside, work / "doc_images" / "link.png")
     view = MarkdownView()
     qtbot.addWidget(view)
-    view.set_base_dir(session)
+    view.set_base_dir(work)
     view.set_texts(page="\n\n".join(HOSTILE), document="x")
     kind = QTextDocument.ResourceType.ImageResource.value
     assert view.rendered.loadResource(kind, QUrl("doc_images/f.png")) is not None

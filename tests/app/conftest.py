@@ -65,6 +65,7 @@ def window(qtbot, app_settings, engines):
     from app.main_window import MainWindow
 
     win = MainWindow(app_settings, engines=engines)
+    win.confirm_quit = lambda: True  # a modal question would wait forever offscreen
     qtbot.addWidget(win)
     win.resize(1200, 760)
     win.show()

@@ -399,7 +399,7 @@ def test_inspector_follows_a_region_from_converting_to_finished(qtbot, window, t
     finishes, the inspector shows the finished result without another click."""
     window.add_files([make_pdf(tmp_path / "live.pdf")])
     qtbot.waitUntil(lambda: window.running is not None and 1 in window.running.live_regions
-                    and window.page_view.region_items, timeout=120000)
+                    and bool(window.page_view.region_items), timeout=120000)
     with qtbot.waitSignal(window.document_finished, timeout=180000):
         window.select_region(0)
         assert window.inspector.page == 1 and window.inspector.region_index == 0

@@ -101,6 +101,9 @@ _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
 _WORD = re.compile(r"\S+")
 _DIGITS = re.compile(r"\d+")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+#: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
+#: ``"\n  -"`` (the drafter put no mark there, or another level of it).
+_OPEN_MARK = re.compile(r"\n[ \t]*(?:#{1,6}|[-*+•])$")
 
 
 def _shape(separator: str) -> str:
@@ -350,6 +353,8 @@ class TextMatcher:
             # (``}$`` after a formula), the draft's space is still to come
             if gap.startswith(sep):
                 gap = gap[len(sep):]
+            elif _OPEN_MARK.search(sep):
+                gap = " "  # the output began a line with a heading mark or a bullet: its space comes next
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]

@@ -214,3 +214,15 @@ def test_a_rewrite_learned_at_one_indent_serves_every_indent():
     m = TextMatcher(["alpha beta gamma;\n    delta epsilon;\n        zeta eta theta"])
     (text, _, _), = m.continuations("alpha beta gamma;\ndelta epsilon")  # indentation dropped
     assert text.startswith(";\nzeta eta theta")
+
+
+def test_a_heading_mark_or_bullet_the_output_began_is_followed_by_its_space():
+    """The drafter gave no mark (or another level): after the output's ``###`` or ``-`` comes a
+    space, not the draft's next word glued to the mark."""
+    m = TextMatcher(["Deep appreciation\n\nWarm winds make travellers drunk"])
+    (text, _, _), = m.continuations("## Deep appreciation\n\n###")
+    assert text.startswith(" Warm winds")
+    (text, _, _), = m.continuations("## Deep appreciation\n  -")
+    assert text.startswith(" Warm winds")
+    (text, _, _), = m.continuations("Deep appreciation -")  # a dash inside a line is no bullet
+    assert text.startswith("Warm winds")

@@ -125,6 +125,8 @@ class OpeningProposer:
                 tokens = self.encode(text[len(written):])[:limit]
                 if tokens:
                     conts.append((tokens, (region, 0)))
+                if len(conts) >= self.cfg.max_branches:
+                    break  # the likeliest first: the drafts' own proposals keep room in the union
         if not conts:
             return root_only(root)
         heads = [(c[:self.HEAD], o) for c, o in conts]

@@ -226,3 +226,13 @@ def test_a_heading_mark_or_bullet_the_output_began_is_followed_by_its_space():
     assert text.startswith(" Warm winds")
     (text, _, _), = m.continuations("Deep appreciation -")  # a dash inside a line is no bullet
     assert text.startswith("Warm winds")
+
+
+def test_a_listings_own_tags_are_its_text_where_html_tags_are_markup():
+    """``<td>`` is table markup (the draft's ``<th>`` matches it); an XML listing's ``<ejb-name>`` is
+    the listing's text, which the draft holds and the output copies."""
+    assert NormalizedText.of("<td>7</td><TD colspan=\"2\">8</TD>").norm == "78"
+    assert NormalizedText.of("<ejb-name>Address</ejb-name>").norm == "ejbnameAddressejbname"
+    m = TextMatcher(["<field-map>\n  <cmp-field>id</cmp-field>\n</field-map>"])
+    (text, _, _), = m.continuations("<field-map>\n  <cmp-")
+    assert text.startswith("field>id</cmp-field>")

@@ -92,7 +92,8 @@ class OpeningProposer:
     page starts or how: a family that opens with a fence (```` ```markdown ````) or marks its first
     title ``## `` where the drafter wrote ``# `` costs a pass per token until the text matches.
     Candidates: each of the style's openings followed by one of the first regions' texts (a
-    heading's mark replaced by each of the style's heading marks); those the output so far starts
+    heading's mark replaced by each of the style's heading marks, a short unmarked line also with
+    each mark); those the output so far starts
     are proposed, heads first. ``texts`` gives the regions' best texts in reading order, read at
     each call (Stage 1 refines them)."""
 
@@ -110,7 +111,12 @@ class OpeningProposer:
         firsts = [(r, t) for r, t in self.texts() if t.strip()][:OPENING_REGIONS]
         for region, text in firsts:
             body = _HEADING.sub("", text, count=1)
-            variants = [m + body for m in self.heading_marks] if body != text else [text]
+            if body != text:
+                variants = [m + body for m in self.heading_marks]
+            elif _TITLE_LIKE.fullmatch(text):  # a one-line region the model may still make a heading
+                variants = [text] + [m + text for m in self.heading_marks]
+            else:
+                variants = [text]
             out += [(o + v, region) for o in self.openings for v in variants]
         return out
 
@@ -135,6 +141,8 @@ class OpeningProposer:
 
 #: A drafter's heading mark at the start of a region's text.
 _HEADING = re.compile(r"^#{1,6} ")
+#: One short line: a page's first such region is often its title, drafted without a mark.
+_TITLE_LIKE = re.compile(r"[^\n]{1,80}")
 
 
 class OutputNgramProposer:

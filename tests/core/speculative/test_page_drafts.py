@@ -87,3 +87,16 @@ def test_the_page_opening_is_proposed_in_the_familys_style():
     # past the opening window the drafts alone speak
     long = encode("```markdown\n## Warming Up\n\nDo you remember")
     assert all("markdown" not in p for p in _texts(drafts.proposer.propose(long[:-1], long[-1], 64), decode))
+
+
+def test_a_short_unmarked_first_line_is_also_proposed_as_a_heading():
+    from core.targets.profiles.base import PageStyle
+
+    encode, decode = _codec()
+    raw = ["3.3.2 Plant height", "The plants grew taller where the soil was richer than elsewhere."]
+    style = PageStyle(openings=("",), heading_marks=("## ", "# "))
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig(), style=style)
+    assert "# 3.3.2 Plant height" in _texts(drafts.proposer.propose([], ord("#"), 64), decode)
+    assert " 3.3.2 Plant height" in _texts(drafts.proposer.propose([], ord("#"), 64), decode)
+    # a paragraph is never made a heading
+    assert not any(t.endswith("elsewhere.") for t in _texts(drafts.proposer.propose([], ord("#"), 64), decode))

@@ -26,6 +26,7 @@ from core.speculative.page_drafts import PageDrafts
 from core.speculative.stopping import StopRule
 from core.speculative.textmatch import Notation
 from core.targets.base import BatchPrefill, PrefillRequest
+from core.targets.profiles import style_of
 from core.targets.protocol import PageTarget
 from core.tuning import REGION_TOKENS_PER_DRAFT_TOKEN, REGION_TOKENS_SLACK, UNDRAFTED_REGION_TOKENS
 
@@ -147,7 +148,7 @@ class PageJob:
         """Stage 2's drafts: every region's, refined as Stage 1 reads them."""
         r, target = self.regions, self.target
         return PageDrafts(r.tokens, r.texts, target.encode, target.decode, self.config.proposal,
-                          notation=notation, history=self.history)
+                          notation=notation, history=self.history, style=style_of(target))
 
     # -- Stage 1 rows ---------------------------------------------------------------------------
 

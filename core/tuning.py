@@ -77,6 +77,10 @@ TEXT_CHARS_PER_TOKEN = 8
 TEXT_MIN_CHARS, TEXT_MAX_CHARS = 6, 48
 #: Text draft positions the matcher follows per lookup.
 TEXT_MAX_HITS = 8
+#: The page's opening (``OpeningProposer``): proposed while the output is shorter than this many
+#: tokens, from the first this many regions of the reading order (the model may skip a running
+#: header or a page number), each continuation at most ``OPENING_TOKENS`` tokens long.
+OPENING_WINDOW, OPENING_REGIONS, OPENING_TOKENS = 24, 4, 32
 #: A Stage 1 row's partial output joins the page's text drafts in steps of this many tokens.
 GROW_STEP = 8
 

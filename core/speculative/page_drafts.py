@@ -24,13 +24,17 @@ own n-grams (tables repeat their markup), the document's earlier pages (``histor
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import OutputNgramProposer, TextProposer, TokenNgramProposer, UnionProposal
+from core.speculative.proposers import (OpeningProposer, OutputNgramProposer, TextProposer, TokenNgramProposer,
+                                        UnionProposal)
 from core.speculative.textmatch import Notation
 from core.tuning import GROW_STEP
+
+if TYPE_CHECKING:
+    from core.targets.profiles.base import PageStyle
 
 
 class _Slots:
@@ -72,10 +76,13 @@ class _Slots:
 class PageDrafts:
     def __init__(self, drafts: list[list[int]], texts: list[str], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, regions: list[int] | None = None,
-                 notation: Notation | None = None, history: OutputHistory | None = None):
+                 notation: Notation | None = None, history: OutputHistory | None = None,
+                 style: "PageStyle | None" = None):
         """``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
         ``notation``: word forms learned so far, shared with the page's other rows (default: own).
-        ``history``: the document's earlier pages' output (shared, read only here)."""
+        ``history``: the document's earlier pages' output (shared, read only here).
+        ``style``: how the target family starts a page (``Profile.style``); None: no opening is
+        proposed (a region's crop, read on its own, has no page opening)."""
         n = len(drafts)
         ids = list(regions) if regions is not None else list(range(n))
         self.n, self.encode, self.decode = n, encode, decode
@@ -89,6 +96,9 @@ class PageDrafts:
                                   cfg, notation=notation)
         fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
         proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
+        if style is not None:
+            proposers.insert(0, OpeningProposer(lambda: list(zip(ids, self._best())), style.openings,
+                                                style.heading_marks, encode, decode, cfg))
         if history:
             proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
         self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
@@ -125,6 +135,9 @@ class PageDrafts:
         self.texts.set_text(self.slots.joined_text, joined)
         self._stale = False
 
+    def _best(self) -> list[str]:
+        """Every region's best text: its Stage 1 output once there, else its raw draft."""
+        return [r if r else t for r, t in zip(self.refined, self.raw_texts)]
+
     def _joined(self) -> str:
-        best = [r if r else t for r, t in zip(self.refined, self.raw_texts)]
-        return "\n\n".join(t for t in best if t.strip())
+        return "\n\n".join(t for t in self._best() if t.strip())

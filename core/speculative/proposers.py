@@ -9,12 +9,14 @@ Tree origins are ``(region, position)``: which drafter region a proposed token c
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Protocol
 
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
 from core.speculative.textmatch import Notation, TextMatcher
 from core.speculative.tree import DraftTree, build_tree, root_only
-from core.tuning import TEXT_CHARS_PER_TOKEN, TEXT_TAIL_TOKENS, UNION_HEAD
+from core.tuning import (OPENING_REGIONS, OPENING_TOKENS, OPENING_WINDOW, TEXT_CHARS_PER_TOKEN,
+                         TEXT_TAIL_TOKENS, UNION_HEAD)
 
 
 class Proposer(Protocol):
@@ -81,6 +83,66 @@ class TextProposer:
         # all tokens of a continuation share its region; positions are not tracked at text level
         tree.origins = [None if o is None or o[0] is None else (o[0], 0) for o in tree.origins]
         return tree
+
+
+class OpeningProposer:
+    """The page's first tokens, written the way the target family starts a page.
+
+    Before the output holds enough characters for the text matcher, nothing else knows where the
+    page starts or how: a family that opens with a fence (```` ```markdown ````) or marks its first
+    title ``## `` where the drafter wrote ``# `` costs a pass per token until the text matches.
+    Candidates: each of the style's openings followed by one of the first regions' texts (a
+    heading's mark replaced by each of the style's heading marks, a short unmarked line also with
+    each mark); those the output so far starts
+    are proposed, heads first. ``texts`` gives the regions' best texts in reading order, read at
+    each call (Stage 1 refines them)."""
+
+    HEAD = UNION_HEAD
+
+    def __init__(self, texts: Callable[[], list[tuple[int, str]]], openings: tuple[str, ...],
+                 heading_marks: tuple[str, ...], encode: Callable[[str], list[int]],
+                 decode: Callable[[list[int]], str], cfg: ProposalConfig):
+        self.texts, self.openings, self.heading_marks = texts, openings, heading_marks
+        self.encode, self.decode, self.cfg = encode, decode, cfg
+
+    def candidates(self) -> list[tuple[str, int]]:
+        """``(text, region)`` a page may start with, the likeliest first."""
+        out: list[tuple[str, int]] = []
+        firsts = [(r, t) for r, t in self.texts() if t.strip()][:OPENING_REGIONS]
+        for region, text in firsts:
+            body = _HEADING.sub("", text, count=1)
+            if body != text:
+                variants = [m + body for m in self.heading_marks]
+            elif _TITLE_LIKE.fullmatch(text):  # a one-line region the model may still make a heading
+                variants = [text] + [m + text for m in self.heading_marks]
+            else:
+                variants = [text]
+            out += [(o + v, region) for o in self.openings for v in variants]
+        return out
+
+    def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        if len(output) >= OPENING_WINDOW:
+            return root_only(root)
+        written = self.decode(output + [root])
+        limit = min(budget, OPENING_TOKENS)
+        conts = []
+        for text, region in self.candidates():
+            if len(text) > len(written) and text.startswith(written):
+                tokens = self.encode(text[len(written):])[:limit]
+                if tokens:
+                    conts.append((tokens, (region, 0)))
+                if len(conts) >= self.cfg.max_branches:
+                    break  # the likeliest first: the drafts' own proposals keep room in the union
+        if not conts:
+            return root_only(root)
+        heads = [(c[:self.HEAD], o) for c, o in conts]
+        return build_tree(root, heads + conts, min(self.cfg.max_nodes, 2 * budget + 1))
+
+
+#: A drafter's heading mark at the start of a region's text.
+_HEADING = re.compile(r"^#{1,6} ")
+#: One short line: a page's first such region is often its title, drafted without a mark.
+_TITLE_LIKE = re.compile(r"[^\n]{1,80}")
 
 
 class OutputNgramProposer:

@@ -34,8 +34,13 @@ def _kept(ch: str) -> bool:
 
 
 #: Markup whose letters are not content: HTML tags (``<td>`` vs ``<th>``) and LaTeX command names
-#: (the output's ``68.3 $ \\pm $ 19.7`` is an OCR draft's ``68.3 ± 19.7``).
-_MARKUP = re.compile(r"<[^<>]{0,40}>|\\[A-Za-z]+")
+#: (the output's ``68.3 $ \\pm $ 19.7`` is an OCR draft's ``68.3 ± 19.7``). Only the tags a page's
+#: Markdown or HTML rendering uses: a listing's own elements (``<ejb-name>`` in an XML example) are
+#: its text, which the drafts hold too.
+_HTML_TAGS = ("table|thead|tbody|tfoot|tr|td|th|caption|colgroup|col|br|hr|p|div|span|b|i|u|s|em|strong|"
+              "sub|sup|small|big|img|a|ul|ol|li|dl|dt|dd|h[1-6]|html|body|head|code|pre|blockquote|figure|"
+              "figcaption|center|font|mark|del|ins|math|mi|mn|mo|mrow|msup|msub|mfrac")
+_MARKUP = re.compile(r"</?(?i:" + _HTML_TAGS + r")\b[^<>]{0,40}>|<!--[^<>]{0,40}-->|\\[A-Za-z]+")
 
 
 #: LaTeX commands that name a letter normalise to that letter: the output's ``$\\alpha=90^{\\circ}$``
@@ -101,6 +106,9 @@ _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
 _WORD = re.compile(r"\S+")
 _DIGITS = re.compile(r"\d+")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+#: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
+#: ``"\n  -"`` (the drafter put no mark there, or another level of it).
+_OPEN_MARK = re.compile(r"\n[ \t]*(?:#{1,6}|[-*+•])$")
 
 
 def _shape(separator: str) -> str:
@@ -350,6 +358,8 @@ class TextMatcher:
             # (``}$`` after a formula), the draft's space is still to come
             if gap.startswith(sep):
                 gap = gap[len(sep):]
+            elif _OPEN_MARK.search(sep):
+                gap = " "  # the output began a line with a heading mark or a bullet: its space comes next
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]

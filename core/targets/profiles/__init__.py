@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from core.targets.profiles.base import Profile
+from core.targets.profiles.base import PageStyle, Profile
 
 #: ``config.model_type`` -> module under this package that defines ``PROFILE``.
 FAMILY_MODULES = {
@@ -22,4 +22,18 @@ def get_profile(model_type: str) -> Profile:
     return module.PROFILE
 
 
-__all__ = ["FAMILY_MODULES", "Profile", "get_profile"]
+def any_style() -> PageStyle:
+    """Every family's page style merged: for a target whose family is unknown (a replayed output)."""
+    style = PageStyle()
+    for model_type in FAMILY_MODULES:
+        style = style.merged(get_profile(model_type).style)
+    return style
+
+
+def style_of(target) -> PageStyle:
+    """The page style of ``target``'s family, or every family's where it has no profile."""
+    profile = getattr(target, "profile", None)
+    return profile.style if profile is not None else any_style()
+
+
+__all__ = ["FAMILY_MODULES", "PageStyle", "Profile", "any_style", "get_profile", "style_of"]

@@ -18,6 +18,26 @@ CHART_LABELS = frozenset({"chart"})
 
 
 @dataclass(frozen=True)
+class PageStyle:
+    """How a family writes a page's Markdown where the drafts cannot say (documented, known before
+    decoding): ``openings`` are the texts a page's output may start with before its first region
+    (Qwen3-VL's ```` ```markdown ```` fence; ``""``: none), most likely first; ``heading_marks``
+    the marks it may put before a title the drafter marked as a heading (drafters write ``# ``
+    for every title level they cannot tell apart)."""
+
+    openings: tuple[str, ...] = ("",)
+    heading_marks: tuple[str, ...] = ("# ", "## ", "### ")
+
+    def merged(self, other: "PageStyle") -> "PageStyle":
+        """Both styles' choices (this one's first): where the family is unknown, every family's."""
+        return PageStyle(_union(self.openings, other.openings), _union(self.heading_marks, other.heading_marks))
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return a + tuple(x for x in b if x not in a)
+
+
+@dataclass(frozen=True)
 class Profile:
     """Per-family knowledge. Subclasses set the class attributes and override prompts where needed.
 
@@ -55,6 +75,8 @@ class Profile:
     stop_tokens: tuple[str, ...] = ()
     #: Where ``transformers`` has no processor for the family: the processor class that fits it.
     fallback_processor: str | None = None
+    #: How the page output is written where the drafts cannot tell (its opening, its heading marks).
+    style: PageStyle = PageStyle()
 
     def region_prompt(self, label: str) -> str:
         """The request for one layout region's crop; ``label`` is a ``core.drafters.base`` label."""

@@ -7,7 +7,7 @@ default system message ("You are a helpful assistant.") itself.
 
 from dataclasses import dataclass
 
-from core.targets.profiles.base import Profile
+from core.targets.profiles.base import PageStyle, Profile
 from core.targets.profiles.postprocess import qwen_html_to_markdown
 
 
@@ -24,4 +24,6 @@ PROFILE = QwenHtmlProfile(
     page_max_pixels=1280 * 28 * 28 * 4,
     stop_tokens=("<|im_end|>", "<|endoftext|>"),
     fallback_processor="Qwen2_5_VLProcessor",
+    # "QwenVL HTML" answers with a fenced HTML page
+    style=PageStyle(openings=("```html\n<html><body>\n", "")),
 )

@@ -8,7 +8,7 @@ figures; both are removed after decoding.
 
 from dataclasses import dataclass
 
-from core.targets.profiles.base import Profile
+from core.targets.profiles.base import PageStyle, Profile
 from core.targets.profiles.postprocess import qwen_markdown
 
 
@@ -25,4 +25,6 @@ PROFILE = QwenMarkdownProfile(
     page_max_pixels=1280 * 32 * 32 * 4,
     stop_tokens=("<|im_end|>", "<|endoftext|>"),
     fallback_processor="Qwen3VLProcessor",
+    # "qwenvl markdown" answers inside a fence; the bare answer stays a choice (short pages)
+    style=PageStyle(openings=("```markdown\n", ""), heading_marks=("## ", "# ", "### ")),
 )

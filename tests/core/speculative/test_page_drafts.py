@@ -54,3 +54,49 @@ def _paths(tree):
     from core.speculative.proposers import _paths as paths
 
     return paths(tree)
+
+
+def _texts(tree, decode):
+    kids = tree.children()
+    out = []
+    for leaf in (i for i in range(1, len(tree)) if not kids[i]):
+        path, node = [], leaf
+        while node > 0:
+            path.append(tree.tokens[node])
+            node = tree.parents[node]
+        out.append(decode(path[::-1]))
+    return out
+
+
+def test_the_page_opening_is_proposed_in_the_familys_style():
+    """A fence and a heading level no draft holds: the style's opening and marks make them proposable
+    from the first pass; without a style only the drafts' own text is (one pass per token)."""
+    from core.targets.profiles.base import PageStyle
+
+    encode, decode = _codec()
+    raw = ["# Warming Up", "Do you remember any little poems?"]
+    style = PageStyle(openings=("```markdown\n", ""), heading_marks=("## ", "# "))
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig(), style=style)
+    tree = drafts.proposer.propose([], ord("`"), 64)
+    assert "``markdown\n## Warming Up" in _texts(tree, decode)
+    out = encode("```markdown\n#")
+    tree = drafts.proposer.propose(out[:-1], out[-1], 64)
+    assert {"# Warming Up", " Warming Up"} <= set(_texts(tree, decode))  # "## " and "# " both offered
+    plain = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
+    assert len(plain.proposer.propose([], ord("`"), 64)) == 1
+    # past the opening window the drafts alone speak
+    long = encode("```markdown\n## Warming Up\n\nDo you remember")
+    assert all("markdown" not in p for p in _texts(drafts.proposer.propose(long[:-1], long[-1], 64), decode))
+
+
+def test_a_short_unmarked_first_line_is_also_proposed_as_a_heading():
+    from core.targets.profiles.base import PageStyle
+
+    encode, decode = _codec()
+    raw = ["3.3.2 Plant height", "The plants grew taller where the soil was richer than elsewhere."]
+    style = PageStyle(openings=("",), heading_marks=("## ", "# "))
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig(), style=style)
+    assert "# 3.3.2 Plant height" in _texts(drafts.proposer.propose([], ord("#"), 64), decode)
+    assert " 3.3.2 Plant height" in _texts(drafts.proposer.propose([], ord("#"), 64), decode)
+    # a paragraph is never made a heading
+    assert not any(t.endswith("elsewhere.") for t in _texts(drafts.proposer.propose([], ord("#"), 64), decode))

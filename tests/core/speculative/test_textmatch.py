@@ -214,3 +214,25 @@ def test_a_rewrite_learned_at_one_indent_serves_every_indent():
     m = TextMatcher(["alpha beta gamma;\n    delta epsilon;\n        zeta eta theta"])
     (text, _, _), = m.continuations("alpha beta gamma;\ndelta epsilon")  # indentation dropped
     assert text.startswith(";\nzeta eta theta")
+
+
+def test_a_heading_mark_or_bullet_the_output_began_is_followed_by_its_space():
+    """The drafter gave no mark (or another level): after the output's ``###`` or ``-`` comes a
+    space, not the draft's next word glued to the mark."""
+    m = TextMatcher(["Deep appreciation\n\nWarm winds make travellers drunk"])
+    (text, _, _), = m.continuations("## Deep appreciation\n\n###")
+    assert text.startswith(" Warm winds")
+    (text, _, _), = m.continuations("## Deep appreciation\n  -")
+    assert text.startswith(" Warm winds")
+    (text, _, _), = m.continuations("Deep appreciation -")  # a dash inside a line is no bullet
+    assert text.startswith("Warm winds")
+
+
+def test_a_listings_own_tags_are_its_text_where_html_tags_are_markup():
+    """``<td>`` is table markup (the draft's ``<th>`` matches it); an XML listing's ``<ejb-name>`` is
+    the listing's text, which the draft holds and the output copies."""
+    assert NormalizedText.of("<td>7</td><TD colspan=\"2\">8</TD>").norm == "78"
+    assert NormalizedText.of("<ejb-name>Address</ejb-name>").norm == "ejbnameAddressejbname"
+    m = TextMatcher(["<field-map>\n  <cmp-field>id</cmp-field>\n</field-map>"])
+    (text, _, _), = m.continuations("<field-map>\n  <cmp-")
+    assert text.startswith("field>id</cmp-field>")

@@ -56,3 +56,15 @@ def test_a_system_message_comes_first():
 
     profile = dataclasses.replace(get_profile("hunyuan_vl"), system_message="")
     assert [m["role"] for m in profile.messages("x")] == ["system", "user"]
+
+
+def test_each_family_states_its_page_style_and_an_unknown_family_gets_them_all():
+    from core.targets.profiles import any_style, style_of
+
+    assert get_profile("qwen3_vl").style.openings[0] == "```markdown\n"
+    assert get_profile("qwen2_5_vl").style.openings[0].startswith("```html")
+    assert get_profile("hunyuan_vl").style.openings == ("",)
+    every = any_style()
+    assert {"", "```markdown\n", get_profile("qwen2_5_vl").style.openings[0]} <= set(every.openings)
+    assert style_of(object()) == every and style_of(type("T", (), {"profile": get_profile("glm_ocr")})()) \
+        == get_profile("glm_ocr").style

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from core.errors import HSDError
-from core.page_job import PageJob, empty_cache
+from core.page_job import PageJob, empty_cache, joined_regions
 from core.results import FIGURE_LABELS, RegionVerified, TextAppended, TextSpan
 from core.speculative.decode import DecodeRow
 from core.speculative.page_drafts import PageDrafts
@@ -53,18 +53,9 @@ def decode_elements(job: PageJob) -> tuple[str, list[int], list[TextSpan]]:
             job.stats.drafted_tokens += row.stats.proposed
             job.stats.accepted_tokens += row.stats.accepted
             job.emit(RegionVerified(page=job.number, region=i, stats=rs, text=page.outputs[i]))
-    parts, spans, output_tokens, offset = [], [], [], 0
-    for i in todo:
-        text = page.outputs[i]
-        output_tokens.extend(tokens.get(i, []))
-        if not text.strip():
-            continue
-        if parts:
-            offset += 2
-        spans.append(TextSpan(region=i, start=offset, end=offset + len(text)))
-        parts.append(text)
-        offset += len(text)
-    markdown = "\n\n".join(parts)
+    # the outputs of the regions read, in reading order ("" for figures: they write nothing)
+    markdown, spans = joined_regions([page.outputs[i] if i in tokens else "" for i in range(len(page.regions))])
+    output_tokens = [t for i in todo for t in tokens.get(i, [])]
     job.stats.generated_tokens = len(output_tokens)
     # The page stopped the way its most cut-short region did (a region at the token bound first).
     job.stats.stop_reason = "max_new_tokens" if "max_new_tokens" in reasons else (reasons[-1] if reasons else "")

@@ -30,7 +30,7 @@ from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.elements import decode_elements
 from core.errors import CancelledError, HSDError
-from core.page_job import EventCallback, PageJob, new_page_regions
+from core.page_job import EventCallback, PageJob, joined_regions, new_page_regions
 from core.page_pipeline import decode_drafted, failed_page, render_and_draft
 from core.results import PageDone, PageResult, PageStarted, TextAppended, TextSpan, page_seconds
 from core.speculative.budget import PassCost
@@ -238,7 +238,7 @@ class Engine:
             page.wait()  # Stage 1 alone has nothing to decode without the regions
             region_tokens = decode_regions(job)
             region_outputs = [target.decode(t) for t in region_tokens]
-            markdown, spans = _joined_regions(region_outputs)
+            markdown, spans = joined_regions(region_outputs)
             output_tokens = [t for toks in region_tokens for t in toks]
             stats.generated_tokens = len(output_tokens)
             emit(TextAppended(page=page_number, text=markdown))
@@ -281,20 +281,6 @@ def _default_model() -> str:
     from core.targets.loader import DEFAULT_MODEL
 
     return DEFAULT_MODEL
-
-
-def _joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
-    """The regions baseline's page: region outputs in reading order, a blank line between."""
-    parts, spans, pos = [], [], 0
-    for i, text in enumerate(outputs):
-        if not text.strip():
-            continue
-        if parts:
-            pos += 2
-        spans.append(TextSpan(region=i, start=pos, end=pos + len(text)))
-        parts.append(text)
-        pos += len(text)
-    return "\n\n".join(parts), spans
 
 
 def _native_to_markdown(target, text: str) -> str:

@@ -17,7 +17,7 @@ import torch
 from core.drafters.background import DraftJob, exact_text
 from core.drafters.base import Region
 from core.errors import CancelledError
-from core.results import FIGURE_LABELS, PageStats, RegionStats, RegionVerified, RegionsDrafted
+from core.results import FIGURE_LABELS, PageStats, RegionStats, RegionVerified, RegionsDrafted, TextSpan
 from core.speculative.budget import PassCost
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.history import OutputHistory
@@ -213,6 +213,21 @@ class PageJob:
 def new_page_regions(job: DraftJob, target: PageTarget, number: int, emit: EventCallback) -> PageRegions:
     """The regions of page ``number`` as ``job`` delivers them, announced with ``RegionsDrafted``."""
     return PageRegions(job, target.encode, lambda rs: emit(RegionsDrafted(page=number, regions=rs)))
+
+
+def joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
+    """A page read region by region: the region outputs in reading order, a blank line between
+    (the regions baseline, and element-level families); spans say which region wrote what."""
+    parts, spans, pos = [], [], 0
+    for i, text in enumerate(outputs):
+        if not text.strip():
+            continue
+        if parts:
+            pos += 2
+        spans.append(TextSpan(region=i, start=pos, end=pos + len(text)))
+        parts.append(text)
+        pos += len(text)
+    return "\n\n".join(parts), spans
 
 
 def empty_cache(device) -> None:

@@ -162,7 +162,8 @@ def _real_target(cfg: BenchConfig):
 
 
 def make_drafter(name: str):
-    """The named drafter; ``auto`` falls back to ``textlayer`` where it is not built yet."""
+    """The named drafter; ``auto`` falls back to ``textlayer`` where the OCR drafter cannot run
+    (its packages missing), so a born-digital corpus can still be measured."""
     from core.drafters import get_drafter
 
     try:

@@ -3,7 +3,6 @@ captured, and the check every failure must pass (non-zero exit, one line, no tra
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
@@ -19,8 +18,6 @@ ARCH = "qwen2_5_vl"
 FAST = ["--drafter", "textlayer", "--max-new-tokens", "8", "--dpi", "36", "--device", "cpu", "-q"]
 #: The same in plain decoding, for faults where the decoding mode does not matter (one prefill a page).
 FAST_AR = FAST + ["--mode", "ar"]
-HAS_DRAFT_COMMAND = importlib.util.find_spec("core.commands.draft") is not None
-needs_draft_command = pytest.mark.skipif(not HAS_DRAFT_COMMAND, reason="`hsd draft` is not on this branch yet")
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability import hostile as h
-from tests.reliability.conftest import FAST, assert_clear_error, needs_draft_command
+from tests.reliability.conftest import FAST, assert_clear_error
 
 # name -> (builder, file name, what the one error line must say)
 BAD = {
@@ -55,7 +55,6 @@ def test_convert_bad_input_is_one_clear_line(name, bad_files, cli, model_dir, tm
     assert not out.exists() and not list(tmp_path.glob("*.partial"))
 
 
-@needs_draft_command
 @pytest.mark.parametrize("name", sorted(WORDS))
 def test_draft_bad_input_is_one_clear_line(name, bad_files, cli):
     rc, out, err = cli("draft", bad_files[name], "--drafter", "textlayer")
@@ -92,7 +91,6 @@ def test_1000_page_pdf_converts_only_the_asked_pages(tmp_path, cli, model_dir):
     assert sorted(p.name for p in (tmp_path / ".x.md.hsd").glob("page-*.json")) == ["page-1000.json"]
 
 
-@needs_draft_command
 def test_draft_of_a_1000_page_pdf_with_pages(tmp_path, cli):
     pdf = h.many_pages_pdf(tmp_path / "long.pdf", pages=1000)
     rc, out, err = cli("draft", pdf, "--drafter", "textlayer", "--pages", "999-1000", "--json", "-")
@@ -220,7 +218,6 @@ def test_cli_subprocess_reports_every_bad_input_on_one_line_each(bad_files, tmp_
         [f"{tmp_path.name}/good.md"]
 
 
-@needs_draft_command
 def test_draft_of_valid_oddities(good_files, cli):
     for name, path in sorted(good_files.items()):
         rc, out, err = cli("draft", path, "--drafter", "textlayer", "--pages", "1", "--json", "-")

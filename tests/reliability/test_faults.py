@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from tests.reliability import hostile as h
-from tests.reliability.conftest import FAST, FAST_AR, assert_clear_error, load_target_once, needs_draft_command
+from tests.reliability.conftest import FAST, FAST_AR, assert_clear_error, load_target_once
 
 
 def _work_files(out: Path) -> list[str]:
@@ -107,7 +107,6 @@ def test_a_drafter_crash_costs_speed_not_the_page(three_pages, reference, tmp_pa
     assert out.read_bytes() == reference
 
 
-@needs_draft_command
 def test_draft_command_with_a_crashing_drafter_is_one_line(three_pages, cli, monkeypatch):
     from core.drafters.textlayer import TextLayerDrafter
 

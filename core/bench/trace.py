@@ -43,19 +43,10 @@ def trace_page(corpus, doc_name, page_index=0, method="hsd", drafter="auto", tok
     engine.start_document(doc.name)
     dr, _ = make_drafter(drafter)
     with open_document(doc.pdf) as d:
-        drafted = [list(dr.draft(d.page(i))) for i in range(d.page_count)]
-        refs = split_reference(prepare_reference(doc.reference),
-                               [_draft_text(r) or _draft_text_all(r) for r in drafted])
+        drafted, refs = _drafted_with_references(d, dr, doc)
         for i in ([page_index] if alone else range(page_index + 1)):
-            page = d.page(i)
-            regions, ref = drafted[i], refs[i]
-            spans = region_spans(ref, regions)
-            if m.oracle:
-                regions = oracle_regions(ref, regions, spans)
-                target.set_page(ref, [r.text for r in regions])
-            else:
-                target.set_page(ref, region_references(ref, regions, spans))
-            res = engine.convert_image(page.render(dpi), regions, page.width, page.height, i + 1)
+            ref = refs[i]
+            res, regions = _replay_page(engine, target, m, d.page(i), drafted[i], ref, dpi)
     s = res.stats
     print(f"{doc.name} p{page_index + 1} {method}: {s.generated_tokens} tokens, {s.forward_passes} passes "
           f"(prefill {s.prefill_passes}, stage1 {s.stage1_passes}, stage2 {s.stage2_passes}), "
@@ -101,18 +92,10 @@ def corpus_causes(corpus, docs=None, method="hsd", drafter="auto", tokenizer="au
         engine = Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=16384), target=target)
         engine.start_document(doc.name)
         with open_document(doc.pdf) as d:
-            drafted = [list(dr.draft(d.page(i))) for i in range(d.page_count)]
-            refs = split_reference(prepare_reference(doc.reference),
-                                   [_draft_text(r) or _draft_text_all(r) for r in drafted])
+            drafted, refs = _drafted_with_references(d, dr, doc)
             for i in range(d.page_count):
-                page, regions, ref = d.page(i), drafted[i], refs[i]
-                spans = region_spans(ref, regions)
-                if m.oracle:
-                    regions = oracle_regions(ref, regions, spans)
-                    target.set_page(ref, [r.text for r in regions])
-                else:
-                    target.set_page(ref, region_references(ref, regions, spans))
-                res = engine.convert_image(page.render(dpi), regions, page.width, page.height, i + 1)
+                ref = refs[i]
+                res, regions = _replay_page(engine, target, m, d.page(i), drafted[i], ref, dpi)
                 gains = target.gains(kind, final=res.stats.generated_tokens if kind == "page" else None)
                 causes = page_causes(ref, [r.text for r in regions], tok.encode(ref), gains, tok.decode)
                 add(total, causes)
@@ -146,6 +129,26 @@ def main(argv=None) -> int:
     trace_page(a.corpus, a.doc, a.page - 1, a.method, a.drafter, a.tokenizer, alone=a.alone)
     return 0
 
+
+
+def _drafted_with_references(document, drafter, doc) -> tuple[list, list[str]]:
+    """Every page's regions, and the corpus reference split into pages along them."""
+    drafted = [list(drafter.draft(document.page(i))) for i in range(document.page_count)]
+    refs = split_reference(prepare_reference(doc.reference),
+                           [_draft_text(r) or _draft_text_all(r) for r in drafted])
+    return drafted, refs
+
+
+def _replay_page(engine, target, method, page, regions, ref: str, dpi: int):
+    """Convert ``page`` with the replay target reading ``ref`` (its regions their spans of it, or
+    with oracle drafts the spans themselves); returns the result and the regions used."""
+    spans = region_spans(ref, regions)
+    if method.oracle:
+        regions = oracle_regions(ref, regions, spans)
+        target.set_page(ref, [r.text for r in regions])
+    else:
+        target.set_page(ref, region_references(ref, regions, spans))
+    return engine.convert_image(page.render(dpi), regions, page.width, page.height, page.index + 1), regions
 
 if __name__ == "__main__":
     sys.exit(main())

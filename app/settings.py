@@ -59,7 +59,7 @@ class ConversionSettings:
         """What ``hsd convert`` records as the settings of its output (decides resume and JSON)."""
         from core.api import settings_of
 
-        return settings_of(self.engine_config(), None)
+        return settings_of(self.engine_config())
 
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"

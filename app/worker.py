@@ -136,34 +136,35 @@ class ConversionWorker(QObject):
         self.finished.emit(status)
 
     def _convert(self) -> None:
-        from core.api import open_document, parse_page_range
-        from core.api import DocumentOutput
-        from core.api import convert_with_resume
+        from core.api import convert_document
 
         job = self.job
         config = job.settings.engine_config()
-        settings = job.settings.output_settings()
-        with open_document(job.path, password=job.password) as doc:
-            indices = parse_page_range(job.settings.pages or None, doc.page_count)
-            output = DocumentOutput(job.path, job.markdown_path, settings, resume=not job.fresh)
+        results = self.outcome.results
+        total = 0
+
+        def started(output, indices) -> None:
+            nonlocal total
             total = len(indices)
             self.started.emit(total)
-            results = self.outcome.results
 
-            def before_page(n: int, i: int) -> None:
-                self._index, self._total = n, total
-                self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
+        def before_page(n: int, i: int) -> None:
+            self._index, self._total = n, total
+            self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
 
-            pages = convert_with_resume(doc, indices, output, lambda n: self._engine(config, n, total),
-                                        on_event=self._on_event, should_cancel=self.is_cancelled,
-                                        before_page=before_page)
-            for n, done, reused in pages:
-                if reused:
-                    self.page_started.emit(done.page, n, total)
-                results.append(done)
-                self.page_done.emit(done)
-                self.progress.emit(n + 1, total, f"Page {done.page} done ({n + 1} of {total})")
-            self.outcome.markdown_path = output.write_markdown(results)
+        def page_done(done, reused: bool) -> None:
+            n = len(results)
+            if reused:
+                self.page_started.emit(done.page, n, total)
+            results.append(done)
+            self.page_done.emit(done)
+            self.progress.emit(n + 1, total, f"Page {done.page} done ({n + 1} of {total})")
+
+        convert_document(config, job.path, job.markdown_path, engine=lambda n: self._engine(config, n, total),
+                         pages=job.settings.pages or None, password=job.password, fresh=job.fresh,
+                         on_event=self._on_event, should_cancel=self.is_cancelled, on_start=started,
+                         before_page=before_page, on_page=page_done)
+        self.outcome.markdown_path = job.markdown_path
 
     def _engine(self, config, n: int, total: int):
         """The engine with its model and drafter loaded here, in the worker thread, so that a missing

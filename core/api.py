@@ -66,9 +66,8 @@ def engine_config(args):
                         stage1_skip_sources=tuple(getattr(args, "stage1_skip", ())))
 
 
-def settings_of(config, args=None) -> dict:
-    """What decides the output: pages converted under other settings are not reused. (``args``
-    is not read; it is accepted for callers written against the older signature.)"""
+def settings_of(config) -> dict:
+    """What decides the output: pages converted under other settings are not reused."""
     return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
             "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
             "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens}
@@ -96,7 +95,8 @@ def convert_document(config, input_path, output_path, *, engine=None, pages: str
                      on_event: Callable[[object], None] | None = None,
                      should_cancel: Callable[[], bool] | None = None,
                      on_page: Callable[[object, bool], None] | None = None,
-                     on_start: Callable[[object, list[int]], None] | None = None) -> dict:
+                     on_start: Callable[[object, list[int]], None] | None = None,
+                     before_page: Callable[[int, int], None] | None = None) -> dict:
     """Convert the document at ``input_path`` into ``output_path`` (Markdown, figures, resume
     folder) and return its statistics (``core.stats.document_stats``).
 
@@ -106,6 +106,7 @@ def convert_document(config, input_path, output_path, *, engine=None, pages: str
     saved pages. ``overwrite=False``: refuse to replace a figure file this tool did not write.
     ``on_event``: the engine's progress events; ``should_cancel``: checked between pages and
     passes (``CancelledError``). ``on_start(output, indices)`` once the document is open;
+    ``before_page(position, index)`` just before a page is converted (not for saved pages);
     ``on_page(result, reused)`` after each page, in order.
     """
     from core.documents import open_document, parse_page_range
@@ -131,7 +132,7 @@ def convert_document(config, input_path, output_path, *, engine=None, pages: str
             on_start(output, indices)
         results = []
         for _, done, reused in convert_with_resume(doc, indices, output, engine_for, on_event=on_event,
-                                                   should_cancel=should_cancel):
+                                                   should_cancel=should_cancel, before_page=before_page):
             results.append(done)
             if on_page is not None:
                 on_page(done, reused)

@@ -227,7 +227,7 @@ def convert_with_ray(inputs, output, config, *, pages: str | None = None, passwo
     _require_ray()  # before any output folder is touched
     inputs = expand_inputs(inputs)
     outputs = output_paths(inputs, Path(output))
-    settings = settings_of(config, None)
+    settings = settings_of(config)
     plan = plan_documents(inputs, outputs, settings, pages, password, fresh)
     jobs = {j.id: j for j in plan if isinstance(j, DocumentJob)}
     failures = [f for f in plan if isinstance(f, DocumentFailure)]

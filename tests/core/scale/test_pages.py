@@ -90,7 +90,7 @@ def test_folders_expand_sorted_and_plan_skips_finished_pages(tmp_path, scale_inp
     inputs = expand_inputs([tmp_path / "in"])
     assert [p.name for p in inputs] == ["alpha.pdf", "beta.pdf", "gamma.pdf"]
     outputs = output_paths(inputs, tmp_path / "out")
-    settings = settings_of(engine.config, None)
+    settings = settings_of(engine.config)
     plan = plan_documents(inputs, outputs, settings, None, None, fresh=False)
     assert [len(j.todo) for j in plan] == [3, 2, 1]
     job = plan[1]

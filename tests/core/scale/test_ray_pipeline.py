@@ -177,7 +177,7 @@ def _pages_of(config, inputs, out) -> dict:
 
     got = {}
     for in_path, out_path in zip(inputs, output_paths(inputs, out)):
-        saved = DocumentOutput(in_path, out_path, settings_of(config, None), resume=True)
+        saved = DocumentOutput(in_path, out_path, settings_of(config), resume=True)
         with open_document(in_path) as doc:
             for page in range(1, doc.page_count + 1):
                 result = saved.finished(page)

@@ -26,6 +26,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from core.speculative.latex import has_math_symbol, math_symbols, to_latex
+from core.speculative.mathmode import inside_math
 from core.tuning import TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS
 
 
@@ -133,6 +135,7 @@ class Notation:
     def __init__(self):
         self.words: dict[str, str] = {}
         self.shapes: dict[str, tuple[str, str]] = {}
+        self.literal: set[str] = set()  # math symbols the output writes as they are, not as LaTeX
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
 
     @property
@@ -227,11 +230,15 @@ class TextMatcher:
         """
         out_text = NormalizedText.of(output_tail)
         tail = out_text.norm
-        if len(tail) < self.min_chars:
+        # a CJK character says as much as a short word: half the window finds the draft as surely
+        min_chars = self.min_chars
+        if len(tail) >= min_chars // 2 and all(_is_cjk(c) for c in tail[-(min_chars // 2):]):
+            min_chars = max(2, min_chars // 2)
+        if len(tail) < min_chars:
             return []
         sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
-        window = n = self.min_chars
+        window = n = min_chars
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
@@ -250,13 +257,23 @@ class TextMatcher:
             self._learn(out_text, *best[0], window)
         if self._rendered_version != self.notation.version:
             self._render()
+        # Inside a formula, the draft's Unicode symbols are also proposed as LaTeX commands (first),
+        # except those the output has itself written as they are (``68.3 ± 19.7`` in a table).
+        self.notation.literal.update(math_symbols(output_tail))
+        in_formula = _in_formula(output_tail)
         out, seen = [], set()
         for d, end in best:
             for text in (self._rendered[d], self.drafts[d]):
                 cont = self._raw_after(text, end, sep, max_chars_out) if text is not None else ""
-                if cont and cont not in seen:
-                    seen.add(cont)
-                    out.append((cont, d, end))
+                if not cont:
+                    continue
+                forms = [cont]
+                if in_formula and has_math_symbol(cont):
+                    forms.insert(0, to_latex(cont, keep=self.notation.literal))
+                for form in forms:
+                    if form not in seen:
+                        seen.add(form)
+                        out.append((form, d, end))
             if len(out) >= self.max_hits:
                 break
         return out[:self.max_hits]
@@ -363,6 +380,22 @@ class TextMatcher:
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+
+def _is_cjk(ch: str) -> bool:
+    """A CJK ideograph, kana or hangul syllable."""
+    o = ord(ch)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF \
+        or 0x20000 <= o <= 0x2FA1F
+
+
+def _in_formula(tail: str) -> bool:
+    """Is the output, by its last characters, writing a formula? The tail may begin inside a long
+    display formula, past its opening delimiter: a LaTeX command near its end says so too."""
+    return inside_math(tail) or _LATEX_COMMAND.search(tail[-24:]) is not None
+
+
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{")
 
 
 def _word_start(raw: str, i: int) -> int:

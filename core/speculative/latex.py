@@ -1,0 +1,91 @@
+"""Unicode math written as LaTeX: how a document VLM writes what an OCR reads as symbols.
+
+An OCR drafter reads a formula's symbols as Unicode characters; the target writes them as LaTeX
+commands. Until the output has used a symbol once (the text matcher then learns the separator), every
+such symbol costs a pass or two per command (`` \\`` + ``partial``). ``to_latex`` renders a draft the
+way a formula is written, so the first occurrence is proposed right too.
+
+Worked example (an OCR line of a proof and what the model wrote for it):
+
+    draft   "for some x0 ∈ ∂U, u(x0) > u(x) ∀x ∈ U"
+    latex   "for some x0 \\in \\partial U, u(x0) > u(x) \\forall x \\in U"
+    output  "for some \\( x^0 \\in \\partial U, u(x^0) > u(x) \\forall x \\in U \\)"
+
+The rendering keeps every letter and digit of the draft and adds only markup (Greek letters become
+the commands the text matcher reads as those letters), so the normalised character streams of the
+raw and the rendered text are one (``textmatch``) and a hit in one is a hit in the other. What the OCR
+cannot see (``x0`` for ``x^0``, the delimiters) still costs its pass; the matcher re-synchronises on
+the next letters.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Symbol -> command. Relations and operators the way document VLMs write them (``\\leq`` rather
+#: than ``\\le``); learned separators take over where a family writes another form.
+_COMMANDS = {
+    "∈": r"\in", "∉": r"\notin", "∋": r"\ni", "⊂": r"\subset", "⊆": r"\subseteq", "⊃": r"\supset",
+    "⊇": r"\supseteq", "∩": r"\cap", "∪": r"\cup", "∅": r"\emptyset", "∀": r"\forall", "∃": r"\exists",
+    "∂": r"\partial", "∇": r"\nabla", "∞": r"\infty", "∑": r"\sum", "∏": r"\prod", "∫": r"\int",
+    "∮": r"\oint", "√": r"\sqrt", "≤": r"\leq", "≥": r"\geq", "⩽": r"\leqslant", "⩾": r"\geqslant",
+    "≠": r"\neq", "≈": r"\approx", "≡": r"\equiv", "∼": r"\sim", "≅": r"\cong", "∝": r"\propto",
+    "±": r"\pm", "∓": r"\mp", "×": r"\times", "÷": r"\div", "·": r"\cdot", "⋅": r"\cdot", "∘": r"\circ",
+    "→": r"\rightarrow", "←": r"\leftarrow", "↔": r"\leftrightarrow", "⇒": r"\Rightarrow",
+    "⇐": r"\Leftarrow", "⇔": r"\Leftrightarrow", "↦": r"\mapsto", "…": r"\ldots", "⋯": r"\cdots",
+    "∧": r"\wedge", "∨": r"\vee", "¬": r"\neg", "⊥": r"\perp", "∥": r"\parallel", "∠": r"\angle",
+    "△": r"\triangle", "⊕": r"\oplus", "⊗": r"\otimes", "ℓ": r"\ell", "ℏ": r"\hbar",
+    "〈": r"\langle", "〉": r"\rangle", "⟨": r"\langle", "⟩": r"\rangle",
+    # Greek: the commands textmatch reads as these very letters
+    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon", "ϵ": r"\epsilon",
+    "ζ": r"\zeta", "η": r"\eta", "θ": r"\theta", "ϑ": r"\vartheta", "ι": r"\iota", "κ": r"\kappa",
+    "λ": r"\lambda", "μ": r"\mu", "ν": r"\nu", "ξ": r"\xi", "π": r"\pi", "ρ": r"\rho", "σ": r"\sigma",
+    "ς": r"\varsigma", "τ": r"\tau", "υ": r"\upsilon", "φ": r"\phi", "ϕ": r"\phi", "χ": r"\chi",
+    "ψ": r"\psi", "ω": r"\omega", "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda",
+    "Ξ": r"\Xi", "Π": r"\Pi", "Σ": r"\Sigma", "Υ": r"\Upsilon", "Φ": r"\Phi", "Ψ": r"\Psi", "Ω": r"\Omega",
+}
+#: Symbols that are plain characters in LaTeX, not commands.
+_PLAIN = {"−": "-", "′": "'", "″": "''", "‴": "'''", "∗": "*", "∣": "|"}
+_SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿⁱ", "0123456789+-ni"))
+_SUBSCRIPTS = dict(zip("₀₁₂₃₄₅₆₇₈₉₊₋", "0123456789+-"))
+
+_SYMBOL = re.compile("[" + re.escape("".join(_COMMANDS) + "".join(_PLAIN)) + "°]|[" + "".join(_SUPERSCRIPTS)
+                     + "]+|[" + "".join(_SUBSCRIPTS) + "]+")
+
+
+def has_math_symbol(text: str) -> bool:
+    return _SYMBOL.search(text) is not None
+
+
+def math_symbols(text: str) -> set[str]:
+    """The symbols of ``text`` that ``to_latex`` would rewrite (superscript runs as one)."""
+    return set(_SYMBOL.findall(text))
+
+
+def to_latex(text: str, keep: set[str] | frozenset[str] = frozenset()) -> str:
+    """``text`` with its Unicode math symbols as LaTeX (module docstring), except those in ``keep``;
+    other text unchanged."""
+    out: list[str] = []
+    last = 0
+    for m in _SYMBOL.finditer(text):
+        if m.group(0) in keep:
+            continue
+        out.append(text[last:m.start()])
+        last = m.end()
+        sym = m.group(0)
+        if sym in _COMMANDS:
+            cmd = _COMMANDS[sym]
+            nxt = text[m.end():m.end() + 1]
+            # a command must be parted from a letter after it; models part it from a digit or
+            # another command too (``\\alpha \\in``)
+            out.append(cmd + " " if nxt.isalnum() or nxt in _COMMANDS else cmd)
+        elif sym in _PLAIN:
+            out.append(_PLAIN[sym])
+        elif sym == "°":
+            out.append(r"^{\circ}")
+        elif sym[0] in _SUPERSCRIPTS:
+            out.append("^{" + "".join(_SUPERSCRIPTS[c] for c in sym) + "}")
+        else:
+            out.append("_{" + "".join(_SUBSCRIPTS[c] for c in sym) + "}")
+    out.append(text[last:])
+    return "".join(out)

@@ -65,6 +65,7 @@ class PageRegions:
         self.tokens: list[list[int]] = []  # token draft per region ([] for figures and empty text)
         self.texts: list[str] = []        # cleaned draft text per region ("" where tokens are [])
         self.exact: list[bool] = []       # the draft is the document's own text, not a reading
+        self.figure_texts: list[str] = []  # text read inside a figure region ("" elsewhere)
 
     def poll(self) -> bool:
         """Take the job's regions if it has finished; True only on the call that takes them."""
@@ -89,7 +90,8 @@ class PageRegions:
 
         self.ready = True
         for r in regions:
-            text = clean_draft_text(r.text) if r.label not in FIGURE_LABELS else ""
+            figure = r.label in FIGURE_LABELS
+            text = clean_draft_text(r.text) if not figure else ""
             tokens = self.encode(text) if text else []
             self.regions.append(r)
             self.stats.append(RegionStats(label=r.label, bbox=tuple(r.bbox), verified=False,
@@ -98,6 +100,7 @@ class PageRegions:
             self.tokens.append(tokens)
             self.texts.append(text if tokens else "")
             self.exact.append(exact_text(r))
+            self.figure_texts.append(clean_draft_text(r.text) if figure and r.text else "")
         if regions:
             self.on_drafted(self.regions)
 
@@ -148,7 +151,8 @@ class PageJob:
         """Stage 2's drafts: every region's, refined as Stage 1 reads them."""
         r, target = self.regions, self.target
         return PageDrafts(r.tokens, r.texts, target.encode, target.decode, self.config.proposal,
-                          notation=notation, history=self.history, style=style_of(target))
+                          notation=notation, history=self.history, style=style_of(target),
+                          figure_texts=r.figure_texts)
 
     # -- Stage 1 rows ---------------------------------------------------------------------------
 

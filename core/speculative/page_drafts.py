@@ -14,8 +14,9 @@ Draft slots, ``n`` regions:
                              the page output crosses region boundaries in tokens no single draft has)
                   n+1 .. 2n  region i's Stage 1 output so far, while its row decodes
     text drafts   0 .. n-1   region i's Stage 1 output, so far or final (empty until it starts)
-                  n .. 2n-1  region i's raw draft text
+                  n .. 2n-1  region i's raw draft text (a figure's: the text read inside it)
                   2n         the joined text
+                  2n+1       the joined text with the figures' text in place ("" without figure text)
 
 Proposals come from, in order: exact token n-grams, normalised-character text matching, the output's
 own n-grams (tables repeat their markup), the document's earlier pages (``history``) and a bounded
@@ -69,30 +70,41 @@ class _Slots:
     def joined_text(self) -> int:
         return 2 * self.n
 
+    @property
+    def joined_with_figures_text(self) -> int:
+        return 2 * self.n + 1
+
     def text_regions(self, ids: list[int]) -> list[int | None]:
-        return ids + ids + [None]
+        return ids + ids + [None, None]
 
 
 class PageDrafts:
     def __init__(self, drafts: list[list[int]], texts: list[str], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, regions: list[int] | None = None,
                  notation: Notation | None = None, history: OutputHistory | None = None,
-                 style: "PageStyle | None" = None):
+                 style: "PageStyle | None" = None, figure_texts: list[str] | None = None):
         """``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
         ``notation``: word forms learned so far, shared with the page's other rows (default: own).
         ``history``: the document's earlier pages' output (shared, read only here).
         ``style``: how the target family starts a page (``Profile.style``); None: no opening is
-        proposed (a region's crop, read on its own, has no page opening)."""
+        proposed (a region's crop, read on its own, has no page opening).
+        ``figure_texts``: text read inside figure regions (their ``texts`` are empty). The model
+        leaves a figure's labels out, but where the layout took text for a figure (a standards
+        page's clauses under one large box) it writes them: they are text drafts of their own
+        region, and in a joined draft of their own beside the joined draft without them."""
         n = len(drafts)
         ids = list(regions) if regions is not None else list(range(n))
         self.n, self.encode, self.decode = n, encode, decode
         self.slots = slots = _Slots(n)
         self.raw_texts = list(texts)
         self.refined: list[str | None] = [None] * n
+        self.figure_texts = list(figure_texts) if figure_texts else [""] * n
         joined = self._joined()
         token_drafts = list(drafts) + [encode(joined) if joined else []] + [[] for _ in ids]
         self.tokens = TokenNgramProposer(token_drafts, cfg, regions=slots.token_regions(ids), fallback=False)
-        self.texts = TextProposer([""] * n + list(texts) + [joined], slots.text_regions(ids), encode, decode,
+        raw = [t or f for t, f in zip(texts, self.figure_texts)]
+        self.texts = TextProposer([""] * n + raw + [joined, self._joined(figures=True)], slots.text_regions(ids),
+                                  encode, decode,
                                   cfg, notation=notation)
         fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
         proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
@@ -133,11 +145,17 @@ class PageDrafts:
         joined = self._joined()
         self.tokens.set_draft(self.slots.joined_tokens, self.encode(joined) if joined else [])
         self.texts.set_text(self.slots.joined_text, joined)
+        self.texts.set_text(self.slots.joined_with_figures_text, self._joined(figures=True))
         self._stale = False
 
     def _best(self) -> list[str]:
         """Every region's best text: its Stage 1 output once there, else its raw draft."""
         return [r if r else t for r, t in zip(self.refined, self.raw_texts)]
 
-    def _joined(self) -> str:
-        return "\n\n".join(t for t in self._best() if t.strip())
+    def _joined(self, figures: bool = False) -> str:
+        """The regions' best texts in reading order; with ``figures``, also the figures' text (or
+        "" where there is none: the joined draft already says the rest)."""
+        if figures and not any(self.figure_texts):
+            return ""
+        texts = [t or f for t, f in zip(self._best(), self.figure_texts)] if figures else self._best()
+        return "\n\n".join(t for t in texts if t.strip())

@@ -100,3 +100,14 @@ def test_a_short_unmarked_first_line_is_also_proposed_as_a_heading():
     assert " 3.3.2 Plant height" in _texts(drafts.proposer.propose([], ord("#"), 64), decode)
     # a paragraph is never made a heading
     assert not any(t.endswith("elsewhere.") for t in _texts(drafts.proposer.propose([], ord("#"), 64), decode))
+
+
+def test_text_read_inside_a_figure_is_proposed_but_not_joined():
+    # the layout took a page's clause for a figure: a model that writes it is proposed its text
+    encode, decode = _codec()
+    raw, figure = ["Section 7.4 joints", ""], ["", "7.4.1 Joints that carry load are sealed."]
+    drafts = PageDrafts([encode(raw[0]), []], raw, encode, decode, ProposalConfig(), figure_texts=figure)
+    out = encode("Section 7.4 joints\n\n7.4.1 Joints that")
+    tree = drafts.proposer.propose(out[:-1], out[-1], 16)
+    assert decode(tree.tokens[1:9]) == " carry l"
+    assert drafts._joined() == "Section 7.4 joints"  # a page that skips its figures is proposed nothing new

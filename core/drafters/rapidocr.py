@@ -49,7 +49,7 @@ class RapidOCRDrafter:
     name = "rapidocr"
 
     def __init__(self, dpi: int | None = None, layout: bool | str = True, tables: bool = True, threads: int = 0,
-                 det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True):
+                 det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True, layout_order: str = "model"):
         self.dpi = dpi
         self.squeeze_cjk = squeeze_cjk
         if layout not in (True, False, "cdla", "pymupdf"):
@@ -58,6 +58,7 @@ class RapidOCRDrafter:
         self.tables = tables
         self.threads = threads  # 0: let onnxruntime decide
         self.det_side = det_side
+        self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
         self._ocr = None
         self._layout_model = None
         self._table_model = None
@@ -177,7 +178,8 @@ class RapidOCRDrafter:
         lines = mark_monospace(lines, [fit_of[id(line)] for line in lines])
         if groups is not None:
             from core.drafters.scan_layout import page_regions
-            return page_regions(groups, lines, tables, page.width, page.height, source=self.name)
+            return page_regions(groups, lines, tables, page.width, page.height, source=self.name,
+                                order=self.layout_order)
         regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
                                    size_tolerance=0.3)
         for region in regions:

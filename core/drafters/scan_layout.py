@@ -19,7 +19,7 @@ import io
 import threading
 
 from core.drafters.base import Region
-from core.drafters.layout import BULLET_RE, TextLine, median_line_size
+from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order
 from core.drafters.pymupdf_layout import CLASS_LABELS
 from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
 from core.errors import DrafterUnavailableError
@@ -114,7 +114,7 @@ def group_regions(cls: str, lines: list[TextLine], page_width: float, page_heigh
         if label in ("header", "footer"):
             region.label = "page_number" if _PAGE_NUMBER.match(plain) else label
             region.text, region.extra = plain, {}
-        elif label == "title" and len(plain) <= 200:
+        elif label == "title" and len(plain) <= 200 and sum(c.isalpha() for c in plain) >= 2:
             size = max(ln.size for ln in lines)
             level = 1 if cls == "title" or size >= 1.6 * body_size else 2
             region.label, region.text, region.extra = "title", "#" * level + " " + plain, {"level": level}
@@ -128,10 +128,11 @@ def group_regions(cls: str, lines: list[TextLine], page_width: float, page_heigh
 
 
 def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables: list[tuple[tuple, str]],
-                 page_width: float, page_height: float, source: str) -> list[Region]:
+                 page_width: float, page_height: float, source: str, order: str = "model") -> list[Region]:
     """Regions in the model's reading order: one group at a time, ``tables`` (``(bbox, html)``, their
     lines already taken out) at their group's place; lines outside every box are drafted as the
-    text layer would and slotted in before the first region below them in their column."""
+    text layer would and slotted in before the first region below them in their column.
+    ``order="xycut"``: the regions are then re-sorted by our XY-cut (``xycut_order``)."""
     body_size = median_line_size(lines)
     members, loose = assign_lines(lines, groups)
     table_at = {}
@@ -148,7 +149,18 @@ def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables:
     if loose:
         for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3):
             regions.insert(_slot(region.bbox, regions), region)
-    return regions
+    return xycut_order(regions, body_size, page_height) if order == "xycut" else regions
+
+
+def xycut_order(regions: list[Region], body_size: float, page_height: float) -> list[Region]:
+    """Page headers (and page numbers in the upper half) first, footers last, the body in XY-cut
+    reading order (``core.drafters.layout.reading_order``, as the text layer orders paragraphs)."""
+    body = [r for r in regions if r.label not in ("header", "footer", "page_number")]
+    tops = [r for r in regions if r.label == "header" or (r.label == "page_number" and r.bbox[1] < page_height / 2)]
+    bottoms = [r for r in regions if r.label in ("footer", "page_number") and r not in tops]
+    ordered = reading_order([r.bbox for r in body], min_column_gap=max(2.0, 0.3 * body_size),
+                            line_height=1.2 * body_size)
+    return tops + [body[i] for i in ordered] + bottoms
 
 
 def _nearest_group(box, groups) -> int | None:

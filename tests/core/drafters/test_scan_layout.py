@@ -108,3 +108,11 @@ def test_unknown_layout_is_refused():
 
     with pytest.raises(ValueError):
         RapidOCRDrafter(layout="yolo")
+
+
+def test_xycut_order_reads_columns_under_a_full_width_title():
+    lines = two_column_lines()
+    # groups listed right column first: the XY-cut order puts the title, then left, then right
+    groups = [("text", (263, 98, 462, 166)), ("text", (38, 98, 237, 166)), ("title", (38, 38, 302, 64))]
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test", order="xycut")
+    assert [r.text[:6] for r in regions] == ["# " + TITLE[:4], "Barges", "In the"]

@@ -30,7 +30,9 @@ def register(sub) -> None:
                    help=f"comma-separated MODE[-tauT][-oracle] (default {DEFAULT_METHODS})")
     p.add_argument("--pages", type=int, default=None, metavar="N", help="at most N pages in all (default: all)")
     p.add_argument("--docs", default=None, help="comma-separated document name prefixes (default: all)")
-    p.add_argument("--drafter", default="auto", help="drafter name (default auto; textlayer where auto is missing)")
+    p.add_argument("--drafter", default="auto",
+                   help="drafter name, options as NAME:KEY=VALUE,... (auto:layout=pymupdf: PyMuPDF's "
+                   "layout model on scans); default auto, textlayer where auto is missing")
     p.add_argument("--tokenizer", default="auto", choices=["auto", "qwen", "tiny", "model"],
                    help="token granularity of replay targets (default auto: the model's, else Qwen's "
                    "BPE where installed, else the tiny BPE)")

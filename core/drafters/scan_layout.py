@@ -1,0 +1,185 @@
+"""PyMuPDF's layout model on scans: boxes, classes and reading order from the OCR lines.
+
+PyMuPDF's layout model (the ONNX graph network inside the ``pymupdf-layout`` wheel; nothing is
+downloaded) classifies and groups the text lines of a PDF page and sorts the groups into reading
+order. A scan has no text lines, so the OCR lines are written as invisible text at their boxes into
+a one-page PDF over the page image (the model also reads image features from a 72 dpi render), and
+the model runs on that page. This is the route PyMuPDF documents for image pages (OCR, insert the
+text, then ``predict``), with our OCR lines instead of its own OCR call.
+
+Each layout group becomes one or more regions: its lines go through the same paragraph grouping and
+labelling as the text layer (``core.drafters.regions``), then the model's class decides the label
+where it knows better (headings, page headers and footers, captions, list items, formulas, text in
+pictures). Tables are the OCR drafter's business (rapid-table), given the model's table boxes.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from core.drafters.base import Region
+from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order
+from core.drafters.pymupdf_layout import CLASS_LABELS
+from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
+from core.errors import DrafterUnavailableError
+
+#: Pixels per point of the page image under the text (the model renders the page at 72 dpi).
+IMAGE_SCALE = 2.0
+#: Text in a picture box shorter than this is figure content (labels, legends), as on the CDLA path.
+FIGURE_TEXT_CHARS = 100
+
+_LOCK = threading.Lock()  # the model keeps process-global state (pymupdf4llm serialises it too)
+_FONT = None
+
+
+def load_model():
+    """Activate PyMuPDF's bundled layout model; ``DrafterUnavailableError`` where it is not installed."""
+    global _FONT
+    try:
+        import pymupdf
+        import pymupdf.layout  # noqa: F401  (installs the model as pymupdf's layout function)
+    except ImportError as exc:
+        raise DrafterUnavailableError(f"the PyMuPDF layout step needs the 'pymupdf-layout' package ({exc})") from None
+    if _FONT is None:
+        _FONT = pymupdf.Font("cjk")  # Droid Sans Fallback: Latin and CJK glyphs for every OCR line
+    return pymupdf
+
+
+def text_page(width: float, height: float, image, lines: list[TextLine]):
+    """A one-page PDF (``width`` x ``height`` points) showing ``image`` (PIL) with each OCR line
+    written invisibly over its box, stretched to the box's width."""
+    pymupdf = load_model()
+    doc = pymupdf.open()
+    page = doc.new_page(width=width, height=height)
+    if image is not None:
+        small = image.convert("RGB").resize((max(1, round(width * IMAGE_SCALE)), max(1, round(height * IMAGE_SCALE))))
+        buf = io.BytesIO()
+        small.save(buf, "JPEG", quality=80)
+        page.insert_image(page.rect, stream=buf.getvalue())
+    page.insert_font(fontname="ocr", fontbuffer=_FONT.buffer)
+    for line in lines:
+        rect = pymupdf.Rect(line.bbox)
+        size = rect.height
+        if size <= 0 or not line.text.strip():
+            continue
+        length = _FONT.text_length(line.text, size)
+        stretch = pymupdf.Matrix(rect.width / length, 1) if length > 0 else pymupdf.Matrix(1, 1)
+        page.insert_text(rect.bl + (0, -0.2 * size), line.text, fontsize=size, fontname="ocr",
+                         morph=(rect.bl, stretch), render_mode=3)
+    return doc
+
+
+def layout_groups(width: float, height: float, image, lines: list[TextLine]) -> list[tuple[str, tuple]]:
+    """``[(pymupdf class, bbox in points)]`` in the model's reading order for a page of OCR lines."""
+    if not lines:
+        return []
+    doc = text_page(width, height, image, lines)
+    try:
+        page = doc[0]
+        with _LOCK:
+            page.get_layout(return_raw=True)
+        groups = page.layout_information or []
+    finally:
+        doc.close()
+    return [(str(g.get("class_name", "text")), tuple(float(v) for v in g["group_bbox"][:4])) for g in groups]
+
+
+def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tuple[list[list[TextLine]], list[TextLine]]:
+    """Each line goes to the smallest group box holding its centre; returns the lines per group and
+    the lines no box holds."""
+    members: list[list[TextLine]] = [[] for _ in groups]
+    loose = []
+    for line in lines:
+        cx, cy = (line.bbox[0] + line.bbox[2]) / 2, (line.bbox[1] + line.bbox[3]) / 2
+        best, best_area = None, None
+        for i, (_, (x0, y0, x1, y1)) in enumerate(groups):
+            if x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1:
+                area = (x1 - x0) * (y1 - y0)
+                if best is None or area < best_area:
+                    best, best_area = i, area
+        (loose if best is None else members[best]).append(line)
+    return members, loose
+
+
+def group_regions(cls: str, lines: list[TextLine], page_width: float, page_height: float, body_size: float,
+                  source: str) -> list[Region]:
+    """The regions of one layout group: its lines as paragraphs, labelled by the model's class."""
+    regions = lines_to_regions(lines, [], page_width, page_height, source=source, size_tolerance=0.3)
+    label = CLASS_LABELS.get(cls, "text")
+    for region in regions:
+        if region.label in ("code", "table"):
+            continue
+        plain = region.text.lstrip("#").strip() if region.label == "title" else region.text
+        if label in ("header", "footer"):
+            region.label = "page_number" if _PAGE_NUMBER.match(plain) else label
+            region.text, region.extra = plain, {}
+        elif label == "title" and len(plain) <= 200 and sum(c.isalpha() for c in plain) >= 2:
+            size = max(ln.size for ln in lines)
+            level = 1 if cls == "title" or size >= 1.6 * body_size else 2
+            region.label, region.text, region.extra = "title", "#" * level + " " + plain, {"level": level}
+        elif label == "list" and region.label == "text":
+            region.label, region.text = "list", BULLET_RE.sub("- ", region.text, count=1)
+        elif label == "figure" and region.label in ("text", "title") and len(plain) < FIGURE_TEXT_CHARS:
+            region.label, region.text, region.extra = "figure", plain, {"role": "text_in_figure"}
+        elif label in ("caption", "formula", "footnote") and region.label in ("text", "title"):
+            region.label, region.text, region.extra = label, plain, {}
+    return regions
+
+
+def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables: list[tuple[tuple, str]],
+                 page_width: float, page_height: float, source: str, order: str = "model") -> list[Region]:
+    """Regions in the model's reading order: one group at a time, ``tables`` (``(bbox, html)``, their
+    lines already taken out) at their group's place; lines outside every box are drafted as the
+    text layer would and slotted in before the first region below them in their column.
+    ``order="xycut"``: the regions are then re-sorted by our XY-cut (``xycut_order``)."""
+    body_size = median_line_size(lines)
+    members, loose = assign_lines(lines, groups)
+    table_at = {}
+    for box, html in tables:
+        table_at.setdefault(_nearest_group(box, groups), []).append((box, html))
+    regions: list[Region] = []
+    for i, ((cls, _), group_lines) in enumerate(zip(groups, members)):
+        for box, html in table_at.pop(i, []):
+            regions.append(Region("table", box, html, source))
+        if group_lines:
+            regions += group_regions(cls, group_lines, page_width, page_height, body_size, source)
+    for items in table_at.values():  # no groups at all
+        regions += [Region("table", box, html, source) for box, html in items]
+    if loose:
+        for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3):
+            regions.insert(_slot(region.bbox, regions), region)
+    return xycut_order(regions, body_size, page_height) if order == "xycut" else regions
+
+
+def xycut_order(regions: list[Region], body_size: float, page_height: float) -> list[Region]:
+    """Page headers (and page numbers in the upper half) first, footers last, the body in XY-cut
+    reading order (``core.drafters.layout.reading_order``, as the text layer orders paragraphs)."""
+    body = [r for r in regions if r.label not in ("header", "footer", "page_number")]
+    tops = [r for r in regions if r.label == "header" or (r.label == "page_number" and r.bbox[1] < page_height / 2)]
+    bottoms = [r for r in regions if r.label in ("footer", "page_number") and r not in tops]
+    ordered = reading_order([r.bbox for r in body], min_column_gap=max(2.0, 0.3 * body_size),
+                            line_height=1.2 * body_size)
+    return tops + [body[i] for i in ordered] + bottoms
+
+
+def _nearest_group(box, groups) -> int | None:
+    """Index of the group that overlaps ``box`` most (a table's own group), None if there are none."""
+    best, best_area = None, -1.0
+    for i, (_, g) in enumerate(groups):
+        area = max(0.0, min(box[2], g[2]) - max(box[0], g[0])) * max(0.0, min(box[3], g[3]) - max(box[1], g[1]))
+        if area > best_area:
+            best, best_area = i, area
+    return best
+
+
+def _slot(box, regions: list[Region]) -> int:
+    """Where a region at ``box`` goes: before the first region below it that shares its columns."""
+    for i, region in enumerate(regions):
+        b = region.bbox
+        if b[1] >= box[1] and min(b[2], box[2]) > max(b[0], box[0]) and region.label not in ("header", "page_number"):
+            return i
+    end = len(regions)
+    while end and regions[end - 1].label in ("footer", "page_number"):
+        end -= 1
+    return end

@@ -1,0 +1,118 @@
+"""core.drafters.scan_layout: PyMuPDF's layout model over OCR lines on a two-column scan."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from core.drafters.layout import TextLine
+from core.drafters.scan_layout import assign_lines, page_regions
+
+TITLE = "Notes on River Transport"
+LEFT = ["Barges carried most of the grain", "down the river in the autumn, when",
+        "the water was high enough for the", "heavy boats to pass the shallows."]
+RIGHT = ["In the spring the roads were used", "instead, and carts brought timber",
+         "from the hills to the small town", "markets along the eastern bank."]
+WIDTH, HEIGHT = 500, 400
+
+
+def two_column_lines() -> list[TextLine]:
+    """The lines of a page with a title over two columns, as OCR would box them."""
+    lines = [TextLine((40, 40, 300, 62), TITLE, 18.0)]
+    for i, (left, right) in enumerate(zip(LEFT, RIGHT)):
+        y = 100 + 16 * i
+        lines.append(TextLine((40, y, 235, y + 13), left, 10.5))
+        lines.append(TextLine((265, y, 460, y + 13), right, 10.5))
+    return lines
+
+
+def test_groups_keep_model_order_and_classes():
+    lines = two_column_lines()
+    groups = [("section-header", (38, 38, 302, 64)), ("text", (38, 98, 237, 166)),
+              ("text", (263, 98, 462, 166)), ("page-footer", (230, 370, 270, 382))]
+    lines.append(TextLine((240, 371, 260, 381), "7", 9.0))
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test")
+    assert [r.label for r in regions] == ["title", "text", "text", "page_number"]
+    assert regions[0].text.startswith("#") and regions[0].text.endswith(TITLE)
+    assert regions[1].text.startswith("Barges") and regions[2].text.startswith("In the spring")
+
+
+def test_loose_lines_slot_in_above_the_region_below_them():
+    lines = two_column_lines()
+    groups = [("text", (38, 98, 237, 166)), ("text", (263, 98, 462, 166))]
+    members, loose = assign_lines(lines, groups)
+    assert [ln.text for ln in loose] == [TITLE] and len(members[0]) == len(members[1]) == 4
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test")
+    assert regions[0].text.endswith(TITLE) and regions[1].text.startswith("Barges")
+
+
+def test_tables_take_their_groups_place():
+    lines = two_column_lines()
+    groups = [("text", (38, 98, 237, 166)), ("table", (263, 98, 462, 166))]
+    table = ((263, 98, 462, 166), "<table><tr><td>x</td></tr></table>")
+    left_only = [ln for ln in lines if ln.bbox[0] < 250]
+    regions = page_regions(groups, left_only, [table], WIDTH, HEIGHT, source="test")
+    assert [r.label for r in regions][-2:] == ["text", "table"]
+
+
+@pytest.fixture(scope="module")
+def model_groups():
+    pytest.importorskip("pymupdf.layout")
+    from PIL import Image
+
+    from core.drafters.scan_layout import layout_groups
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=WIDTH, height=HEIGHT)
+    lines = two_column_lines()
+    for line in lines:
+        page.insert_text((line.bbox[0], line.bbox[3] - 2), line.text, fontsize=line.size,
+                         fontname="hebo" if line.text == TITLE else "helv")
+    pix = page.get_pixmap(dpi=144)
+    image = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
+    return layout_groups(WIDTH, HEIGHT, image, lines), lines
+
+
+def test_model_reads_a_two_column_scan_column_by_column(model_groups):
+    groups, lines = model_groups
+    assert groups, "the layout model found nothing"
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test")
+    text = "\n".join(r.text for r in regions)
+    assert text.index(TITLE) < text.index("Barges") < text.index("heavy boats") < text.index("In the spring")
+    assert text.index("In the spring") < text.index("markets along")
+    title = next(r for r in regions if TITLE in r.text)
+    assert title.label == "title" and title.text.startswith("#")
+    assert all(r.bbox[0] >= 0 and r.bbox[2] <= WIDTH for r in regions)
+
+
+def test_ocr_drafter_uses_the_model(tmp_path):
+    pytest.importorskip("pymupdf.layout")
+    pytest.importorskip("rapidocr")
+    from core.documents import open_document
+    from core.drafters.rapidocr import RapidOCRDrafter
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=WIDTH, height=HEIGHT)
+    for line in two_column_lines():
+        page.insert_text((line.bbox[0], line.bbox[3] - 2), line.text, fontsize=line.size,
+                         fontname="hebo" if line.text == TITLE else "helv")
+    page.get_pixmap(dpi=200).save(tmp_path / "page.png")
+    with open_document(tmp_path / "page.png") as image_doc:
+        regions = RapidOCRDrafter(layout="pymupdf", tables=False).draft(image_doc.page(0))
+    text = " ".join(r.text for r in regions)
+    assert text.index("Barges") < text.index("shallows") < text.index("spring") < text.index("eastern bank")
+
+
+def test_unknown_layout_is_refused():
+    from core.drafters.rapidocr import RapidOCRDrafter
+
+    with pytest.raises(ValueError):
+        RapidOCRDrafter(layout="yolo")
+
+
+def test_xycut_order_reads_columns_under_a_full_width_title():
+    lines = two_column_lines()
+    # groups listed right column first: the XY-cut order puts the title, then left, then right
+    groups = [("text", (263, 98, 462, 166)), ("text", (38, 98, 237, 166)), ("title", (38, 38, 302, 64))]
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test", order="xycut")
+    assert [r.text[:6] for r in regions] == ["# " + TITLE[:4], "Barges", "In the"]

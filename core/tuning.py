@@ -81,6 +81,9 @@ TEXT_MAX_HITS = 8
 #: tokens, from the first this many regions of the reading order (the model may skip a running
 #: header or a page number), each continuation at most ``OPENING_TOKENS`` tokens long.
 OPENING_WINDOW, OPENING_REGIONS, OPENING_TOKENS = 24, 4, 32
+#: At the end of a region (``NextRegionProposer``): the openings of this many regions the output
+#: has not written yet, each at most ``OPENING_TOKENS`` tokens long.
+NEXT_REGIONS = 4
 #: A Stage 1 row's partial output joins the page's text drafts in steps of this many tokens.
 GROW_STEP = 8
 

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Callable
 
 from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import (OpeningProposer, OutputNgramProposer, TextProposer, TokenNgramProposer,
-                                        UnionProposal)
+from core.speculative.proposers import (NextRegionProposer, OpeningProposer, OutputNgramProposer, TextProposer,
+                                        TokenNgramProposer, UnionProposal)
 from core.speculative.textmatch import Notation
 from core.tuning import GROW_STEP
 
@@ -107,7 +107,8 @@ class PageDrafts:
                                   encode, decode,
                                   cfg, notation=notation)
         fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
-        proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
+        proposers = [self.tokens, self.texts, OutputNgramProposer(cfg),
+                     NextRegionProposer(lambda: list(zip(ids, self._best())), encode, decode, cfg)]
         if style is not None:
             proposers.insert(0, OpeningProposer(lambda: list(zip(ids, self._best())), style.openings,
                                                 style.heading_marks, encode, decode, cfg))

@@ -13,10 +13,10 @@ import re
 from typing import Callable, Protocol
 
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
-from core.speculative.textmatch import Notation, TextMatcher
+from core.speculative.textmatch import NormalizedText, Notation, TextMatcher, min_window
 from core.speculative.tree import DraftTree, build_tree, root_only
-from core.tuning import (OPENING_REGIONS, OPENING_TOKENS, OPENING_WINDOW, TEXT_CHARS_PER_TOKEN,
-                         TEXT_TAIL_TOKENS, UNION_HEAD)
+from core.tuning import (NEXT_REGIONS, OPENING_REGIONS, OPENING_TOKENS, OPENING_WINDOW, TEXT_CHARS_PER_TOKEN,
+                         TEXT_MIN_CHARS, TEXT_TAIL_TOKENS, UNION_HEAD)
 
 
 class Proposer(Protocol):
@@ -143,6 +143,73 @@ class OpeningProposer:
 _HEADING = re.compile(r"^#{1,6} ")
 #: One short line: a page's first such region is often its title, drafted without a mark.
 _TITLE_LIKE = re.compile(r"[^\n]{1,80}")
+
+
+class NextRegionProposer:
+    """Where the output has just finished a region, the openings of regions it has not written yet.
+
+    The joined draft crosses a region boundary in the layout's reading order only. Where the model
+    reads in another order (the columns of a newspaper, a caption before the text beside it, a side
+    note), the text matcher finds the next region only after several of its characters, a pass
+    each. Here the output's last characters ending a region's text is the signal: the openings of
+    the regions after it in reading order, then those before it, that the output does not hold yet
+    (their first characters are not in it) are proposed, the region's closing punctuation and a
+    paragraph break first where the output has not written them.
+
+    Worked example: regions ``["Left column ends here.", "Right column text", "Caption 1"]``, the
+    model wrote the caption after the left column. Output ``"... ends here."``: the matcher's tail
+    ends region 0; region 1 and 2 are unwritten, so ``"\n\nRight column text"`` and
+    ``"\n\nCaption 1"`` are both verified in the next pass, and the caption is accepted.
+    ``texts`` gives the regions' best texts in reading order, read at each call (Stage 1 refines them)."""
+
+    OPENING_CHARS = 8  # normalised characters of a region's opening looked up in the output
+
+    def __init__(self, texts: Callable[[], list[tuple[int, str]]], encode: Callable[[str], list[int]],
+                 decode: Callable[[list[int]], str], cfg: ProposalConfig):
+        self.texts, self.encode, self.decode, self.cfg = texts, encode, decode, cfg
+        self._norm: dict[str, NormalizedText] = {}
+
+    def _normalized(self, text: str) -> NormalizedText:
+        n = self._norm.get(text)
+        if n is None:
+            n = self._norm[text] = NormalizedText.of(text)
+        return n
+
+    def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        tail_raw = self.decode(output[-TEXT_TAIL_TOKENS:] + [root])
+        tail = NormalizedText.of(tail_raw)
+        k = min_window(tail.norm, TEXT_MIN_CHARS)
+        if len(tail.norm) < k:
+            return root_only(root)
+        written_sep = tail_raw[tail.raw_end[-1]:]
+        key = tail.norm[-k:]
+        regions = [(r, t, self._normalized(t)) for r, t in self.texts() if t.strip()]
+        ended = next((i for i, (_, _, n) in enumerate(regions) if n.norm.endswith(key)), None)
+        if ended is None:
+            return root_only(root)
+        closing = regions[ended][2].raw[regions[ended][2].raw_end[-1]:].strip() if regions[ended][2].norm else ""
+        mark = written_sep.strip()
+        if mark and not closing.startswith(mark):
+            return root_only(root)  # the output went on with markup of its own
+        lead = closing[len(mark):] + ("" if "\n" in written_sep else "\n\n")
+        written = NormalizedText.of(self.decode(output + [root])).norm
+        order = regions[ended + 1:] + regions[:ended][::-1]
+        limit = min(budget, OPENING_TOKENS)
+        conts = []
+        for region, text, norm in order:
+            if norm.norm[:self.OPENING_CHARS] in written:
+                continue  # written already (or its opening is common text: nothing to gain)
+            tokens = self.encode(lead + text)[:limit]
+            if tokens:
+                conts.append((tokens, (region, 0)))
+            if len(conts) >= NEXT_REGIONS:
+                break
+        if not conts:
+            return root_only(root)
+        heads = [(c[:self.HEAD], o) for c, o in conts]
+        return build_tree(root, heads + conts, min(self.cfg.max_nodes, 2 * budget + 1))
+
+    HEAD = UNION_HEAD
 
 
 class OutputNgramProposer:

@@ -230,10 +230,7 @@ class TextMatcher:
         """
         out_text = NormalizedText.of(output_tail)
         tail = out_text.norm
-        # a CJK character says as much as a short word: half the window finds the draft as surely
-        min_chars = self.min_chars
-        if len(tail) >= min_chars // 2 and all(_is_cjk(c) for c in tail[-(min_chars // 2):]):
-            min_chars = max(2, min_chars // 2)
+        min_chars = min_window(tail, self.min_chars)
         if len(tail) < min_chars:
             return []
         sep = output_tail[out_text.raw_end[-1]:]
@@ -380,6 +377,15 @@ class TextMatcher:
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+
+def min_window(norm_tail: str, min_chars: int) -> int:
+    """Normalised characters a lookup needs at the end of ``norm_tail``: ``min_chars``, halved where
+    the tail ends in CJK (an ideograph says as much as a short word, and finds a draft as surely)."""
+    half = max(2, min_chars // 2)
+    if len(norm_tail) >= half and all(_is_cjk(c) for c in norm_tail[-half:]):
+        return half
+    return min_chars
 
 
 def _is_cjk(ch: str) -> bool:

@@ -82,3 +82,26 @@ def test_union_asks_the_fallback_only_when_nobody_proposed():
     fallback = _Fixed([7, 8], None)
     assert UnionProposal([NoDrafts()], fallback, 128).propose([], 1, 8).tokens == [1, 7, 8]
     assert UnionProposal([_Fixed([3], None)], fallback, 128).propose([], 1, 8).tokens == [1, 3]
+
+
+def test_at_a_regions_end_the_unwritten_regions_openings_are_proposed():
+    # the model wrote the caption (region 2) right after the left column (region 0)
+    from core.speculative.proposers import NextRegionProposer
+    encode, decode = (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
+    texts = [(0, "The left column ends here."), (1, "Right column text"), (2, "Figure 1: a caption")]
+    p = NextRegionProposer(lambda: texts, encode, decode, ProposalConfig())
+    out = encode("The left column ends here")
+    conts = {decode(c) for c, _ in _paths_of(p.propose(out[:-1], out[-1], 32))}
+    assert ".\n\nRight column text" in conts and ".\n\nFigure 1: a caption" in conts
+    # once the caption is written, only the right column is left to propose
+    out = encode("The left column ends here.\n\nFigure 1: a caption\n\nMore of the left column ends here.")
+    conts = {decode(c) for c, _ in _paths_of(p.propose(out[:-1], out[-1], 32))}
+    assert conts == {"\n\nRight column text"}
+    # mid-region, nothing
+    out = encode("The left column")
+    assert len(p.propose(out[:-1], out[-1], 32)) == 1
+
+
+def _paths_of(tree):
+    from core.speculative.proposers import _paths
+    return _paths(tree)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -109,4 +110,15 @@ def table_html(model, pixels: np.ndarray, scale: float, box: tuple, lines) -> st
         return None
     for wrapper in ("<html>", "</html>", "<body>", "</body>"):
         html = html.replace(wrapper, "")
-    return html.strip()
+    return join_cjk_wraps(html).strip()
+
+
+def join_cjk_wraps(html: str) -> str:
+    """rapid-table joins a cell's lines with spaces; CJK text wraps without one (as paragraphs do):
+    ``<td>已计提资 产减值</td>`` -> ``<td>已计提资产减值</td>``; Latin words keep their spaces."""
+    return _CJK_WRAP.sub("", html)
+
+
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+#: Spaces between two CJK characters: a cell's line wrap.
+_CJK_WRAP = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")

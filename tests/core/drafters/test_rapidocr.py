@@ -157,3 +157,9 @@ def test_without_the_layout_package_the_lines_are_still_drafted(table_page, monk
     assert not any(r.label == "table" for r in first)
     assert "Medium" in " ".join(r.text for r in first)
     assert [r.text for r in first] == [r.text for r in second]
+
+
+def test_a_table_cells_cjk_line_wraps_join_without_a_space():
+    from core.drafters.ocr_layout import join_cjk_wraps
+    html = "<td>包括已计提资 产减值准备</td><td>Total 12 items</td><td>说明 A</td><td>，但 与</td>"
+    assert join_cjk_wraps(html) == "<td>包括已计提资产减值准备</td><td>Total 12 items</td><td>说明 A</td><td>，但与</td>"

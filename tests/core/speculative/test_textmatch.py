@@ -236,3 +236,11 @@ def test_a_listings_own_tags_are_its_text_where_html_tags_are_markup():
     m = TextMatcher(["<field-map>\n  <cmp-field>id</cmp-field>\n</field-map>"])
     (text, _, _), = m.continuations("<field-map>\n  <cmp-")
     assert text.startswith("field>id</cmp-field>")
+
+
+def test_a_short_cjk_tail_finds_its_draft():
+    # three ideographs say as much as six Latin letters: the match starts at half the window
+    m = TextMatcher(["采用胶缝传力的全玻幕墙，其胶缝必须采用硅酮结构密封胶。"], min_chars=6)
+    (text, _, _), = m.continuations("\n\n7. 4.1 采用胶缝")
+    assert text.startswith("传力的全玻幕墙")
+    assert TextMatcher(["abc defghi"], min_chars=6).continuations("x abc") == []

@@ -215,8 +215,13 @@ class NextRegionProposer:
 class OutputNgramProposer:
     """Prompt-lookup on the row's own output: tables and lists repeat their markup
     (``</td><td>``, ``\n- ``) long before any draft says so. The index grows with the output.
+    Where the latest hit runs up to the output's end, the stretch from it is a unit being repeated
+    and is proposed repeated to the budget: output ``<tr><td></td><td></td>``, root ``<td>`` (the
+    n-gram ``</td><td>`` last ended one cell back) proposes ``</td><td></td><td>...``.
 
     Origins are None: these tokens come from the model's own text, not from a region."""
+
+    UNIT = 12  # tokens: the longest unit repeated past the output's end
 
     def __init__(self, cfg: ProposalConfig):
         self.cfg = cfg
@@ -235,6 +240,12 @@ class OutputNgramProposer:
         if end is None:
             return root_only(root)
         cont = output[end:end + budget]
+        if len(cont) < budget and len(output) - end < self.UNIT:
+            # The hit is the latest repetition of a short unit the output is still repeating (a
+            # row of empty cells, ``<td></td>\n``): past the output's end, the unit goes on. (A
+            # long stretch repeated, a table row, is the row's markup with other cell text.)
+            unit = output[end:] + [root]
+            cont = (unit * (budget // len(unit) + 1))[:budget]
         if not cont:
             return root_only(root)
         tree = build_tree(root, [(cont, None)], min(self.cfg.max_nodes, budget + 1))

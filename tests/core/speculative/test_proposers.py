@@ -105,3 +105,16 @@ def test_at_a_regions_end_the_unwritten_regions_openings_are_proposed():
 def _paths_of(tree):
     from core.speculative.proposers import _paths
     return _paths(tree)
+
+
+def test_a_short_unit_the_output_repeats_is_proposed_repeated_past_its_end():
+    # "<td></td>" as tokens 1 2 3 4: the latest hit of the 2-gram ends one cell back
+    p = OutputNgramProposer(ProposalConfig(min_ngram=2))
+    out = [9, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3]
+    tree = p.propose(out, 4, 10)
+    assert tree.tokens[1:] == [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]
+    # a long stretch is not repeated: only what the output holds after the hit is proposed
+    long_unit = list(range(20, 40))
+    out = [9] + long_unit + long_unit[:-1]
+    tree = OutputNgramProposer(ProposalConfig(min_ngram=2)).propose(out, long_unit[-1], 64)
+    assert tree.tokens[1:] == long_unit[:-1]

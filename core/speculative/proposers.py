@@ -151,18 +151,22 @@ class NextRegionProposer:
     The joined draft crosses a region boundary in the layout's reading order only. Where the model
     reads in another order (the columns of a newspaper, a caption before the text beside it, a side
     note), the text matcher finds the next region only after several of its characters, a pass
-    each. Here the output's last characters ending a region's text is the signal: the openings of
-    the regions after it in reading order, then those before it, that the output does not hold yet
+    each. Here the output's characters ending a region's text are the signal: the openings of the
+    regions after it in reading order, then those before it, that the output does not hold yet
     (their first characters are not in it) are proposed, the region's closing punctuation and a
-    paragraph break first where the output has not written them.
+    paragraph break first where the output has not written them. The pass that ends a region often
+    also writes the next one's first characters (its bonus token): up to ``STARTED`` of them may
+    follow the region's end, and only regions that open with them are proposed, from there on.
 
     Worked example: regions ``["Left column ends here.", "Right column text", "Caption 1"]``, the
-    model wrote the caption after the left column. Output ``"... ends here."``: the matcher's tail
-    ends region 0; region 1 and 2 are unwritten, so ``"\n\nRight column text"`` and
-    ``"\n\nCaption 1"`` are both verified in the next pass, and the caption is accepted.
+    model wrote the caption after the left column. Output ``"... ends here."``: the tail ends
+    region 0; regions 1 and 2 are unwritten, so ``"\n\nRight column text"`` and ``"\n\nCaption 1"``
+    are both verified in the next pass. Output ``"... ends here.\n\nCa"``: ``"ption 1"`` is proposed.
     ``texts`` gives the regions' best texts in reading order, read at each call (Stage 1 refines them)."""
 
     OPENING_CHARS = 8  # normalised characters of a region's opening looked up in the output
+    STARTED = 2        # normalised characters of the next region the output may have written
+    HEAD = UNION_HEAD
 
     def __init__(self, texts: Callable[[], list[tuple[int, str]]], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig):
@@ -178,38 +182,55 @@ class NextRegionProposer:
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         tail_raw = self.decode(output[-TEXT_TAIL_TOKENS:] + [root])
         tail = NormalizedText.of(tail_raw)
-        k = min_window(tail.norm, TEXT_MIN_CHARS)
-        if len(tail.norm) < k:
-            return root_only(root)
+        regions = [(r, self._normalized(t)) for r, t in self.texts() if t.strip()]
+        for started in range(self.STARTED + 1):
+            body = tail.norm[:len(tail.norm) - started]
+            k = min_window(body, TEXT_MIN_CHARS)
+            if len(body) < k:
+                break
+            key = body[-k:]
+            ended = next((i for i, (_, n) in enumerate(regions) if n.norm.endswith(key)), None)
+            if ended is not None:
+                conts = self._openings(output, root, tail_raw, tail, regions, ended, started, budget)
+                if conts:
+                    heads = [(c[:self.HEAD], o) for c, o in conts]
+                    return build_tree(root, heads + conts, min(self.cfg.max_nodes, 2 * budget + 1))
+        return root_only(root)
+
+    def _openings(self, output, root, tail_raw, tail, regions, ended, started, budget):
+        """Continuations into the regions not yet written, after region ``ended`` and ``started``
+        normalised characters of the next one."""
         written_sep = tail_raw[tail.raw_end[-1]:]
-        key = tail.norm[-k:]
-        regions = [(r, t, self._normalized(t)) for r, t in self.texts() if t.strip()]
-        ended = next((i for i, (_, _, n) in enumerate(regions) if n.norm.endswith(key)), None)
-        if ended is None:
-            return root_only(root)
-        closing = regions[ended][2].raw[regions[ended][2].raw_end[-1]:].strip() if regions[ended][2].norm else ""
-        mark = written_sep.strip()
-        if mark and not closing.startswith(mark):
-            return root_only(root)  # the output went on with markup of its own
-        lead = closing[len(mark):] + ("" if "\n" in written_sep else "\n\n")
+        if started:
+            head = tail.norm[-started:]
+            lead = ""
+        else:
+            closed = regions[ended][1]
+            closing = closed.raw[closed.raw_end[-1]:].strip()
+            mark = written_sep.strip()
+            if mark and not closing.startswith(mark):
+                return []  # the output went on with markup of its own
+            head = ""
+            lead = closing[len(mark):] + ("" if "\n" in written_sep else "\n\n")
         written = NormalizedText.of(self.decode(output + [root])).norm
-        order = regions[ended + 1:] + regions[:ended][::-1]
+        if started:
+            written = written[:-started]
         limit = min(budget, OPENING_TOKENS)
         conts = []
-        for region, text, norm in order:
-            if norm.norm[:self.OPENING_CHARS] in written:
+        for region, norm in regions[ended + 1:] + regions[:ended][::-1]:
+            if norm.norm[:self.OPENING_CHARS] in written or not norm.norm.startswith(head):
                 continue  # written already (or its opening is common text: nothing to gain)
+            text = norm.raw if not started else norm.raw[norm.raw_end[started - 1]:]
+            if started and written_sep:
+                if not text.startswith(written_sep):
+                    continue
+                text = text[len(written_sep):]
             tokens = self.encode(lead + text)[:limit]
             if tokens:
                 conts.append((tokens, (region, 0)))
             if len(conts) >= NEXT_REGIONS:
                 break
-        if not conts:
-            return root_only(root)
-        heads = [(c[:self.HEAD], o) for c, o in conts]
-        return build_tree(root, heads + conts, min(self.cfg.max_nodes, 2 * budget + 1))
-
-    HEAD = UNION_HEAD
+        return conts
 
 
 class OutputNgramProposer:

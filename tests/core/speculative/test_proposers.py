@@ -118,3 +118,13 @@ def test_a_short_unit_the_output_repeats_is_proposed_repeated_past_its_end():
     out = [9] + long_unit + long_unit[:-1]
     tree = OutputNgramProposer(ProposalConfig(min_ngram=2)).propose(out, long_unit[-1], 64)
     assert tree.tokens[1:] == long_unit[:-1]
+
+
+def test_the_next_regions_first_characters_already_written_narrow_the_openings():
+    from core.speculative.proposers import NextRegionProposer
+    encode, decode = (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
+    texts = [(0, "The left column ends here."), (1, "Right column text"), (2, "Caption 1")]
+    p = NextRegionProposer(lambda: texts, encode, decode, ProposalConfig())
+    out = encode("The left column ends here.\n\nCa")
+    conts = {decode(c) for c, _ in _paths_of(p.propose(out[:-1], out[-1], 32))}
+    assert conts == {"ption 1"}

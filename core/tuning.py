@@ -82,8 +82,12 @@ TEXT_MAX_HITS = 8
 #: header or a page number), each continuation at most ``OPENING_TOKENS`` tokens long.
 OPENING_WINDOW, OPENING_REGIONS, OPENING_TOKENS = 24, 4, 32
 #: At the end of a region (``NextRegionProposer``): the openings of this many regions the output
-#: has not written yet, each at most ``OPENING_TOKENS`` tokens long.
-NEXT_REGIONS = 4
+#: has not written yet, each at most ``OPENING_TOKENS`` tokens long; a region counts as written
+#: when its first ``NEXT_OPENING_CHARS`` normalised characters are in the output; the output may
+#: already hold ``NEXT_STARTED`` normalised characters of the next region (the ending pass's bonus).
+NEXT_REGIONS, NEXT_OPENING_CHARS, NEXT_STARTED = 4, 8, 2
+#: Longest unit, in tokens, that the output n-gram proposer repeats past the output's end.
+REPEAT_UNIT_TOKENS = 12
 #: A Stage 1 row's partial output joins the page's text drafts in steps of this many tokens.
 GROW_STEP = 8
 

@@ -15,8 +15,9 @@ from typing import Callable, Protocol
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
 from core.speculative.textmatch import NormalizedText, Notation, TextMatcher, min_window
 from core.speculative.tree import DraftTree, build_tree, root_only
-from core.tuning import (NEXT_REGIONS, OPENING_REGIONS, OPENING_TOKENS, OPENING_WINDOW, TEXT_CHARS_PER_TOKEN,
-                         TEXT_MIN_CHARS, TEXT_TAIL_TOKENS, UNION_HEAD)
+from core.tuning import (NEXT_OPENING_CHARS, NEXT_REGIONS, NEXT_STARTED, OPENING_REGIONS, OPENING_TOKENS,
+                         OPENING_WINDOW, REPEAT_UNIT_TOKENS, TEXT_CHARS_PER_TOKEN, TEXT_MIN_CHARS, TEXT_TAIL_TOKENS,
+                         UNION_HEAD)
 
 
 class Proposer(Protocol):
@@ -164,8 +165,8 @@ class NextRegionProposer:
     are both verified in the next pass. Output ``"... ends here.\n\nCa"``: ``"ption 1"`` is proposed.
     ``texts`` gives the regions' best texts in reading order, read at each call (Stage 1 refines them)."""
 
-    OPENING_CHARS = 8  # normalised characters of a region's opening looked up in the output
-    STARTED = 2        # normalised characters of the next region the output may have written
+    OPENING_CHARS = NEXT_OPENING_CHARS
+    STARTED = NEXT_STARTED
     HEAD = UNION_HEAD
 
     def __init__(self, texts: Callable[[], list[tuple[int, str]]], encode: Callable[[str], list[int]],
@@ -242,7 +243,7 @@ class OutputNgramProposer:
 
     Origins are None: these tokens come from the model's own text, not from a region."""
 
-    UNIT = 12  # tokens: the longest unit repeated past the output's end
+    UNIT = REPEAT_UNIT_TOKENS
 
     def __init__(self, cfg: ProposalConfig):
         self.cfg = cfg

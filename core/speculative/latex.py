@@ -21,6 +21,7 @@ the next letters.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 #: Symbol -> command. Relations and operators the way document VLMs write them (``\\leq`` rather
 #: than ``\\le``); learned separators take over where a family writes another form.
@@ -36,14 +37,36 @@ _COMMANDS = {
     "∧": r"\wedge", "∨": r"\vee", "¬": r"\neg", "⊥": r"\perp", "∥": r"\parallel", "∠": r"\angle",
     "△": r"\triangle", "⊕": r"\oplus", "⊗": r"\otimes", "ℓ": r"\ell", "ℏ": r"\hbar",
     "〈": r"\langle", "〉": r"\rangle", "⟨": r"\langle", "⟩": r"\rangle",
-    # Greek: the commands textmatch reads as these very letters
-    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon", "ϵ": r"\epsilon",
-    "ζ": r"\zeta", "η": r"\eta", "θ": r"\theta", "ϑ": r"\vartheta", "ι": r"\iota", "κ": r"\kappa",
-    "λ": r"\lambda", "μ": r"\mu", "ν": r"\nu", "ξ": r"\xi", "π": r"\pi", "ρ": r"\rho", "σ": r"\sigma",
-    "ς": r"\varsigma", "τ": r"\tau", "υ": r"\upsilon", "φ": r"\phi", "ϕ": r"\phi", "χ": r"\chi",
-    "ψ": r"\psi", "ω": r"\omega", "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda",
-    "Ξ": r"\Xi", "Π": r"\Pi", "Σ": r"\Sigma", "Υ": r"\Upsilon", "Φ": r"\Phi", "Ψ": r"\Psi", "Ω": r"\Omega",
 }
+
+
+def _greek_letter(name: str) -> str:
+    case = "CAPITAL" if name[0].isupper() else "SMALL"
+    return unicodedata.lookup(f"GREEK {case} LETTER " + name.upper().replace("LAMBDA", "LAMDA"))
+
+
+_GREEK_NAMES = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
+                "tau upsilon phi chi psi omega").split()
+#: Greek letter -> the command a model writes for it (the capitals LaTeX has; the variant shapes).
+GREEK = {_greek_letter(n): "\\" + n for n in _GREEK_NAMES if n != "omicron"}
+GREEK.update({_greek_letter(n): "\\" + n for n in
+              "Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split()})
+GREEK.update({"ε": r"\varepsilon", "ϵ": r"\epsilon", "ϑ": r"\vartheta", "ς": r"\varsigma", "ϕ": r"\phi",
+              "ϖ": r"\varpi", "ϱ": r"\varrho"})
+_COMMANDS.update(GREEK)
+
+#: Command name -> the letter it writes, as the text matcher normalises it (NFKC: ``ϕ`` is ``φ``), so
+#: a draft's ``α=90°`` and the output's ``\\alpha=90^{\\circ}`` are one normalised stream. Also the
+#: names a model may write for a letter that no rendering above produces (``\\varphi``,
+#: ``\\varSigma``, ``\\Alpha``).
+LETTER_OF_COMMAND = {name: _greek_letter(name) for name in _GREEK_NAMES}
+LETTER_OF_COMMAND.update({name.capitalize(): _greek_letter(name.capitalize()) for name in _GREEK_NAMES})
+LETTER_OF_COMMAND.update({cmd[1:]: unicodedata.normalize("NFKC", letter) for letter, cmd in GREEK.items()})
+LETTER_OF_COMMAND.update({"var" + n: LETTER_OF_COMMAND[n] for n in ("phi", "rho", "pi", "theta", "sigma")
+                          if "var" + n not in LETTER_OF_COMMAND})
+LETTER_OF_COMMAND.update({"var" + n: LETTER_OF_COMMAND[n] for n in
+                          "Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split()})
+
 #: Symbols that are plain characters in LaTeX, not commands.
 _PLAIN = {"−": "-", "′": "'", "″": "''", "‴": "'''", "∗": "*", "∣": "|"}
 _SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿⁱ", "0123456789+-ni"))

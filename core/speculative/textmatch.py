@@ -26,7 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from core.speculative.latex import has_math_symbol, math_symbols, to_latex
+from core.speculative.latex import LETTER_OF_COMMAND, has_math_symbol, math_symbols, to_latex
 from core.speculative.mathmode import inside_math
 from core.tuning import TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS
 
@@ -45,16 +45,10 @@ _HTML_TAGS = ("table|thead|tbody|tfoot|tr|td|th|caption|colgroup|col|br|hr|p|div
 _MARKUP = re.compile(r"</?(?i:" + _HTML_TAGS + r")\b[^<>]{0,40}>|<!--[^<>]{0,40}-->|\\[A-Za-z]+")
 
 
-#: LaTeX commands that name a letter normalise to that letter: the output's ``$\\alpha=90^{\\circ}$``
-#: and a draft's ``α=90°`` are one stream (``α90``), so matching goes on through the formula.
-_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
-          "tau upsilon phi chi psi omega").split()
-_LATEX_LETTERS = {
-    **{name: unicodedata.lookup("GREEK SMALL LETTER " + name.upper().replace("LAMBDA", "LAMDA")) for name in _GREEK},
-    **{name.capitalize(): unicodedata.lookup("GREEK CAPITAL LETTER " + name.upper().replace("LAMBDA", "LAMDA"))
-       for name in _GREEK},
-}
-_LATEX_LETTERS.update({"varepsilon": "ε", "vartheta": "θ", "varphi": "φ", "varsigma": "σ", "varrho": "ρ"})
+#: LaTeX commands that name a letter normalise to that letter (``core.speculative.latex``): the
+#: output's ``$\\alpha=90^{\\circ}$`` and a draft's ``α=90°`` are one stream (``α90``), so matching
+#: goes on through the formula.
+_LATEX_LETTERS = LETTER_OF_COMMAND
 
 
 @dataclass

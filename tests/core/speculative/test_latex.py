@@ -43,3 +43,9 @@ def test_a_symbol_the_output_writes_as_it_is_is_not_rewritten():
     m = TextMatcher(["<td>68.3 ± 19.7</td><td>65.6 ± 1.4</td>"])
     conts = [c for c, _, _ in m.continuations(r"$x$ <td>68.3 ± 19.7</td><td>65")]
     assert all(r"\pm" not in c for c in conts)
+
+
+def test_every_greek_command_reads_as_its_letter():
+    # the commands a model writes, including shapes no rendering produces, normalise to the letter
+    for draft, output in (("Σ = α", r"\varSigma = \alpha"), ("ϕ ϵ", r"\varphi \epsilon"), ("ε", r"\varepsilon")):
+        assert NormalizedText.of(draft).norm == NormalizedText.of(output).norm

@@ -84,27 +84,31 @@ def test_union_asks_the_fallback_only_when_nobody_proposed():
     assert UnionProposal([_Fixed([3], None)], fallback, 128).propose([], 1, 8).tokens == [1, 3]
 
 
+def _openings_after(texts: list[str], written: str) -> set[str] | None:
+    """What ``NextRegionProposer`` proposes over regions ``texts`` after the output ``written``
+    (characters as tokens); None where it proposes nothing."""
+    from core.speculative.proposers import NextRegionProposer, _paths
+    encode, decode = (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
+    p = NextRegionProposer(lambda: list(enumerate(texts)), encode, decode, ProposalConfig())
+    out = encode(written)
+    tree = p.propose(out[:-1], out[-1], 32)
+    return {decode(c) for c, _ in _paths(tree)} if len(tree) > 1 else None
+
+
 def test_at_a_regions_end_the_unwritten_regions_openings_are_proposed():
     # the model wrote the caption (region 2) right after the left column (region 0)
-    from core.speculative.proposers import NextRegionProposer
-    encode, decode = (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
-    texts = [(0, "The left column ends here."), (1, "Right column text"), (2, "Figure 1: a caption")]
-    p = NextRegionProposer(lambda: texts, encode, decode, ProposalConfig())
-    out = encode("The left column ends here")
-    conts = {decode(c) for c, _ in _paths_of(p.propose(out[:-1], out[-1], 32))}
+    texts = ["The left column ends here.", "Right column text", "Figure 1: a caption"]
+    conts = _openings_after(texts, "The left column ends here")
     assert ".\n\nRight column text" in conts and ".\n\nFigure 1: a caption" in conts
     # once the caption is written, only the right column is left to propose
-    out = encode("The left column ends here.\n\nFigure 1: a caption\n\nMore of the left column ends here.")
-    conts = {decode(c) for c, _ in _paths_of(p.propose(out[:-1], out[-1], 32))}
-    assert conts == {"\n\nRight column text"}
-    # mid-region, nothing
-    out = encode("The left column")
-    assert len(p.propose(out[:-1], out[-1], 32)) == 1
+    written = "The left column ends here.\n\nFigure 1: a caption\n\nMore of the left column ends here."
+    assert _openings_after(texts, written) == {"\n\nRight column text"}
+    assert _openings_after(texts, "The left column") is None  # mid-region, nothing
 
 
-def _paths_of(tree):
-    from core.speculative.proposers import _paths
-    return _paths(tree)
+def test_the_next_regions_first_characters_already_written_narrow_the_openings():
+    texts = ["The left column ends here.", "Right column text", "Caption 1"]
+    assert _openings_after(texts, "The left column ends here.\n\nCa") == {"ption 1"}
 
 
 def test_a_short_unit_the_output_repeats_is_proposed_repeated_past_its_end():
@@ -119,12 +123,3 @@ def test_a_short_unit_the_output_repeats_is_proposed_repeated_past_its_end():
     tree = OutputNgramProposer(ProposalConfig(min_ngram=2)).propose(out, long_unit[-1], 64)
     assert tree.tokens[1:] == long_unit[:-1]
 
-
-def test_the_next_regions_first_characters_already_written_narrow_the_openings():
-    from core.speculative.proposers import NextRegionProposer
-    encode, decode = (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
-    texts = [(0, "The left column ends here."), (1, "Right column text"), (2, "Caption 1")]
-    p = NextRegionProposer(lambda: texts, encode, decode, ProposalConfig())
-    out = encode("The left column ends here.\n\nCa")
-    conts = {decode(c) for c, _ in _paths_of(p.propose(out[:-1], out[-1], 32))}
-    assert conts == {"ption 1"}

@@ -161,28 +161,15 @@ def _real_target(cfg: BenchConfig):
     return t, f"{label} ({t.dtype}, {t.device})"
 
 
-def drafter_spec(spec: str) -> tuple[str, dict]:
-    """``NAME[:KEY=VALUE,...]`` -> (name, options): ``auto:layout=pymupdf`` measures a variant of a
-    drafter without registering it (values: true/false, integers, else strings)."""
-    name, _, rest = spec.partition(":")
-    options = {}
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
-        if not key or not value:
-            raise ValueError(f"drafter option {item!r} is not KEY=VALUE")
-        low = value.lower()
-        options[key] = True if low == "true" else False if low == "false" else int(value) if value.isdigit() else value
-    return name, options
-
-
 def make_drafter(spec: str):
-    """The drafter ``spec`` names (``drafter_spec``); ``auto`` falls back to ``textlayer`` where the
-    OCR drafter cannot run (its packages missing), so a born-digital corpus can still be measured."""
-    from core.drafters import get_drafter
+    """The drafter ``spec`` names (``core.drafters.parse_drafter_spec``); ``auto`` falls back to
+    ``textlayer`` where the OCR drafter cannot run (its packages missing), so a born-digital corpus
+    can still be measured."""
+    from core.drafters import get_drafter, parse_drafter_spec
 
-    name, options = drafter_spec(spec)
+    name, options = parse_drafter_spec(spec)
     try:
-        return get_drafter(name, **options), spec
+        return get_drafter(spec), spec
     except Exception as exc:  # ModuleNotFoundError inside the registry, DrafterUnavailableError
         if name != "auto" or options:
             raise

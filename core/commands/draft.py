@@ -22,6 +22,8 @@ def register(subparsers) -> None:
                         help=f"which drafter (default: {DEFAULT_DRAFTER}: text layer if usable, else OCR)")
     parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None, help="render resolution for OCR (default: the scan's own, else 200)")
     parser.add_argument("--password", default=None, help="password of an encrypted PDF")
+    parser.add_argument("--scan-layout", choices=("cdla", "pymupdf"), default="cdla",
+                        help="layout model of the OCR drafter on scans (default cdla; see hsd convert)")
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
     parser.set_defaults(func=run)
 
@@ -35,12 +37,13 @@ def run(args) -> int:
 
     check_input(Path(args.input))  # a mistyped name: one line before PyMuPDF or a drafter loads
     from core.documents import open_document, parse_page_range
+    from core.api import drafter_spec
     from core.drafters import get_drafter
 
     failed: list[tuple[int, str, str]] = []  # (page, drafter, error)
     with open_document(args.input, password=args.password) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
-        drafter = get_drafter(args.drafter, **_drafter_options(args.drafter, args.dpi))
+        drafter = get_drafter(drafter_spec(args.drafter, args.scan_layout), **_drafter_options(args.drafter, args.dpi))
         pages_out = []
         for page in doc.pages(indices):
             used = drafter.choose(page) if hasattr(drafter, "choose") else drafter

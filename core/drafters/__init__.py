@@ -22,13 +22,30 @@ DRAFTER_NAMES = tuple(_DRAFTERS)
 DEFAULT_DRAFTER = "auto"
 
 
-def get_drafter(name: str = DEFAULT_DRAFTER, **options) -> Drafter:
-    """A new drafter instance; unknown names raise DrafterUnavailableError listing the known ones."""
+def parse_drafter_spec(spec: str) -> tuple[str, dict]:
+    """``NAME[:KEY=VALUE,...]`` -> (name, options): ``auto:layout=pymupdf`` is the default drafter with
+    PyMuPDF's layout model on scans (values: true/false, integers, else strings)."""
+    name, _, rest = spec.partition(":")
+    options: dict = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        if not key or not value:
+            raise DrafterUnavailableError(f"drafter option {item!r} is not KEY=VALUE")
+        low = value.lower()
+        options[key] = True if low == "true" else False if low == "false" else int(value) if value.isdigit() else value
+    return name, options
+
+
+def get_drafter(spec: str = DEFAULT_DRAFTER, **options) -> Drafter:
+    """A new drafter instance from a name or a spec (``parse_drafter_spec``; ``options`` add to the
+    spec's); unknown names raise DrafterUnavailableError listing the known ones."""
+    name, spec_options = parse_drafter_spec(spec)
     if name not in _DRAFTERS:
         raise DrafterUnavailableError(f"unknown drafter {name!r}; choose one of: {', '.join(DRAFTER_NAMES)}")
     module_name, class_name = _DRAFTERS[name]
     cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(**options)
+    return cls(**{**spec_options, **options})
 
 
-__all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "REGION_LABELS", "Drafter", "Region", "get_drafter"]
+__all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "REGION_LABELS", "Drafter", "Region", "get_drafter",
+           "parse_drafter_spec"]

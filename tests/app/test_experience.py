@@ -259,6 +259,11 @@ def test_settings_dialog_explains_and_lists_only_what_is_here(qtbot, monkeypatch
         assert "paddle" in dialog.drafter_help.text()
     dialog.model.setText("/no/such/folder")
     assert "✗" in dialog.model_check.text()
+    assert not dialog.scan_layout.isEnabled()  # the text layer reads no layout
+    dialog.drafter.setCurrentText("auto")
+    dialog.scan_layout.setCurrentText("pymupdf")
+    assert dialog.scan_layout.isEnabled() and "PyMuPDF" in dialog.scan_layout.toolTip()
+    assert dialog.settings().engine_config().drafter == "auto:layout=pymupdf"
 
 
 # -- overlay and inspector ------------------------------------------------------------------------

@@ -168,6 +168,8 @@ def test_settings_persist(tmp_path):
     cfg = c.engine_config()
     assert (cfg.model, cfg.device, cfg.mode, cfg.tau, cfg.dpi) == ("/m", "cpu", "page", 0.75, 200)
     assert ConversionSettings(device="auto").engine_config().device is None
+    assert ConversionSettings(scan_layout="pymupdf").engine_config().drafter == "auto:layout=pymupdf"
+    assert ConversionSettings(drafter="textlayer", scan_layout="pymupdf").engine_config().drafter == "textlayer"
     dialog = SettingsDialog(c)
     assert dialog.settings() == c
     assert all(map(page_spec_ok, ["", "all", "1-3,7", "5-", "-2"]))

@@ -29,3 +29,16 @@ def test_the_parser_s_modes_are_the_engine_s():
     from core.engine import MODES as ENGINE_MODES
 
     assert MODES == ENGINE_MODES
+
+
+def test_scan_layout_reaches_the_ocr_drafter():
+    assert engine_config(_parse()).drafter == "auto"
+    assert engine_config(_parse("--scan-layout", "pymupdf")).drafter == "auto:layout=pymupdf"
+    assert engine_config(_parse("--drafter", "rapidocr", "--scan-layout", "pymupdf")).drafter == "rapidocr:layout=pymupdf"
+
+
+def test_scan_layout_is_refused_for_a_drafter_without_ocr():
+    from core.errors import HSDError
+
+    with pytest.raises(HSDError, match="OCR drafters"):
+        engine_config(_parse("--drafter", "textlayer", "--scan-layout", "pymupdf"))

@@ -87,3 +87,13 @@ def test_a_page_whose_drafter_fails_costs_that_page_only(report_pdf, tmp_path, m
     err = capsys.readouterr().err
     assert "page(s) 1 could not be drafted (RuntimeError: broken content stream)" in err
     assert list(tmp_path.iterdir()) == [out]  # written in one piece: no temporary file left behind
+
+
+def test_a_scan_drafted_with_pymupdfs_layout(report_pdf, tmp_path):
+    scan = pdf_factory.image_only_pdf(tmp_path / "scan.pdf", pdf_factory.page_image(tmp_path / "p.png", report_pdf))
+    out = tmp_path / "regions.json"
+    assert main(["draft", str(scan), "--scan-layout", "pymupdf", "--json", str(out)]) == 0
+    page = json.loads(out.read_text())["pages"][0]
+    assert page["drafter"] == "rapidocr"
+    text = " ".join(r["text"] for r in page["regions"])
+    assert pdf_factory.HEADER.split()[0] in text and pdf_factory.CAPTION.split()[0] in text

@@ -104,11 +104,11 @@ class PageDrafts:
         self.tokens = TokenNgramProposer(token_drafts, cfg, regions=slots.token_regions(ids), fallback=False)
         raw = [t or f for t, f in zip(texts, self.figure_texts)]
         self.texts = TextProposer([""] * n + raw + [joined, self._joined(figures=True)], slots.text_regions(ids),
-                                  encode, decode,
-                                  cfg, notation=notation)
+                                  encode, decode, cfg, notation=notation)
         fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
-        proposers = [self.tokens, self.texts, OutputNgramProposer(cfg),
-                     NextRegionProposer(lambda: list(zip(ids, self._best())), encode, decode, cfg)]
+        proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
+        if n > 1:  # a Stage 1 row reads one region: nothing follows it
+            proposers.append(NextRegionProposer(lambda: list(zip(ids, self._best())), encode, decode, cfg))
         if style is not None:
             proposers.insert(0, OpeningProposer(lambda: list(zip(ids, self._best())), style.openings,
                                                 style.heading_marks, encode, decode, cfg))

@@ -118,6 +118,8 @@ class Notation:
     """How the output writes the drafts' words, learned as it goes (see ``TextMatcher``).
 
     ``words``: draft word -> the output's form (``wt%TiO2`` -> ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``).
+    ``literal``: the math symbols the output writes as they are (``±`` in ``68.3 ± 19.7``), which are
+    then not proposed as LaTeX commands inside formulas (``core.speculative.latex``).
     ``shapes``: for words with digits, the word with its digit runs as ``#`` -> what the output put
     around such a word (``700`` in ``$700 \\mathrm{MPa}$`` teaches ``#`` -> ``("$", "")``, which
     ``30`` then gets too). The last observation wins, so a form the output stops using is forgotten.

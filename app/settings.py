@@ -72,7 +72,9 @@ class ConversionSettings:
 
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"
-        return f"{model} · {self.mode} · tau {self.tau:g} · {self.drafter} · {self.dpi} dpi"
+        drafter = self.drafter + (f" ({self.scan_layout} layout)" if self.scan_layout != "cdla"
+                                  and self.drafter in OCR_DRAFTERS else "")
+        return f"{model} · {self.mode} · tau {self.tau:g} · {drafter} · {self.dpi} dpi"
 
 
 def page_spec_ok(spec: str) -> bool:

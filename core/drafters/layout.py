@@ -105,8 +105,14 @@ def join_lines(lines: list[str]) -> str:
     return out
 
 
+#: Characters of CJK text that wraps without a space (ideographs, kana, CJK and full-width
+#: punctuation), as a regular-expression character range.
+CJK_CHARS = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
+
+
 def _is_cjk(ch: str) -> bool:
-    return "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef" or "\u3000" <= ch <= "\u303f"
+    return _CJK_CHAR.fullmatch(ch) is not None
 
 
 def merge_rows(lines: list[TextLine]) -> list[TextLine]:

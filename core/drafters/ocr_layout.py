@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.drafters.layout import CJK_CHARS
 from core.errors import DrafterUnavailableError
 
 #: CDLA class -> our region label.
@@ -119,6 +120,5 @@ def join_cjk_wraps(html: str) -> str:
     return _CJK_WRAP.sub("", html)
 
 
-_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
-#: Spaces between two CJK characters: a cell's line wrap.
-_CJK_WRAP = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")
+#: Spaces between two CJK characters: a cell's line wrap (the paragraphs' rule, ``layout.join_lines``).
+_CJK_WRAP = re.compile(f"(?<=[{CJK_CHARS}]) +(?=[{CJK_CHARS}])")

@@ -95,6 +95,7 @@ class PageDrafts:
         n = len(drafts)
         ids = list(regions) if regions is not None else list(range(n))
         self.n, self.encode, self.decode = n, encode, decode
+        self.ids = ids
         self.slots = slots = _Slots(n)
         self.raw_texts = list(texts)
         self.refined: list[str | None] = [None] * n
@@ -108,9 +109,9 @@ class PageDrafts:
         fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
         proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
         if n > 1:  # a Stage 1 row reads one region: nothing follows it
-            proposers.append(NextRegionProposer(lambda: list(zip(ids, self._best())), encode, decode, cfg))
+            proposers.append(NextRegionProposer(self._best_by_region, encode, decode, cfg))
         if style is not None:
-            proposers.insert(0, OpeningProposer(lambda: list(zip(ids, self._best())), style.openings,
+            proposers.insert(0, OpeningProposer(self._best_by_region, style.openings,
                                                 style.heading_marks, encode, decode, cfg))
         if history:
             proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
@@ -148,6 +149,10 @@ class PageDrafts:
         self.texts.set_text(self.slots.joined_text, joined)
         self.texts.set_text(self.slots.joined_with_figures_text, self._joined(figures=True))
         self._stale = False
+
+    def _best_by_region(self) -> list[tuple[int, str]]:
+        """``(region, best text)`` in reading order, as the opening and next-region proposers read it."""
+        return list(zip(self.ids, self._best()))
 
     def _best(self) -> list[str]:
         """Every region's best text: its Stage 1 output once there, else its raw draft."""

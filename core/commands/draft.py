@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from core.commands.arguments import whole_number
-from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES
+from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, SCAN_LAYOUTS
 
 
 def register(subparsers) -> None:
@@ -22,7 +22,7 @@ def register(subparsers) -> None:
                         help=f"which drafter (default: {DEFAULT_DRAFTER}: text layer if usable, else OCR)")
     parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None, help="render resolution for OCR (default: the scan's own, else 200)")
     parser.add_argument("--password", default=None, help="password of an encrypted PDF")
-    parser.add_argument("--scan-layout", choices=("cdla", "pymupdf"), default="cdla",
+    parser.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=SCAN_LAYOUTS[0],
                         help="layout model of the OCR drafter on scans (default cdla; see hsd convert)")
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
     parser.set_defaults(func=run)
@@ -37,8 +37,7 @@ def run(args) -> int:
 
     check_input(Path(args.input))  # a mistyped name: one line before PyMuPDF or a drafter loads
     from core.documents import open_document, parse_page_range
-    from core.api import drafter_spec
-    from core.drafters import get_drafter
+    from core.drafters import drafter_spec, get_drafter
 
     failed: list[tuple[int, str, str]] = []  # (page, drafter, error)
     with open_document(args.input, password=args.password) as doc:

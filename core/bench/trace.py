@@ -130,7 +130,6 @@ def main(argv=None) -> int:
     return 0
 
 
-
 def _drafted_with_references(document, drafter, doc) -> tuple[list, list[str]]:
     """Every page's regions, and the corpus reference split into pages along them."""
     drafted = [list(drafter.draft(document.page(i))) for i in range(document.page_count)]
@@ -149,6 +148,7 @@ def _replay_page(engine, target, method, page, regions, ref: str, dpi: int):
     else:
         target.set_page(ref, region_references(ref, regions, spans))
     return engine.convert_image(page.render(dpi), regions, page.width, page.height, page.index + 1), regions
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -183,7 +183,7 @@ class ConversionWorker(QObject):
         return engine
 
     def _on_event(self, event) -> None:
-        from core.results import PageStarted, RegionsDrafted, RegionVerified, TextAppended
+        from core.events import PageStarted, RegionsDrafted, RegionVerified, TextAppended
 
         if isinstance(event, TextAppended):
             self.text_appended.emit(event.page, event.text)

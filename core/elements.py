@@ -15,7 +15,8 @@ import torch
 
 from core.errors import HSDError
 from core.page_job import PageJob, empty_cache, joined_regions
-from core.results import FIGURE_LABELS, RegionVerified, TextAppended, TextSpan
+from core.events import RegionVerified, TextAppended
+from core.results import FIGURE_LABELS, TextSpan
 from core.speculative.decode import DecodeRow
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts

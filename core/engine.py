@@ -32,7 +32,8 @@ from core.elements import decode_elements
 from core.errors import CancelledError, HSDError
 from core.page_job import EventCallback, PageJob, joined_regions, new_page_regions
 from core.page_pipeline import decode_drafted, failed_page, render_and_draft
-from core.results import PageDone, PageResult, PageStarted, TextAppended, TextSpan, page_seconds
+from core.events import PageDone, PageStarted, TextAppended
+from core.results import PageResult, TextSpan, page_seconds
 from core.speculative.budget import PassCost
 from core.speculative.decode import DecodeRow
 from core.speculative.history import OutputHistory

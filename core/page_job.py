@@ -17,7 +17,8 @@ import torch
 from core.drafters.background import DraftJob, exact_text
 from core.drafters.base import Region
 from core.errors import CancelledError
-from core.results import FIGURE_LABELS, PageStats, RegionStats, RegionVerified, RegionsDrafted, TextSpan
+from core.events import RegionVerified, RegionsDrafted
+from core.results import FIGURE_LABELS, PageStats, RegionStats, TextSpan
 from core.speculative.budget import PassCost
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.history import OutputHistory

@@ -155,39 +155,3 @@ def _token_ids(value) -> list[int]:
     if isinstance(value, list) and all(type(t) is int and t >= 0 for t in value):
         return value
     return []
-
-
-# --- progress events -----------------------------------------------------------------------------
-
-
-@dataclass
-class PageStarted:
-    page: int
-    index: int          # position in this job (0-based)
-    total: int          # pages in this job
-
-
-@dataclass
-class RegionsDrafted:
-    page: int
-    regions: list[Region]
-
-
-@dataclass
-class RegionVerified:
-    page: int
-    region: int
-    stats: RegionStats
-    text: str
-
-
-@dataclass
-class TextAppended:
-    page: int
-    text: str
-
-
-@dataclass
-class PageDone:
-    page: int
-    result: PageResult

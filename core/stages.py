@@ -16,7 +16,7 @@ import torch
 
 from core.errors import HSDError
 from core.page_job import PageJob, empty_cache
-from core.results import TextAppended
+from core.events import TextAppended
 from core.speculative.budget import stage1_pays
 from core.speculative.decode import DecodePolicy, DecodeRow
 from core.speculative.detokenize import IncrementalDetokenizer

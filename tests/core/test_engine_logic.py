@@ -16,7 +16,7 @@ from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError
-from core.results import RegionsDrafted
+from core.events import RegionsDrafted
 
 W, H = 420.0, 595.0
 PARAGRAPHS = [f"Paragraph {i}: the drafts of this page are verified by the target in batched passes, "

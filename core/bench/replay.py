@@ -190,6 +190,8 @@ class ReplayTarget:
     time its passes (``measures_pass_cost``); ``CostReplayTarget`` runs real passes and is timed."""
 
     measures_pass_cost = False
+    profile = None     # no model family: the output is taken as written (``core.targets.protocol``)
+    vocab_size = None  # ids grow with the replayed text: no fixed bound
 
     def __init__(self, tokenizer: ReplayTokenizer, prompt_length: int = 8):
         self.tokenizer = tokenizer

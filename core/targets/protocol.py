@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import torch
 
     from core.targets.base import BatchPrefill, Prefill, PrefillRequest
+    from core.targets.profiles.base import Profile
 
 
 @runtime_checkable
@@ -38,6 +39,13 @@ class PageTarget(DecodeTarget, Protocol):
 
     device: "torch.device"
     eos_token_ids: frozenset[int]
+    #: The model family's prompts, output format and reading mode (``core.targets.profiles``);
+    #: None for a stand-in of no family (a replayed output): every family's page style applies and
+    #: the output is taken as written.
+    profile: "Profile | None"
+    #: Width of the logits, the bound of a valid token id (None: the ids have no fixed bound, as
+    #: with a stand-in whose vocabulary grows with the text it replays).
+    vocab_size: "int | None"
 
     def encode(self, text: str) -> list[int]: ...
 

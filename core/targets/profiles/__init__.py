@@ -32,8 +32,7 @@ def any_style() -> PageStyle:
 
 def style_of(target) -> PageStyle:
     """The page style of ``target``'s family, or every family's where it has no profile."""
-    profile = getattr(target, "profile", None)
-    return profile.style if profile is not None else any_style()
+    return target.profile.style if target.profile is not None else any_style()
 
 
 __all__ = ["FAMILY_MODULES", "PageStyle", "Profile", "any_style", "get_profile", "style_of"]

@@ -14,18 +14,17 @@ from __future__ import annotations
 import torch
 
 from core.errors import HSDError
-from core.page_job import PageJob, empty_cache, joined_regions
 from core.events import RegionVerified, TextAppended
-from core.results import FIGURE_LABELS, TextSpan
+from core.page_job import PageDecode, PageJob, empty_cache, joined_regions
 from core.speculative.decode import DecodeRow
-from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
 
 
-def decode_elements(job: PageJob) -> tuple[str, list[int], list[TextSpan]]:
-    """Read every text region of ``job``'s page on its crop; returns (Markdown, tokens, spans)."""
+def decode_elements(job: PageJob) -> PageDecode:
+    """Read every text region of ``job``'s page on its crop, joined in reading order."""
     target, cfg, page = job.target, job.config, job.regions
-    todo = [i for i, r in enumerate(page.regions) if r.label not in FIGURE_LABELS]
+    page.wait(0)  # the layout decides what is read
+    todo = [i for i, r in enumerate(page) if not r.is_figure]
     use_drafts = cfg.mode != "ar"
     notation = job.notation() if use_drafts else None
     tokens: dict[int, list[int]] = {}
@@ -45,34 +44,30 @@ def decode_elements(job: PageJob) -> tuple[str, list[int], list[TextSpan]]:
         pos += len(chunk)
         job.stats.prefill_passes += passes
         for row in rows:
-            i, rs = row.tag, page.stats[row.tag]
+            item = page[row.tag]
+            rs = item.stats
             rs.verified, rs.accepted_tokens, rs.forward_passes = True, row.stats.accepted, row.stats.forward_passes
             rs.output_tokens = len(row.output)
-            tokens[i] = row.output
+            tokens[row.tag] = row.output
             reasons.append(row.stop_reason)
-            page.outputs[i] = target.decode(row.output)
+            item.output = target.decode(row.output)
             job.stats.drafted_tokens += row.stats.proposed
             job.stats.accepted_tokens += row.stats.accepted
-            job.emit(RegionVerified(page=job.number, region=i, stats=rs, text=page.outputs[i]))
+            job.emit(RegionVerified(page=job.number, region=row.tag, stats=rs, text=item.output))
     # the outputs of the regions read, in reading order ("" for figures: they write nothing)
-    markdown, spans = joined_regions([page.outputs[i] if i in tokens else "" for i in range(len(page.regions))])
-    output_tokens = [t for i in todo for t in tokens.get(i, [])]
-    job.stats.generated_tokens = len(output_tokens)
+    text, spans = joined_regions(page.outputs)
     # The page stopped the way its most cut-short region did (a region at the token bound first).
     job.stats.stop_reason = "max_new_tokens" if "max_new_tokens" in reasons else (reasons[-1] if reasons else "")
-    job.emit(TextAppended(page=job.number, text=markdown))
-    return markdown, output_tokens, spans
+    job.emit(TextAppended(page=job.number, text=text))
+    return PageDecode([t for i in todo for t in tokens.get(i, [])], text, spans)
 
 
 def _read(job: PageJob, chunk: list[int], notation, use_drafts: bool) -> tuple[list[DecodeRow], int]:
     """Prefill the crops of regions ``chunk`` and decode them to the end (with their drafts where
     ``use_drafts``); returns the finished rows and the prefill's passes."""
-    target, cfg, page = job.target, job.config, job.regions
+    cfg = job.config
     bp = job.prefill_regions(chunk)
-    rows = [DecodeRow(proposer=(PageDrafts([page.tokens[i]], [page.texts[i]], target.encode, target.decode,
-                                           cfg.proposal, regions=[i], notation=notation,
-                                           history=job.history).proposer
-                                if use_drafts else NoDrafts()),
+    rows = [DecodeRow(proposer=job.region_proposer(i, notation) if use_drafts else NoDrafts(),
                       stop=job.stop(cfg.max_new_tokens), length=bp.lengths[k],
                       rope_delta=bp.rope_deltas[k], root=int(bp.logits[k].argmax()), tag=i)
             for k, i in enumerate(chunk)]

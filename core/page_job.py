@@ -1,29 +1,33 @@
 """One page being decoded: the context every stage of the engine reads and writes (``PageJob``).
 
-A ``PageJob`` holds the page image, its regions as the drafter delivers them (``PageRegions``), its
-counters and seconds, the event and cancel hooks, and the document's learned notation and history;
-it also builds what the stages share: stop rules, decoders, the crops' prefills and the region rows
-of Stage 1. The stages themselves (``core.stages``) only schedule rows.
+A ``PageJob`` is built from named parts: the rendered page (``PageImage``), its regions as the
+drafter delivers them (``PageRegions``: one ``PageRegion`` record each), the document's memory
+(``DocumentMemory``: learned notation and earlier output) and the run's hooks (events, cancel). It
+builds what the stages share: stop rules, decoders, the crops' prefills and the region rows of
+Stage 1. The stages themselves (``core.stages``, ``core.elements``) only schedule rows.
 """
 
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Protocol
 
 import torch
 
-from core.drafters.background import DraftJob, exact_text
+from core.drafters.background import exact_text
 from core.drafters.base import Region
+from core.drafters.normalize import clean_draft_text
 from core.errors import CancelledError
-from core.events import RegionVerified, RegionsDrafted
-from core.results import FIGURE_LABELS, PageStats, RegionStats, TextSpan
+from core.events import RegionVerified
+from core.results import FIGURE_LABELS, PageStats, RegionStats, TextSpan, page_seconds
 from core.speculative.budget import PassCost
 from core.speculative.decode import DecodeRow, SpeculativeDecoder
 from core.speculative.history import OutputHistory
 from core.speculative.mathmode import inside_math
 from core.speculative.page_drafts import PageDrafts
+from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
 from core.speculative.textmatch import Notation
 from core.targets.base import BatchPrefill, PrefillRequest
@@ -48,81 +52,168 @@ def timed(seconds: dict, key: str, device=None):
 
 
 def _sync(device) -> None:
-    if getattr(device, "type", None) == "cuda":
+    if device is not None and device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
+class Drafting(Protocol):
+    """A page's drafting as the decode sees it: done now or later (``core.drafters.background.DraftJob``,
+    ``core.page_pipeline.PendingDrafts``). ``error`` and ``seconds``: as the drafter left them."""
+
+    error: str | None
+    seconds: float
+
+    def done(self) -> bool: ...
+
+    def result(self) -> list[Region]: ...
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """The rendered page: ``image`` (PIL, any resolution), ``scale`` pixels per point, ``number`` 1-based."""
+
+    image: object
+    scale: float
+    number: int
+
+
+@dataclass
+class DocumentMemory:
+    """What pages of one document (``key``) teach the next: the learned notation (how the model
+    wrote the drafts' words and numbers) and the earlier pages' output, a draft for later pages."""
+
+    key: object
+    notation: Notation
+    history: OutputHistory
+
+    @classmethod
+    def new(cls, key, max_ngram: int) -> "DocumentMemory":
+        return cls(key, Notation(), OutputHistory(max_ngram))
+
+
+@dataclass
+class PageRegion:
+    """One drafter region as the stages see it: the region, its statistics, its draft in target
+    tokens and as cleaned text, where the draft came from, and Stage 1's reading of its crop."""
+
+    region: Region
+    stats: RegionStats
+    tokens: list[int]             # the draft in target tokens ([] for figures and empty text)
+    text: str                     # the cleaned draft ("" where ``tokens`` is [])
+    exact: bool                   # the draft is the document's own text, not a reading of pixels
+    figure_text: str = ""         # text read inside a figure region ("" elsewhere)
+    output: str = ""              # Stage 1's reading ("" until read)
+
+    @property
+    def is_figure(self) -> bool:
+        return self.region.label in FIGURE_LABELS
+
+    @classmethod
+    def drafted(cls, region: Region, encode: Callable[[str], list[int]]) -> "PageRegion":
+        figure = region.label in FIGURE_LABELS
+        text = "" if figure else clean_draft_text(region.text)
+        tokens = encode(text) if text else []
+        return cls(region, RegionStats(label=region.label, bbox=tuple(region.bbox), verified=False,
+                                       drafted_tokens=len(tokens)),
+                   tokens, text if tokens else "", exact_text(region),
+                   figure_text=clean_draft_text(region.text) if figure and region.text else "")
+
+
 class PageRegions:
-    """A page's regions and what the stages keep per region, as lists they all share. Empty until
-    the drafting job delivers; ``poll`` fills them in place (once), so every stage sees them."""
+    """A page's regions (``PageRegion`` records, in reading order), empty until the drafting
+    delivers; ``poll`` takes them in (once), so every stage sees them. ``arrived_after``: the
+    decoding passes the page had run when they arrived (0: before its first pass)."""
 
-    def __init__(self, job: DraftJob, encode: Callable[[str], list[int]],
-                 on_drafted: Callable[[list[Region]], None]):
-        self.job, self.encode, self.on_drafted = job, encode, on_drafted
+    def __init__(self, drafting: Drafting, encode: Callable[[str], list[int]]):
+        self.drafting, self.encode = drafting, encode
         self.ready = False
-        self.regions: list[Region] = []
-        self.stats: list[RegionStats] = []
-        self.outputs: list[str] = []      # Stage 1 text per region
-        self.tokens: list[list[int]] = []  # token draft per region ([] for figures and empty text)
-        self.texts: list[str] = []        # cleaned draft text per region ("" where tokens are [])
-        self.exact: list[bool] = []       # the draft is the document's own text, not a reading
-        self.figure_texts: list[str] = []  # text read inside a figure region ("" elsewhere)
+        self.arrived_after = 0
+        self.items: list[PageRegion] = []
 
-    def poll(self) -> bool:
-        """Take the job's regions if it has finished; True only on the call that takes them."""
-        if self.ready or not self.job.done():
+    def poll(self, passes: int) -> bool:
+        """Take the drafter's regions if it has finished; True only on the call that takes them.
+        ``passes``: decoding passes the page has run so far."""
+        if self.ready or not self.drafting.done():
             return False
-        self._install(self.job.result())
+        self._install(self.drafting.result(), passes)
         return True
 
-    def wait(self) -> None:
+    def wait(self, passes: int) -> None:
+        """Wait for the drafter (the regions decide what is read, and figures and the overlay need them)."""
         if not self.ready:
-            self._install(self.job.result())
+            self._install(self.drafting.result(), passes)
 
     def reset_stage1(self) -> None:
         """Forget what Stage 1 found (an attempt abandoned for memory must not leave its results)."""
-        for rs in self.stats:
+        for item in self.items:
+            rs = item.stats
             rs.verified, rs.fallback, rs.accepted_tokens, rs.forward_passes, rs.output_tokens = (
                 False, False, 0, 0, 0)
-        self.outputs[:] = [""] * len(self.outputs)
+            item.output = ""
 
-    def _install(self, regions: list[Region]) -> None:
-        from core.drafters.normalize import clean_draft_text
+    def _install(self, regions: list[Region], passes: int) -> None:
+        self.ready, self.arrived_after = True, passes
+        self.items = [PageRegion.drafted(r, self.encode) for r in regions]
 
-        self.ready = True
-        for r in regions:
-            figure = r.label in FIGURE_LABELS
-            text = clean_draft_text(r.text) if not figure else ""
-            tokens = self.encode(text) if text else []
-            self.regions.append(r)
-            self.stats.append(RegionStats(label=r.label, bbox=tuple(r.bbox), verified=False,
-                                          drafted_tokens=len(tokens)))
-            self.outputs.append("")
-            self.tokens.append(tokens)
-            self.texts.append(text if tokens else "")
-            self.exact.append(exact_text(r))
-            self.figure_texts.append(clean_draft_text(r.text) if figure and r.text else "")
-        if regions:
-            self.on_drafted(self.regions)
+    # -- what a page result keeps -----------------------------------------------------------------
+
+    @property
+    def regions(self) -> list[Region]:
+        return [item.region for item in self.items]
+
+    @property
+    def stats(self) -> list[RegionStats]:
+        return [item.stats for item in self.items]
+
+    @property
+    def outputs(self) -> list[str]:
+        return [item.output for item in self.items]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> PageRegion:
+        return self.items[index]
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+@dataclass
+class PageDecode:
+    """What a stage returns: the target's output ids, the text they decode to (the family's own
+    format, before it becomes Markdown) and which region each stretch of that text came from."""
+
+    tokens: list[int]
+    text: str
+    spans: list[TextSpan]
 
 
 class PageJob:
     """Everything one page's decode shares: ``config`` (an ``EngineConfig``), the ``target``, the
-    rendered ``image`` (``scale`` pixels per point), ``regions``, ``stats`` and ``seconds``; the
-    document's ``history`` and ``notation`` (None: the page learns alone); ``pass_cost`` (None:
-    proposals are not priced)."""
+    rendered ``page``, its ``regions``, ``stats`` and ``seconds``; the document's ``memory`` (None:
+    the page learns alone); ``pass_cost`` (None: proposals are not priced); ``emit`` (progress
+    events) and ``should_cancel`` (checked between passes)."""
 
-    def __init__(self, config, target: PageTarget, image, scale: float, number: int, regions: PageRegions,
-                 seconds: dict, emit: EventCallback, should_cancel: Callable[[], bool] | None,
-                 pass_cost: PassCost | None, notation: Notation | None, history: OutputHistory | None):
+    def __init__(self, config, target: PageTarget, page: PageImage, regions: PageRegions, *,
+                 memory: DocumentMemory | None = None, pass_cost: PassCost | None = None,
+                 emit: EventCallback | None = None, should_cancel: Callable[[], bool] | None = None,
+                 seconds: dict | None = None):
         self.config, self.target = config, target
-        self.image, self.scale, self.number = image, scale, number
-        self.regions = regions
+        self.page, self.regions = page, regions
+        self.memory, self.pass_cost = memory, pass_cost
+        self.emit = emit or (lambda event: None)
+        self.should_cancel = should_cancel
         self.stats = PageStats(mode=config.mode)
-        self.seconds = seconds
-        self.emit, self.should_cancel = emit, should_cancel
-        self.pass_cost = pass_cost
-        self.document_notation, self.history = notation, history
+        self.seconds = seconds if seconds is not None else page_seconds()
+
+    @property
+    def number(self) -> int:
+        return self.page.number
+
+    @property
+    def history(self) -> OutputHistory | None:
+        return self.memory.history if self.memory is not None else None
 
     # -- shared pieces --------------------------------------------------------------------------
 
@@ -135,7 +226,7 @@ class PageJob:
 
     def notation(self) -> Notation:
         """The document's learned notation, or (no document) a new one for this page's rows."""
-        return self.document_notation if self.document_notation is not None else Notation()
+        return self.memory.notation if self.memory is not None else Notation()
 
     def stop(self, max_new_tokens: int) -> StopRule:
         return StopRule(self.target.eos_token_ids, max_new_tokens, self.config.repetition)
@@ -150,10 +241,18 @@ class PageJob:
 
     def page_drafts(self, notation: Notation) -> PageDrafts:
         """Stage 2's drafts: every region's, refined as Stage 1 reads them."""
-        r, target = self.regions, self.target
-        return PageDrafts(r.tokens, r.texts, target.encode, target.decode, self.config.proposal,
-                          notation=notation, history=self.history, style=style_of(target),
-                          figure_texts=r.figure_texts)
+        items, target = self.regions.items, self.target
+        return PageDrafts([r.tokens for r in items], [r.text for r in items], target.encode, target.decode,
+                          self.config.proposal, notation=notation, history=self.history, style=style_of(target),
+                          figure_texts=[r.figure_text for r in items])
+
+    def region_proposer(self, index: int, notation: Notation | None) -> Proposer:
+        """The proposals of one region's row on its crop: the same strategies as the page's (token
+        n-grams, then normalised text, where rapid-table's HTML and the model's differ in spacing;
+        then the output's own n-grams, as table markup repeats), from the region's draft alone."""
+        item, target = self.regions[index], self.target
+        return PageDrafts([item.tokens], [item.text], target.encode, target.decode, self.config.proposal,
+                          regions=[index], notation=notation, history=self.history).proposer
 
     # -- Stage 1 rows ---------------------------------------------------------------------------
 
@@ -162,21 +261,20 @@ class PageJob:
         Stage 1 altogether on a short page whose drafts are all exact text: ``stage1_min_tokens``).
         A region the drafter found but could not read (a formula image, an empty OCR line) is
         decoded from its crop without a draft: beside the page row that costs no passes of its own."""
-        cfg, r = self.config, self.regions
+        cfg, items = self.config, self.regions.items
         skip = () if cfg.mode == "regions" else cfg.stage1_skip_sources
-        todo = [i for i, region in enumerate(r.regions)
-                if region.label not in FIGURE_LABELS and region.source not in skip]
-        if cfg.mode == "hsd" and sum(len(d) for d in r.tokens) < cfg.stage1_min_tokens and all(
-                r.exact[i] for i in todo if r.tokens[i]):
+        todo = [i for i, r in enumerate(items) if not r.is_figure and r.region.source not in skip]
+        if cfg.mode == "hsd" and sum(len(r.tokens) for r in items) < cfg.stage1_min_tokens and all(
+                items[i].exact for i in todo if items[i].tokens):
             return []  # a short born-digital page: Stage 2 reads its exact drafts in a few passes
         return todo
 
     def prefill_regions(self, chunk: list[int]) -> BatchPrefill:
         """The crops of regions ``chunk``, prefilled together (one forward pass where the family can)."""
         self.check_cancel()
-        cfg, regions = self.config, self.regions.regions
-        requests = [PrefillRequest(_crop(self.image, regions[i].bbox, self.scale, cfg.region_pad_pt),
-                                   kind="region", label=regions[i].label, region=i) for i in chunk]
+        cfg, page = self.config, self.page
+        requests = [PrefillRequest(_crop(page.image, self.regions[i].region.bbox, page.scale, cfg.region_pad_pt),
+                                   kind="region", label=self.regions[i].region.label, region=i) for i in chunk]
         before = self.seconds.get("prefill", 0.0)
         with self.timed("prefill"):
             bp = self.target.prefill_batch(requests)
@@ -186,16 +284,12 @@ class PageJob:
 
     def region_rows(self, chunk: list[int], bp: BatchPrefill, notation: Notation | None = None) -> list[DecodeRow]:
         """Stage 1 rows of regions ``chunk`` (``notation`` None: each row learns its own)."""
-        cfg, target, drafts, texts = self.config, self.target, self.regions.tokens, self.regions.texts
+        cfg = self.config
         # In hsd mode Stage 1 only refines drafts: a region whose draft the target keeps rejecting
         # is abandoned (its raw draft still serves Stage 2). The regions baseline decodes in full.
         give_up = cfg.stage1_give_up if cfg.mode == "hsd" else 0.0
-        # The same strategies as the page: token n-grams, then normalised text (rapid-table's HTML
-        # and the model's differ in spacing), then the output's own n-grams (table markup repeats).
-        return [DecodeRow(proposer=PageDrafts([drafts[i]], [texts[i]], target.encode, target.decode,
-                                              cfg.proposal, regions=[i], notation=notation,
-                                              history=self.history).proposer,
-                          stop=self.stop(min(cfg.max_new_tokens, _region_bound(drafts[i]))),
+        return [DecodeRow(proposer=self.region_proposer(i, notation),
+                          stop=self.stop(min(cfg.max_new_tokens, _region_bound(self.regions[i].tokens))),
                           length=bp.lengths[k], rope_delta=bp.rope_deltas[k],
                           root=int(bp.logits[k].argmax()), tag=i, give_up_below=give_up)
                 for k, i in enumerate(chunk)]
@@ -204,20 +298,16 @@ class PageJob:
         """Record a finished Stage 1 row; returns the region's refined tokens (None: not verified)."""
         if row.stop_reason == "superseded":
             return None  # the page finished first: this region's output is not needed
-        i, rs = row.tag, self.regions.stats[row.tag]
+        item = self.regions[row.tag]
+        rs = item.stats
         rs.verified = True
         rs.accepted_tokens, rs.forward_passes = row.stats.accepted, row.stats.forward_passes
         out = row.output  # "low_acceptance": a partial refinement; Stage 2 also sees the raw draft
-        if row.stop_reason == "repetition" and self.regions.regions[i].label != "table":
-            out, rs.fallback = list(self.regions.tokens[i]), True
+        if row.stop_reason == "repetition" and item.region.label != "table":
+            out, rs.fallback = list(item.tokens), True
         rs.output_tokens = len(out)
-        self.emit(RegionVerified(page=self.number, region=i, stats=rs, text=self.target.decode(out)))
+        self.emit(RegionVerified(page=self.number, region=row.tag, stats=rs, text=self.target.decode(out)))
         return out
-
-
-def new_page_regions(job: DraftJob, target: PageTarget, number: int, emit: EventCallback) -> PageRegions:
-    """The regions of page ``number`` as ``job`` delivers them, announced with ``RegionsDrafted``."""
-    return PageRegions(job, target.encode, lambda rs: emit(RegionsDrafted(page=number, regions=rs)))
 
 
 def joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
@@ -236,7 +326,7 @@ def joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
 
 
 def empty_cache(device) -> None:
-    if getattr(device, "type", None) == "cuda":
+    if device.type == "cuda":
         torch.cuda.empty_cache()
 
 

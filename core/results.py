@@ -12,9 +12,10 @@ from core.drafters.base import Region
 #: Region labels of pictures: no text to verify; cropped and linked on export.
 FIGURE_LABELS = ("figure", "image", "picture")
 
-#: The parts of a page's wall-clock (``PageStats.seconds``): render, draft (overlapped with the
-#: decode where the drafter runs beside it), the target's prefills and verification passes, and the
-#: page's total from the start of its render.
+#: The parts of a page's wall-clock (``PageStats.seconds``): render, draft (the drafter's own time,
+#: overlapped with earlier pages' decode or this page's where drafting runs ahead or beside), the
+#: target's prefills and verification passes, and the page's total: the time the decode spent on
+#: the page, waiting for its render and drafts included (what drafting ahead hid is not counted).
 SECONDS_PARTS = ("render", "draft", "prefill", "verify", "total")
 
 
@@ -70,6 +71,8 @@ class PageStats:
     tree_passes: int = 0            # page-level passes that verified a tree of several branches
     stop_reason: str = ""
     draft_error: str | None = None  # the drafter failed on this page; it was decoded without drafts
+    passes_before_drafts: int = 0   # decoding passes the page ran before its drafts arrived (0: drafted
+    #                                 ahead; the drafter ran beside the decode otherwise)
     seconds: dict = field(default_factory=page_seconds)
 
     @property

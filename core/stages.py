@@ -6,6 +6,8 @@
 * ``decode_page``      Stage 2 alone: the page row with the drafter's raw drafts (or none: plain AR).
 * ``decode_regions``   Stage 1 alone: every text region read on its crop (the region-parallel baseline).
 
+``decode(job)`` runs the schedule of the job's mode and returns one ``PageDecode`` record (the
+output ids, their text, which region each stretch came from), its counters in ``job.stats``.
 Each schedule is a ``DecodePolicy`` of ``core.speculative.decode``: it admits rows into the
 decoder's batch and reacts after every pass.
 """
@@ -15,8 +17,9 @@ from __future__ import annotations
 import torch
 
 from core.errors import HSDError
-from core.page_job import PageJob, empty_cache
 from core.events import TextAppended
+from core.page_job import PageDecode, PageJob, empty_cache, joined_regions
+from core.results import TextSpan
 from core.speculative.budget import stage1_pays
 from core.speculative.decode import DecodePolicy, DecodeRow
 from core.speculative.detokenize import IncrementalDetokenizer
@@ -24,6 +27,59 @@ from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
 from core.targets.base import PrefillRequest
 from core.tuning import PRICE_PASSES
+
+
+def decode(job: PageJob) -> PageDecode:
+    """Decode ``job``'s page with the schedule of its mode (``ar`` and ``page``: the page row alone;
+    ``hsd``: both stages; ``regions``: Stage 1 alone)."""
+    mode = job.config.mode
+    if mode == "regions":
+        return decode_regions(job)
+    row = decode_hsd(job) if mode == "hsd" else decode_page(job, drafted=mode == "page")
+    return _page_row_decode(job, row)
+
+
+def _page_row_decode(job: PageJob, row: DecodeRow) -> PageDecode:
+    """The page row's output as a ``PageDecode``; each region is credited with the tokens Stage 2
+    accepted from its draft."""
+    stats = job.stats
+    stats.tree_passes = row.stats.tree_passes
+    stats.drafted_tokens, stats.accepted_tokens = row.stats.proposed, row.stats.accepted
+    stats.stop_reason = row.stop_reason
+    for region, count in _origin_counts(row).items():
+        job.regions[region].stats.page_accepted_tokens += count
+    return PageDecode(list(row.output), job.target.decode(row.output), _spans(row, job.target))
+
+
+def _origin_counts(row: DecodeRow) -> dict[int, int]:
+    """Output tokens accepted from each draft (region index -> count)."""
+    counts: dict[int, int] = {}
+    for o in row.origins:
+        if o is not None:
+            counts[o[0]] = counts.get(o[0], 0) + 1
+    return counts
+
+
+def _spans(row: DecodeRow, target) -> list[TextSpan]:
+    """Character spans of the output attributed to the draft (region) they were accepted from.
+
+    Tokens the target wrote itself inherit the attribution of the token before them."""
+    owners: list[int | None] = []
+    current = None
+    for o in row.origins[: len(row.output)]:
+        if o is not None:
+            current = o[0]
+        owners.append(current)
+    spans: list[TextSpan] = []
+    start_tok = 0
+    start_char = 0
+    for i in range(1, len(owners) + 1):
+        if i == len(owners) or owners[i] != owners[start_tok]:
+            end_char = len(target.decode(row.output[:i]))
+            if end_char > start_char:
+                spans.append(TextSpan(region=owners[start_tok], start=start_char, end=end_char))
+            start_tok, start_char = i, end_char
+    return spans
 
 
 class PageOutOfMemory(torch.OutOfMemoryError):
@@ -52,6 +108,7 @@ class _PageAlone(DecodePolicy):
     def __init__(self, job: PageJob, drafted: bool):
         self.job, self.drafted = job, drafted
         self.text = _TextStream(job)
+        self.passes = 0
 
     def proposer(self):
         if not self.drafted or not self.job.regions.ready:
@@ -59,7 +116,8 @@ class _PageAlone(DecodePolicy):
         return self.job.page_drafts(self.job.notation()).proposer
 
     def after_pass(self, live, gained) -> None:
-        if self.drafted and self.job.regions.poll():  # the drafter has just delivered
+        self.passes += 1
+        if self.drafted and self.job.regions.poll(self.passes):  # the drafter has just delivered
             live[0].proposer = self.proposer()
         self.text.push(live[0])
 
@@ -69,7 +127,7 @@ def decode_page(job: PageJob, drafted: bool) -> DecodeRow:
     target = job.target
     policy = _PageAlone(job, drafted)
     with job.timed("prefill"):
-        prefill = target.prefill(job.image, kind="page")
+        prefill = target.prefill(job.page.image, kind="page")
     job.stats.prefill_passes += 1
     row = DecodeRow(proposer=policy.proposer(), stop=job.stop(job.config.max_new_tokens),
                     length=prefill.length, rope_delta=prefill.rope_delta, root=int(prefill.logits.argmax()))
@@ -84,12 +142,13 @@ def decode_page(job: PageJob, drafted: bool) -> DecodeRow:
 # --- Stage 1 alone --------------------------------------------------------------------------------
 
 
-def decode_regions(job: PageJob) -> list[list[int]]:
-    """The regions baseline: decode every text region on its crop, ``stage1_batch`` at a time.
-    Returns each region's tokens ([] where not read)."""
+def decode_regions(job: PageJob) -> PageDecode:
+    """The regions baseline: decode every text region on its crop, ``stage1_batch`` at a time, and
+    join their readings in reading order."""
     target, cfg = job.target, job.config
+    job.regions.wait(0)  # Stage 1 alone has nothing to decode without the regions
     todo = job.stage1_todo()
-    out: list[list[int]] = [[] for _ in job.regions.regions]
+    out: list[list[int]] = [[] for _ in job.regions]
     batch = max(1, cfg.stage1_batch)
     pos = 0
     while pos < len(todo):
@@ -116,7 +175,11 @@ def decode_regions(job: PageJob) -> list[list[int]]:
         for row in rows:
             out[row.tag] = job.region_done(row) or []
         pos += len(chunk)
-    return out
+    for item, tokens in zip(job.regions, out):
+        item.output = target.decode(tokens)
+    text, spans = joined_regions(job.regions.outputs)
+    job.emit(TextAppended(page=job.number, text=text))
+    return PageDecode([t for tokens in out for t in tokens], text, spans)
 
 
 # --- Stage 1 beside Stage 2 (hsd) ------------------------------------------------------------------
@@ -173,7 +236,7 @@ class Stage1Scheduler(DecodePolicy):
             self._drafts_arrived()
         try:
             with job.timed("prefill"):
-                prefill = target.prefill_batch([PrefillRequest(job.image, kind="page")])
+                prefill = target.prefill_batch([PrefillRequest(job.page.image, kind="page")])
         except torch.OutOfMemoryError as exc:
             raise PageOutOfMemory(str(exc)) from None
         self.prefill_passes += prefill.passes
@@ -194,7 +257,7 @@ class Stage1Scheduler(DecodePolicy):
     # -- DecodePolicy ---------------------------------------------------------------------------
 
     def admit(self, live: list[DecodeRow]):
-        if self.job.regions.poll():  # the drafter has just delivered: speculate from the next pass on
+        if self.job.regions.poll(self.decoder.forward_passes):  # delivered: speculate from the next pass on
             self._drafts_arrived()
             self.page_row.proposer = self.drafts.proposer
         if not self._priced():
@@ -241,7 +304,7 @@ class Stage1Scheduler(DecodePolicy):
             return False
         r = self.job.regions
         self.pending[:] = [i for i in self.pending if stage1_pays(
-            len(r.tokens[i]) if r.tokens[i] else None, r.exact[i], cost.crop_seconds or 0.0, cost.a, cost.b)]
+            len(r[i].tokens) if r[i].tokens else None, r[i].exact, cost.crop_seconds or 0.0, cost.a, cost.b)]
         return True
 
     def _record(self, rows: list[DecodeRow]) -> None:
@@ -253,8 +316,9 @@ class Stage1Scheduler(DecodePolicy):
             self.recorded.add(row.tag)
             out = job.region_done(row)
             if out is not None:
-                job.regions.outputs[row.tag] = job.target.decode(out)
-                self.drafts.refine(row.tag, out, job.regions.outputs[row.tag])
+                item = job.regions[row.tag]
+                item.output = job.target.decode(out)
+                self.drafts.refine(row.tag, out, item.output)
                 refined = True
         if refined:
             self.drafts.rejoin()

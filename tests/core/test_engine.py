@@ -152,11 +152,10 @@ def test_a_resumed_conversion_drafts_from_the_pages_an_earlier_run_saved(setup):
     from it exactly as if it had converted page 1 itself: saved results keep their token ids. A
     page saved without ids (an older resume folder) is encoded again from its Markdown and still
     drafts most of the page."""
-    from types import SimpleNamespace
     from core.results import PageResult
 
     target, image, ar = setup
-    document = SimpleNamespace(path="/docs/report.pdf")
+    document = "/docs/report.pdf"
     # untimed: equal passes must not hang on how fast this machine runs each engine's first pass
     config = EngineConfig(mode="hsd", max_new_tokens=MAX_NEW, proposal=ProposalConfig(cost_aware=False))
     earlier = Engine(config, target=target)

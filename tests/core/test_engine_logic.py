@@ -1,5 +1,5 @@
-"""Engine logic that no architecture decides: cancelling, background drafting, a failing drafter,
-the short-page rule. Run on the replay target (``core.bench.replay``), a stand-in whose greedy
+"""Engine logic that no architecture decides: cancelling, drafts arriving mid-decode, a failing
+drafter, the short-page rule. Run on the replay target (``core.bench.replay``), a stand-in whose greedy
 output is a reference text and whose passes take no time; the losslessness matrix on tiny real
 models is ``test_engine``."""
 
@@ -16,7 +16,7 @@ from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError
-from core.events import RegionsDrafted
+from core.page_pipeline import render_and_draft
 
 W, H = 420.0, 595.0
 PARAGRAPHS = [f"Paragraph {i}: the drafts of this page are verified by the target in batched passes, "
@@ -81,7 +81,7 @@ class _GatedDrafter:
 @pytest.mark.parametrize("mode", ["hsd", "page"])
 def test_drafts_arriving_mid_decode_keep_the_output(target, mode):
     """Drafts delivered while the page decodes change passes, never tokens; the result carries the
-    regions, and RegionsDrafted is emitted once."""
+    regions and says how many passes ran before they arrived."""
     regions, gate, passes = _regions(), threading.Event(), {"n": 0}
 
     def count_passes():
@@ -90,16 +90,15 @@ def test_drafts_arriving_mid_decode_keep_the_output(target, mode):
             gate.set()  # the drafter delivers after 20 passes of plain decoding
         return False
 
-    events = []
     job = DraftJob(_GatedDrafter(regions, gate), page=None)
-    late = _convert(target, job, mode, refs=[r.text for r in regions], on_event=events.append,
-                    should_cancel=count_passes)
+    late = _convert(target, job, mode, refs=[r.text for r in regions], should_cancel=count_passes)
     at_once = _convert(target, regions, mode)
     never = _convert(target, [], mode)
     assert late.markdown == at_once.markdown == REF
     assert [r.text for r in late.regions] == PARAGRAPHS and len(late.region_stats) == len(regions)
-    assert sum(isinstance(e, RegionsDrafted) for e in events) == 1
     assert at_once.stats.forward_passes < late.stats.forward_passes < never.stats.forward_passes
+    assert at_once.stats.passes_before_drafts == 0
+    assert 15 <= late.stats.passes_before_drafts <= 20  # the gate opened at the 20th check
 
 
 def test_a_failing_background_drafter_costs_speed_not_the_page(target):
@@ -129,8 +128,9 @@ def test_a_failing_drafter_is_recorded_on_the_page(target):
             return Image.new("RGB", (int(W), int(H)), "white")
 
     target.set_page(REF, [])
-    engine = Engine(EngineConfig(mode="hsd", max_new_tokens=2048), target=target, drafter=Broken())
-    result = engine.convert_page(Page())
+    engine = Engine(EngineConfig(mode="hsd", max_new_tokens=2048), target=target)
+    page = render_and_draft(Page(), 72, Broken())
+    result = engine.convert_image(page.image, page.drafts, W, H, seconds=page.seconds)
     assert result.markdown == REF and result.error is None
     assert result.draft_failure == "RuntimeError: model file missing"
     assert set(result.stats.seconds) == {"render", "draft", "prefill", "verify", "total"}
@@ -155,11 +155,12 @@ def test_cancelling_a_page_waits_for_its_drafter(target):
             return Image.new("RGB", (int(W), int(H)), "white")
 
     target.set_page(REF, [])
-    engine = Engine(EngineConfig(mode="hsd", background_drafting="on"), target=target, drafter=Drafter())
+    engine = Engine(EngineConfig(mode="hsd", background_drafting="on"), target=target)
     assert engine.drafts_beside_decode
     assert not Engine(EngineConfig(), target=target).drafts_beside_decode  # auto, and the target is on the CPU
+    page = render_and_draft(Page(), 72, Drafter(), background=True)
     with pytest.raises(CancelledError):
-        engine.convert_page(Page(), should_cancel=lambda: True)
+        engine.convert_image(page.image, page.drafts, W, H, should_cancel=lambda: True)
     assert finished == [True]
 
 

@@ -122,19 +122,6 @@ def test_a_document_shares_what_one_page_taught_about_notation(target):
     assert shared.notation is not notation and not shared.notation
 
 
-def test_convert_document_keeps_one_notation_per_document(target, tmp_path):
-    from types import SimpleNamespace
-
-    engine = Engine(EngineConfig(mode="page"), target=target, drafter=object())
-    paper = SimpleNamespace(page_count=0, path=tmp_path / "paper.pdf")
-    list(engine.convert_document(paper))
-    first = engine.notation
-    list(engine.convert_document(paper, []))  # the CLI and the app convert one page per call
-    assert engine.notation is first
-    list(engine.convert_document(SimpleNamespace(page_count=0, path=tmp_path / "other.pdf")))
-    assert engine.notation is not first
-
-
 def test_without_qwens_tokenizer_auto_falls_back_to_the_tiny_one_and_says_so(monkeypatch):
     """Token counts in the tiny BPE do not compare with Qwen's: a fresh install must not switch silently."""
     import core.bench.replay as replay

@@ -1,85 +1,118 @@
-"""One page from the document to its result, written once: render, draft, decode, time, and the
-record of a page that failed. ``Engine.convert_page`` (``hsd convert``, the app), the Ray workers
-(``core.scale.pages``) and the benchmark (``core.bench.runner``) all run these steps.
+"""A page before its decode, written once: render it, draft it, time both; and the record of a page
+that failed. The document run (``core.run``, through its drafting thread ``core.draft_ahead``), the
+Ray workers (``core.scale.pages``) and the benchmark (``core.bench.runner``) all prepare pages here;
+the engine (``Engine.convert_image``) then decodes them. Nothing here calls the engine.
 
-    render_and_draft(page, dpi, drafter, background)  ->  DraftedPage   (render timed; the drafter
-                                                                         runs now, or on a thread)
-    decode_drafted(engine, drafted, ...)               ->  PageResult    (decode; seconds; drafter
-                                                                         error; the page image)
-    failed_page(...)                                   ->  PageResult    (empty, error recorded)
+    render(page, dpi)                                  ->  (image, seconds)   PyMuPDF, timed
+    render_and_draft(page, dpi, drafter, background)   ->  DraftedPage        the drafter now, or on
+                                                                              a thread of its own
+    PendingDrafts                                      a page's drafts handed to the decode before
+                                                       its drafter is done
+    failed_page(...)                                   ->  PageResult         empty, error recorded
 
 A drafter crash costs speed, never the page (``core.drafters.background.DraftJob``): the page is
-decoded without drafts and ``PageStats.draft_error`` says why. The rendered image is made before the
-drafter starts, so that only the drafter touches the PDF while it runs (PyMuPDF is not thread-safe).
+decoded without drafts and ``PageStats.draft_error`` says why. PyMuPDF is not thread-safe: a
+document's pages are rendered and drafted by one thread at a time (``render_and_draft`` renders
+before its drafter starts; ``core.draft_ahead`` keeps the whole document on its own thread).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 from core.drafters.background import DraftJob
+from core.drafters.base import Region
 from core.errors import HSDError
 from core.results import PageResult, PageStats, page_seconds
 
 
 @dataclass
 class DraftedPage:
-    """A rendered page and its drafting job (finished, or running beside the decode).
-
-    ``lead_seconds``: wall-clock from the start of the render to the moment the decode may start
-    (render, plus the drafter where it ran first); the page's total adds the decode to it."""
+    """A rendered page and its drafting (finished, or still running). ``seconds``: render, and
+    draft where the drafter ran first. ``error``: the page could not be loaded or rendered (it is
+    recorded as failed without decoding)."""
 
     number: int                    # 1-based
     width: float                   # points
     height: float
-    image: object                  # PIL image at the configured DPI
-    drafts: DraftJob
+    image: object                  # PIL image at the configured DPI (None where ``error``)
+    drafts: object                 # a ``core.page_job.Drafting``: DraftJob or PendingDrafts
     seconds: dict = field(default_factory=page_seconds)
-    lead_seconds: float = 0.0
+    error: str | None = None
+
+
+def render(page, dpi: int) -> tuple[object, dict]:
+    """``page`` (a ``core.documents.Page``) rendered at ``dpi``, and its ``seconds`` record."""
+    t0 = time.perf_counter()
+    image = page.render(dpi)
+    return image, page_seconds(render=time.perf_counter() - t0)
 
 
 def render_and_draft(page, dpi: int, drafter, background: bool = False) -> DraftedPage:
-    """Render ``page`` (a ``core.documents.Page``) at ``dpi`` and start drafting it: on a thread
-    beside the decode where ``background``, else now."""
-    t0 = time.perf_counter()
-    image = page.render(dpi)
-    seconds = page_seconds(render=time.perf_counter() - t0)
+    """Render ``page`` at ``dpi`` and start drafting it: on a thread of its own where
+    ``background``, else now."""
+    image, seconds = render(page, dpi)
     job = DraftJob(drafter, page, background=background)
     if not background:
         seconds["draft"] = job.seconds
-    return DraftedPage(page.number, page.width, page.height, image, job, seconds,
-                       lead_seconds=time.perf_counter() - t0)
+    return DraftedPage(page.number, page.width, page.height, image, job, seconds)
 
 
-def decode_drafted(engine, drafted: DraftedPage, on_event: Callable[[object], None] | None = None,
-                   should_cancel: Callable[[], bool] | None = None) -> PageResult:
-    """Decode a drafted page with ``engine`` (``Engine.convert_image``). The drafter is waited for
-    before this returns, also when the decode raises (no drafter outlives its page)."""
-    seconds = page_seconds(render=drafted.seconds.get("render", 0.0))
-    t0 = time.perf_counter()
-    try:
-        result = engine.convert_image(drafted.image, drafted.drafts, drafted.width, drafted.height,
-                                      drafted.number, on_event=on_event, should_cancel=should_cancel,
-                                      seconds=seconds)
-    finally:
-        drafted.drafts.result()
-    result.stats.seconds["draft"] = drafted.drafts.seconds  # beside the decode: overlapped, not added
-    result.stats.seconds["total"] = drafted.lead_seconds + time.perf_counter() - t0
-    result.stats.draft_error = drafted.drafts.error
-    result.page_image = drafted.image
-    return result
+class PendingDrafts:
+    """A page's drafts handed to the decode before its drafter has finished: ``done``, ``result``,
+    ``error`` and ``seconds`` as a ``DraftJob``'s once ``deliver`` hands it over (the drafting
+    thread, after it has announced the regions, so that no event about a region comes first)."""
+
+    def __init__(self):
+        self._job: DraftJob | None = None
+        self._delivered = threading.Event()
+
+    def deliver(self, job: DraftJob) -> None:
+        self._job = job
+        self._delivered.set()
+
+    def done(self) -> bool:
+        return self._delivered.is_set()
+
+    def result(self) -> list[Region]:
+        self._delivered.wait()
+        return self._job.result()
+
+    @property
+    def error(self) -> str | None:
+        return self._job.error if self._job is not None else None
+
+    @property
+    def seconds(self) -> float:
+        return self._job.seconds if self._job is not None else 0.0
 
 
-def failed_page(page_number: int, width: float, height: float, mode: str, exc: BaseException) -> PageResult:
-    """The result of a page that could not be converted: empty Markdown, the error recorded."""
+def drafter_name(drafter, page) -> str:
+    """The name of the drafter that reads ``page``: ``auto`` says which of its drafters it chose."""
+    from core.drafters.auto import AutoDrafter
+
+    if isinstance(drafter, AutoDrafter):
+        try:
+            return drafter.choose(page).name
+        except Exception:  # the page cannot say: its drafting will meet (and record) the same
+            pass
+    return drafter.name
+
+
+def page_error(exc: BaseException) -> str:
+    """One line for a page that could not be converted: the user's error as it is, a bug named."""
     import torch
 
     if isinstance(exc, torch.OutOfMemoryError):
-        message = "out of GPU memory on this page; try a lower --dpi, fewer --max-new-tokens or --device cpu"
-    else:
-        message = str(exc) if isinstance(exc, HSDError) else f"{type(exc).__name__}: {exc}"
+        return "out of GPU memory on this page; try a lower --dpi, fewer --max-new-tokens or --device cpu"
+    return str(exc) if isinstance(exc, HSDError) else f"{type(exc).__name__}: {exc}"
+
+
+def failed_page(page_number: int, width: float, height: float, mode: str, error: str) -> PageResult:
+    """The result of a page that could not be converted: empty Markdown, ``error`` recorded
+    (``page_error``)."""
     return PageResult(page=page_number, width=width, height=height, markdown="", regions=[],
                       region_stats=[], region_outputs=[], spans=[], stats=PageStats(mode=mode),
-                      error=message)
+                      error=error)

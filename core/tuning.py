@@ -16,6 +16,11 @@ DPI = 144
 MAX_NEW_TOKENS = 4096
 #: Margin around a region's bbox when its crop is cut for Stage 1, in points.
 REGION_PAD_PT = 4.0
+#: Pages rendered and drafted ahead of the one decoding, where drafting runs beside the decode
+#: (``core.draft_ahead``): one hides a drafter that is faster than the decode on average, a second
+#: absorbs a dense page's slower drafting (a newspaper page's OCR takes several pages' worth); each
+#: holds one rendered page (about 6 MB for A4 at 144 dpi).
+DRAFT_AHEAD_PAGES = 2
 
 # --- Stage 1 (regions on their crops) -----------------------------------------------------------
 

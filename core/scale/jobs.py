@@ -1,9 +1,9 @@
 """Driver side of a distributed conversion: documents, resume, assembly, statistics.
 
 The same code decides what is done and writes the output as the single-machine path
-(``core.api``): ``core.export.DocumentOutput`` for per-page resume and atomic writes,
-``settings_of`` for the resume key, ``output_paths`` for names and ``refuse_unsafe_outputs`` for
-the checks, ``document_stats`` for statistics.
+(``core.run``): ``core.run.plan_document`` for what an earlier run kept, ``core.export.DocumentOutput``
+for per-page resume and atomic writes, ``settings_of`` for the resume key, ``output_paths`` for
+names and ``refuse_unsafe_outputs`` for the checks, ``document_stats`` for statistics.
 So a document started by ``hsd convert`` resumes under ``hsd convert --ray`` and the other way round,
 and the Markdown and figures are byte-identical.
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core.errors import HSDError, UnsupportedFileError
 from core.results import PageResult
+from core.run import DocumentPlan
 
 #: File names a folder given as input contributes (the type is still decided by content).
 INPUT_SUFFIXES = frozenset({".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp",
@@ -56,35 +57,24 @@ class DocumentFailure:
 
 @dataclass
 class DocumentJob:
-    """One document of a run: which pages it has, which are still to do, and what came back."""
+    """One document of a run: its plan (``core.run.DocumentPlan``: the pages kept from an earlier
+    run, those to do) and what came back."""
 
     id: int
     input_path: Path
     output_path: Path
-    indices: list[int]                      # 0-based pages of the job (the --pages range)
+    plan: DocumentPlan
     output: object                          # core.export.DocumentOutput
-    todo: list[int]                         # 0-based pages not finished by an earlier run
     results: dict[int, PageResult] = field(default_factory=dict)  # page number -> this run's result
+
+    @property
+    def todo(self) -> list[int]:
+        """0-based pages not finished by an earlier run."""
+        return self.plan.to_convert
 
     @property
     def done(self) -> bool:
         return len(self.results) >= len(self.todo)
-
-    def pages_to_convert(self) -> list[tuple[int, list[PageResult]]]:
-        """Each page still to do (0-based), with the pages saved by an earlier run since the one
-        before it: those join the document's history first, as ``core.resume`` feeds them on one
-        machine, so a resumed page is drafted from the same pages either way."""
-        out, saved = [], []
-        todo = set(self.todo)
-        for i in self.indices:
-            if i in todo:
-                out.append((i, saved))
-                saved = []
-            else:
-                result = self.output.finished(i + 1)
-                if result is not None:
-                    saved.append(result)
-        return out
 
     def add(self, result: PageResult) -> bool:
         """Save a page that came back (figures cropped from ``result.page_image``); False when it is
@@ -98,45 +88,40 @@ class DocumentJob:
 
     def finish(self, settings: dict) -> dict:
         """Write the Markdown (pages in order: this run's and the earlier runs') and return the
-        document's statistics, as ``core.api.convert_document`` does."""
-        from core.engine import failed_page
+        document's statistics, as a run on one machine does."""
         from core.stats import document_stats
 
-        results = []
-        for i in self.indices:
-            result = self.results.get(i + 1) or self.output.finished(i + 1)
-            if result is None:  # a saved page vanished under us: report it, never invent it
-                result = failed_page(i + 1, 0.0, 0.0, settings.get("mode", ""),
-                                     HSDError("the saved result of this page disappeared"))
-            results.append(result)
+        results = [self.results.get(i + 1) or self.plan.kept[i] for i in self.plan.pages]
         self.output.write_markdown(results)
         return document_stats(str(self.input_path), str(self.output_path), settings, results)
 
 
 def plan_documents(inputs: list[Path], outputs: list[Path], settings: dict, pages: str | None,
                    password: str | None, fresh: bool, overwrite: bool = True) -> list[DocumentJob | DocumentFailure]:
-    """Open each input (page count, page range), set up its output with the resume rules of the
-    single-machine path and list the pages still to do. Bad inputs become ``DocumentFailure``.
-    ``overwrite=False``: a figure file this tool did not write is refused (``hsd convert --ray``
-    checks every output before it calls this)."""
-    from core.documents import open_document, parse_page_range
-    from core.export import DocumentOutput
-    from core.resume import warn_rejected
+    """Open each input and plan it as a run on one machine does (``core.run.plan_document``: the
+    same resume rules); bad inputs become ``DocumentFailure``. ``overwrite=False``: a figure file
+    this tool did not write is refused (``hsd convert --ray`` checks every output before it calls
+    this)."""
+    import warnings
 
-    plan: list[DocumentJob | DocumentFailure] = []
+    from core.documents import open_document
+    from core.errors import HSDWarning
+    from core.export import DocumentOutput
+    from core.run import plan_document, rejected_notice
+
+    jobs: list[DocumentJob | DocumentFailure] = []
     for n, (in_path, out_path) in enumerate(zip(inputs, outputs)):
         try:
             with open_document(in_path, password=password) as doc:
-                indices = parse_page_range(pages, doc.page_count)
-            output = DocumentOutput(in_path, out_path, settings, resume=not fresh, overwrite=overwrite)
+                output = DocumentOutput(in_path, out_path, settings, resume=not fresh, overwrite=overwrite)
+                plan = plan_document(doc, output, pages)
         except (HSDError, OSError) as exc:
-            plan.append(DocumentFailure(in_path, _message(exc)))
+            jobs.append(DocumentFailure(in_path, _message(exc)))
             continue
-        warn_rejected(output, indices)
-        todo = [i for i in indices if output.finished(i + 1) is None]
-        plan.append(DocumentJob(id=n, input_path=in_path, output_path=out_path, indices=indices,
-                                output=output, todo=todo))
-    return plan
+        if plan.rejected:
+            warnings.warn(HSDWarning(rejected_notice(output.markdown_path, plan.rejected)), stacklevel=2)
+        jobs.append(DocumentJob(id=n, input_path=in_path, output_path=out_path, plan=plan, output=output))
+    return jobs
 
 
 def _message(exc: BaseException) -> str:

@@ -1,11 +1,11 @@
 """One page as two work units, so that rendering and drafting (CPU) run apart from decoding (GPU).
 
-Both halves are the single-machine page pipeline (``core.page_pipeline``) cut in two:
-``render_and_draft`` runs its ``render_and_draft`` (drafter first, never on a thread) on a CPU
-worker and packs the result for the trip; ``convert_rendered`` unpacks it on a model actor and runs
-its ``decode_drafted``, the call ``Engine.convert_page`` makes, so the Markdown is the single path's
-for the same settings. Both retry a failing page before giving up; a page that still fails becomes
-``failed_page(...)`` exactly as in ``Engine.convert_document``.
+They are the single-machine page's two halves: ``render_and_draft`` runs the page pipeline's
+``render_and_draft`` (``core.page_pipeline``; drafter first, never on a thread) on a CPU worker and
+packs the result for the trip; ``convert_rendered`` unpacks it on a model actor and decodes it with
+``Engine.convert_image``, the call a run on one machine makes (``core.run.decode_page``), so the
+Markdown is the single path's for the same settings. Both retry a failing page before giving up; a
+page that still fails becomes ``failed_page(...)`` as on one machine.
 
 No Ray in this module: it is the unit that Ray workers run, testable without Ray.
 """
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from core import page_pipeline
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
-from core.errors import DrafterUnavailableError, HSDError
-from core.results import FIGURE_LABELS, PageResult, page_seconds
+from core.errors import DrafterUnavailableError
+from core.results import FIGURE_LABELS, PageResult
 
 
 @dataclass
@@ -39,7 +39,6 @@ class RenderedPage:
     image_bytes: bytes = b""
     regions: list[Region] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)
-    lead_seconds: float = 0.0        # render + draft, wall-clock (``DraftedPage.lead_seconds``)
     draft_error: str | None = None
     error: str | None = None
     fatal: str | None = None         # the run cannot go on (the drafter cannot run at all)
@@ -100,8 +99,7 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
             return RenderedPage(doc=doc, index=index, width=page.width, height=page.height,
                                 image_size=image.size, image_mode=image.mode, image_bytes=image.tobytes(),
                                 regions=drafted.drafts.result(), seconds=drafted.seconds,
-                                lead_seconds=drafted.lead_seconds, draft_error=drafted.drafts.error,
-                                attempts=attempt)
+                                draft_error=drafted.drafts.error, attempts=attempt)
         except DrafterUnavailableError as exc:
             # the job's error, not each page's (as in convert); returned, not raised, because Ray
             # hands exceptions back to the driver as text only
@@ -111,8 +109,7 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
             stale = _DOCS.pop(path, None)  # reopen on the next attempt
             if stale is not None:
                 stale.close()
-    message = str(error) if isinstance(error, HSDError) else f"{type(error).__name__}: {error}"
-    return RenderedPage(doc=doc, index=index, error=message, attempts=retries + 1)
+    return RenderedPage(doc=doc, index=index, error=page_pipeline.page_error(error), attempts=retries + 1)
 
 
 # --- model side: decode --------------------------------------------------------------------------
@@ -122,30 +119,29 @@ def convert_rendered(engine, page: RenderedPage, retries: int = 2) -> PageResult
     """Decode one rendered page with ``engine`` (a ``core.engine.Engine``), retrying on errors.
 
     The result carries ``page_image`` only when the page has figure regions (the writer crops them);
-    a page that fails every attempt is ``failed_page(...)`` with the last error, as in
-    ``Engine.convert_document``.
-    """
+    a page that fails every attempt is ``failed_page(...)`` with the last error. Its drafts were
+    done before it arrived: ``passes_before_drafts`` is 0, and its total seconds are the decode's
+    (its render and drafting ran on another worker, ahead of it)."""
     mode = engine.config.mode
     if page.error is not None:
-        return page_pipeline.failed_page(page.number, page.width, page.height, mode, HSDError(page.error))
+        return page_pipeline.failed_page(page.number, page.width, page.height, mode, page.error)
     image = page.image()
     error: BaseException | None = None
     for _ in range(retries + 1):
         drafts = DraftJob.finished(page.regions, page.draft_error, page.seconds.get("draft", 0.0))
-        drafted = page_pipeline.DraftedPage(page.number, page.width, page.height, image, drafts,
-                                            page_seconds(**page.seconds), page.lead_seconds)
         try:
-            result = page_pipeline.decode_drafted(engine, drafted)
+            result = engine.convert_image(image, drafts, page.width, page.height, page.number,
+                                          seconds=dict(page.seconds, total=0.0))
         except KeyboardInterrupt:
             raise
         except Exception as exc:
             error = exc
             _free_memory()
             continue
-        if not any(r.label in FIGURE_LABELS for r in result.regions):
-            result.page_image = None  # nothing to crop: the image need not travel back
+        if any(r.label in FIGURE_LABELS for r in result.regions):
+            result.page_image = image  # the driver crops the figures from it
         return result
-    return page_pipeline.failed_page(page.number, page.width, page.height, mode, error)
+    return page_pipeline.failed_page(page.number, page.width, page.height, mode, page_pipeline.page_error(error))
 
 
 def _free_memory() -> None:

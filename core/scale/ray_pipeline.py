@@ -1,6 +1,7 @@
 """Batch conversion on Ray: pages rendered and drafted on CPU tasks, decoded by model actors.
 
-    driver: plan documents (resume)  ->  each document to one model actor (the one with least work)
+    driver: plan documents (``core.run.plan_document``: the resume rules of one machine)
+            ->  each document to one model actor (the one with least work)
     render tasks:  render_and_draft        CPU tasks, one CPU each, retried if their worker dies
     model actors:  one per GPU (or CPU actors without GPUs), each holding one model; a document's
                    pages reach its actor in page order, so the actor's engine keeps the document's
@@ -9,9 +10,10 @@
     driver: results as they come -> save each page (atomic, resumable) -> Markdown when a document
             is complete
 
-Pages in flight are bounded per actor (``RayOptions.batch_size`` ahead of the one decoding), so
-memory does not grow with the number of pages: only rendered pages waiting for their actor are
-held, and the driver keeps page results (no images) of the documents still open. Documents run in
+Pages are drafted ahead: each actor's first pages go to render tasks as soon as the actor is
+created, so they are drafted while its model loads, and ``RayOptions.batch_size`` pages stay in
+flight ahead of the one it decodes. That bounds memory too: only rendered pages waiting for their
+actor are held, and the driver keeps page results (no images) of the documents still open. Documents run in
 parallel, the pages of one document one after the other (each is drafted from the ones before it).
 
 Failures: a page that raises is retried (``retries``) inside its worker, then recorded as failed in
@@ -137,7 +139,7 @@ class _ModelActor:
         """Pages of document ``key`` saved by an earlier run join its history, as on resume in
         ``hsd convert`` (``Engine.remember_pages``)."""
         if self.load_error is None:
-            self.engine.remember_pages(_Document(key), saved)
+            self.engine.remember_pages(key, saved)
 
     def convert(self, key: str, data: bytes) -> dict:
         """Decode one rendered page of document ``key``: its history is the pages this actor
@@ -152,13 +154,6 @@ class _ModelActor:
         return {"doc": page.doc, "index": page.index, "result": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL),
                 "actor": self.name, "busy": time.perf_counter() - t0, "gpu": _gpu_utilization(),
                 "fatal": fatal or ""}
-
-
-@dataclass
-class _Document:
-    """What ``Engine.remember_pages`` needs of a document: what names it."""
-
-    path: str
 
 
 def _actor_name() -> str:
@@ -273,7 +268,7 @@ class _Stream:
             if not self.queue:
                 return None
             job = self.queue.pop(0)
-            self.pages = [(job, index, saved) for index, saved in job.pages_to_convert()]
+            self.pages = [(job, index, saved) for index, saved in job.plan.steps()]
         job, index, saved = self.pages.pop(0)
         key = str(job.input_path)
         if saved:

@@ -72,9 +72,9 @@ def test_resume_skips_finished_pages(tmp_path, model_dir, monkeypatch):
     from core.engine import Engine
 
     calls = []
-    original = Engine.convert_page
-    monkeypatch.setattr(Engine, "convert_page",
-                        lambda self, page, *a, **k: calls.append(page.number) or original(self, page, *a, **k))
+    original = Engine.convert_image
+    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+                        calls.append(number) or original(self, image, regions, w, h, number, **k))
     assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
     assert calls == [] and out.read_bytes() == first
     # other settings: pages are redone
@@ -91,8 +91,8 @@ def test_a_resumed_run_drafts_from_the_pages_it_reuses(tmp_path, model_dir, monk
 
     remembered = []
     original = Engine.remember_pages
-    monkeypatch.setattr(Engine, "remember_pages", lambda self, doc, results: remembered.append(
-        [r.page for r in results]) or original(self, doc, results))
+    monkeypatch.setattr(Engine, "remember_pages", lambda self, key, results: remembered.append(
+        [r.page for r in results]) or original(self, key, results))
     assert _convert(pdf, out, model_dir, "--mode", "hsd") == 0
     assert remembered == [[1, 2]]
 
@@ -129,12 +129,12 @@ def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir, when):
 import os, signal
 import core.export
 from core.engine import Engine
-orig = Engine.convert_page
-def convert_page(self, page, *a, **k):
-    if page.number == 2 and {when!r} == "decoding":
+orig = Engine.convert_image
+def convert_image(self, image, regions, width, height, number=1, **k):
+    if number == 2 and {when!r} == "decoding":
         os.kill(os.getpid(), signal.SIGKILL)
-    return orig(self, page, *a, **k)
-Engine.convert_page = convert_page
+    return orig(self, image, regions, width, height, number, **k)
+Engine.convert_image = convert_image
 real_replace = os.replace
 def replace(src, dst):
     if str(dst).endswith("page-0002.json") and {when!r} == "saving":

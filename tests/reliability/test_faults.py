@@ -126,11 +126,11 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
     from core.targets.base import Target
 
     state = {"page": 0, "passes": 0, "armed": True}
-    original_page, original_forward = Engine.convert_page, Target.forward
+    original_page, original_forward = Engine.convert_image, Target.forward
 
-    def convert_page(self, page, *a, **k):
-        state["page"] = page.number
-        return original_page(self, page, *a, **k)
+    def convert_image(self, image, regions, width, height, number=1, **k):
+        state["page"] = number
+        return original_page(self, image, regions, width, height, number, **k)
 
     def forward(self, *a, **k):
         if state["armed"] and state["page"] == 2:
@@ -139,7 +139,7 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
                 raise KeyboardInterrupt
         return original_forward(self, *a, **k)
 
-    monkeypatch.setattr(Engine, "convert_page", convert_page)
+    monkeypatch.setattr(Engine, "convert_image", convert_image)
     monkeypatch.setattr(Target, "forward", forward)
     out = tmp_path / "doc.md"
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
@@ -150,8 +150,8 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
 
     state["armed"] = False
     done = []
-    monkeypatch.setattr(Engine, "convert_page", lambda self, page, *a, **k: done.append(page.number)
-                        or original_page(self, page, *a, **k))
+    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+                        done.append(number) or original_page(self, image, regions, w, h, number, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3]
@@ -223,9 +223,9 @@ def test_disk_full_while_saving_page_2_keeps_page_1_and_the_old_markdown(three_p
 
     monkeypatch.setattr(core.export.os, "replace", real_replace)
     done = []
-    original = Engine.convert_page
-    monkeypatch.setattr(Engine, "convert_page", lambda self, page, *a, **k: done.append(page.number)
-                        or original(self, page, *a, **k))
+    original = Engine.convert_image
+    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+                        done.append(number) or original(self, image, regions, w, h, number, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--overwrite", "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3] and out.read_bytes() == reference
@@ -244,9 +244,9 @@ def test_damaged_page_file_is_redone_not_trusted(three_pages, reference, tmp_pat
     (work / "page-0003.json").write_text('{"result": {"page": 3}}', "utf-8")
     (work / ".page-0001.json.abc123.partial").write_bytes(b'{"half')
     done = []
-    original = Engine.convert_page
-    monkeypatch.setattr(Engine, "convert_page", lambda self, page, *a, **k: done.append(page.number)
-                        or original(self, page, *a, **k))
+    original = Engine.convert_image
+    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+                        done.append(number) or original(self, image, regions, w, h, number, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3] and out.read_bytes() == reference
@@ -274,16 +274,21 @@ def tiny_target(model_dir):
 
 
 def _convert(target, pdf, **config):
-    from core.documents import open_document
+    import tempfile
+
+    from core.api import ConversionRequest, convert_document
     from core.engine import Engine, EngineConfig
+    from core.events import PageDone
     from core.speculative.matching import ProposalConfig
 
     # Untimed, as on a GPU: on a CPU the cost model leaves these short text-layer regions out of
     # Stage 1 (their crops would not pay), and these tests need region rows beside the page.
-    engine = Engine(EngineConfig(mode="hsd", drafter="textlayer", dpi=36, max_new_tokens=24,
-                                 proposal=ProposalConfig(cost_aware=False), **config), target=target)
-    with open_document(pdf) as doc:
-        return list(engine.convert_document(doc))
+    config = EngineConfig(mode="hsd", drafter="textlayer", dpi=36, max_new_tokens=24,
+                          proposal=ProposalConfig(cost_aware=False), **config)
+    with tempfile.TemporaryDirectory() as out:
+        request = ConversionRequest(pdf, Path(out) / "doc.md", config, fresh=True)
+        with convert_document(request, Engine(config, target=target)) as run:
+            return [e.result for e in run if isinstance(e, PageDone)]
 
 
 @pytest.fixture(scope="module")

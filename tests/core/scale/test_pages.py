@@ -1,4 +1,4 @@
-"""The work units of a distributed run, without Ray: same pages as ``Engine.convert_page``."""
+"""The work units of a distributed run, without Ray: the same pages as on one machine."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ def engine(scale_config):
     return Engine(scale_config)
 
 
-def test_render_and_draft_then_decode_is_convert_page(engine, scale_inputs):
+def test_render_and_draft_then_decode_is_the_single_machine_page(engine, scale_inputs):
+    from core import page_pipeline
     from core.documents import open_document
 
     path = scale_inputs[0]
     with open_document(path) as doc:
-        expected = engine.convert_page(doc.page(1))
-        image = doc.page(1).render(engine.config.dpi)
+        page = page_pipeline.render_and_draft(doc.page(1), engine.config.dpi, engine.drafter)
+        expected = engine.convert_image(page.image, page.drafts, page.width, page.height, page.number)
+        image = page.image
     rendered = RenderedPage.loads(render_and_draft(7, str(path), 1, engine.config.dpi, "textlayer").dumps())
     assert (rendered.doc, rendered.number, rendered.error) == (7, 2, None)
     assert rendered.image().tobytes() == image.tobytes()  # pixels survive the trip: figures crop the same
@@ -80,7 +82,7 @@ def test_an_unreadable_page_becomes_a_failed_page(engine, tmp_path):
 
 
 def test_folders_expand_sorted_and_plan_skips_finished_pages(tmp_path, scale_inputs, engine):
-    from core.commands.convert import output_paths, settings_of
+    from core.api import output_paths, settings_of
 
     (tmp_path / "in" / "sub").mkdir(parents=True)
     for p in scale_inputs:
@@ -97,9 +99,9 @@ def test_folders_expand_sorted_and_plan_skips_finished_pages(tmp_path, scale_inp
     job.add(convert_rendered(engine, render_and_draft(1, str(job.input_path), 0, engine.config.dpi, "textlayer")))
     again = plan_documents(inputs, outputs, settings, None, None, fresh=False)
     assert again[1].todo == [1]
-    ((index, saved),) = again[1].pages_to_convert()  # page 2, after page 1 joins the history
+    ((index, saved),) = again[1].plan.steps()  # page 2, after page 1 joins the history
     assert index == 1 and [r.page for r in saved] == [1] and saved[0].markdown == job.results[1].markdown
-    assert [(i, s) for i, s in plan[0].pages_to_convert()] == [(0, []), (1, []), (2, [])]
+    assert [(i, s) for i, s in plan[0].plan.steps()] == [(0, []), (1, []), (2, [])]
     assert plan_documents(inputs, outputs, settings, None, None, fresh=True)[1].todo == [0, 1]
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from core.drafters.background import DraftJob
 from core.engine import Engine
 from tests.core.scale.conftest import cli_args, output_files
 
@@ -36,7 +35,7 @@ class LoggingEngine(Engine):
     crash_page: int | None = None   # kill the worker process the first time it sees this page
 
     def convert_image(self, image, regions, width, height, page_number=1, **kw):
-        found = regions.result() if isinstance(regions, DraftJob) else regions
+        found = regions if isinstance(regions, list) else regions.result()
         doc = found[0].text.split()[0] if found else "?"
         with open(self.log, "a") as f:
             f.write(f"{doc} {page_number}\n")
@@ -171,7 +170,7 @@ def test_a_killed_model_worker_is_replaced_and_its_pages_redone(ray_local, scale
 
 def _pages_of(config, inputs, out) -> dict:
     """(document, page) -> (Markdown, forward passes) of a Ray run, read back from its saved pages."""
-    from core.commands.convert import output_paths, settings_of
+    from core.api import output_paths, settings_of
     from core.documents import open_document
     from core.export import DocumentOutput
 
@@ -193,7 +192,10 @@ def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local
     depend on how fast this machine happens to be."""
     from dataclasses import replace
 
+    from core.api import ConversionRequest, convert_document
     from core.documents import open_document
+    from core.events import PageDone
+    from core.page_pipeline import render_and_draft
     from core.scale.ray_pipeline import RayOptions, convert_with_ray
     from core.speculative.matching import ProposalConfig
 
@@ -201,11 +203,15 @@ def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local
     single, alone = {}, {}
     engine = Engine(config)
     for path in scale_inputs:
+        request = ConversionRequest(path, tmp_path / "single" / f"{path.stem}.md", config)
+        for event in convert_document(request, engine):
+            if isinstance(event, PageDone):
+                single[(path.stem, event.page)] = (event.result.markdown, event.result.stats.forward_passes)
         with open_document(path) as doc:
-            for result in engine.convert_document(doc):
-                single[(path.stem, result.page)] = (result.markdown, result.stats.forward_passes)
             for i in range(doc.page_count):  # each page without its document's history
-                result = Engine(config, target=engine.target).convert_page(doc.page(i))
+                page = render_and_draft(doc.page(i), config.dpi, engine.drafter)
+                result = Engine(config, target=engine.target).convert_image(page.image, page.drafts, page.width,
+                                                                            page.height, page.number)
                 alone[(path.stem, result.page)] = (result.markdown, result.stats.forward_passes)
     assert {k: v[0] for k, v in alone.items()} == {k: v[0] for k, v in single.items()}
     assert alone != single, "history changes no page's passes here: the test would prove nothing"

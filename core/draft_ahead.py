@@ -1,0 +1,121 @@
+"""Pages rendered and drafted ahead of the decode, on one thread that owns the document.
+
+A scan's drafter (OCR and layout) takes seconds a page; drafting page n+1 while page n decodes
+hides that time, and the first page is drafted while the model loads. One thread, started with
+the run, renders and drafts the pages to convert in order and hands them to the decode
+(``next``). It is the only thread that touches the PDF from then on (PyMuPDF is not
+thread-safe): the decode gets pixels and regions, never a page object.
+
+How far ahead (``Engine.drafts_beside_decode``, ``--background-drafting``):
+
+* beside (``on``; ``auto`` where the target is on a GPU, whose passes leave the CPU to the
+  drafter): up to ``ahead`` pages wait beyond the one decoding, and a page goes to the decode as
+  soon as it is rendered; its drafts join the decode when they arrive (the engine decodes without
+  drafts until then, and ``PageStats.passes_before_drafts`` says for how many passes).
+* drafter first (``off``; ``auto`` on a CPU, where drafter and decode would share the same cores):
+  the first page is drafted while the model loads, every later one when the decode asks for it,
+  and a page reaches the decode with its drafts done; nothing drafts while a page decodes.
+
+Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``).
+Events (``PageDrafting``, ``RegionsDrafted``, ``Notice``) go out through ``emit`` from this thread;
+a page's regions are announced before the decode can see them.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Callable
+
+from core.drafters.background import DraftJob
+from core.errors import CancelledError
+from core.events import Notice, PageDrafting, RegionsDrafted
+from core.notices import warnings_to
+from core.page_pipeline import DraftedPage, PendingDrafts, drafter_name, page_error, render
+from core.results import page_seconds
+
+#: How often a decode waiting for its next page checks whether the run was stopped, in seconds.
+_WAKE_SECONDS = 0.2
+
+
+class DraftAhead:
+    """Renders and drafts pages ``indices`` (0-based, in order) of ``document`` with ``drafter`` at
+    ``dpi`` on a thread of its own (module docstring). ``next()`` gives them in order."""
+
+    def __init__(self, document, indices: list[int], drafter, dpi: int, *, ahead: int, beside: bool,
+                 emit: Callable[[object], None]):
+        self.document, self.indices, self.drafter, self.dpi = document, list(indices), drafter, dpi
+        self.beside, self.emit = beside, emit
+        # A permit per page that may be prepared: the first page and ``ahead`` more at once; one
+        # more each time the decode asks for its next page.
+        self._permits = threading.Semaphore(1 + max(0, ahead))
+        self._ready: queue.Queue = queue.Queue()
+        self._stopped = threading.Event()
+        self._asked = 0
+        self._thread = threading.Thread(target=self._run, name="hsd-draft-ahead", daemon=True)
+        self._thread.start()
+
+    # -- the decode's side ------------------------------------------------------------------------
+
+    def next(self) -> DraftedPage:
+        """The next page, waiting until it is rendered (beside) or drafted (drafter first).
+        Raises ``CancelledError`` once ``stop`` was called."""
+        if self._asked:
+            self._permits.release()  # the decode is free: one more page may be prepared
+        self._asked += 1
+        while True:
+            try:
+                item = self._ready.get(timeout=_WAKE_SECONDS)
+            except queue.Empty:
+                if self._stopped.is_set():
+                    raise CancelledError("cancelled") from None
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            return item
+
+    def stop(self) -> None:
+        """Prepare no further page (the one being drafted is finished first: see ``join``)."""
+        self._stopped.set()
+        self._permits.release()
+
+    def join(self) -> None:
+        """Wait until the thread has let go of the document."""
+        self._thread.join()
+
+    # -- the drafting thread ----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            for index in self.indices:
+                self._permits.acquire()
+                if self._stopped.is_set():
+                    return
+                with warnings_to(lambda message, page=index + 1: self.emit(Notice(message, page=page))):
+                    self._prepare(index)
+        except BaseException as exc:  # a bug here must not leave the decode waiting for ever
+            self._ready.put(exc)
+
+    def _prepare(self, index: int) -> None:
+        number = index + 1
+        try:
+            page = self.document.page(index)
+            image, seconds = render(page, self.dpi)
+        except Exception as exc:  # the page is recorded as failed; the others go on
+            self._ready.put(DraftedPage(number, 0.0, 0.0, None, DraftJob.finished([]), page_seconds(),
+                                        error=page_error(exc)))
+            return
+        pending = PendingDrafts()
+        drafted = DraftedPage(number, page.width, page.height, image, pending, seconds)
+        if self.beside:
+            self._ready.put(drafted)  # the decode may start; the drafts join it when they arrive
+        job = DraftJob.finished([], error="drafting did not run")
+        try:
+            self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
+            job = DraftJob(self.drafter, page, background=False)  # a crash is recorded, not raised
+            seconds["draft"] = job.seconds
+            self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
+        finally:
+            pending.deliver(job)  # never leave the decode waiting for drafts
+        if not self.beside:
+            self._ready.put(drafted)

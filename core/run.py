@@ -1,0 +1,299 @@
+"""One document's run: plan it, then take each page through the page pipeline, the decode and the
+save, yielding typed events (``core.events``). ``hsd convert`` and the app (through ``core.api``)
+run documents this way; Ray executes the same plan with its own workers (``core.scale``).
+
+    plan_document(document, output, pages)  ->  DocumentPlan: this run's pages, those an earlier run
+                                                kept (resume), those to convert, and the kept pages
+                                                each of those remembers first
+    DocumentRun(request, engine)            ->  iterate it for the events, in order; ``close()``
+
+A run's threads:
+
+* the caller's: opens the document, plans, loads the model (so that Ctrl-C stops a load at once),
+  relays the events of the other two, writes the Markdown;
+* drafting (``core.draft_ahead``): owns the PDF from the plan on; renders and drafts the pages
+  ahead of the decode, bounded, and the first one while the model loads;
+* decode: each page through ``Engine.convert_image`` (``decode_page``), saved at once
+  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page.
+
+Cancelling (``should_cancel``, Ctrl-C, ``close()``) stops the decode within one forward pass and
+waits for the drafting thread to finish its page: no thread outlives the run or reads a closed PDF.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from core.draft_ahead import DraftAhead
+from core.errors import CancelledError
+from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageKept,
+                         PageStarted)
+from core.notices import warnings_to
+from core.page_pipeline import DraftedPage, failed_page, page_error
+from core.results import PageResult
+from core.tuning import DRAFT_AHEAD_PAGES
+
+if TYPE_CHECKING:
+    from core.engine import Engine, EngineConfig
+
+
+@dataclass(frozen=True)
+class ConversionRequest:
+    """One document to convert: ``input`` into the Markdown file ``output`` (figures and the resume
+    folder beside it) under ``config`` (an ``EngineConfig``). ``pages``: a range such as ``1-3,7``
+    (None: all). ``fresh``: ignore pages an earlier run finished. ``overwrite=False``: refuse to
+    replace a figure file this tool did not write."""
+
+    input: Path
+    output: Path
+    config: "EngineConfig"
+    pages: str | None = None
+    password: str | None = None
+    fresh: bool = False
+    overwrite: bool = True
+
+
+def settings_of(config) -> dict:
+    """What decides the output: pages converted under other settings are not reused."""
+    return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
+            "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
+            "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens}
+
+
+# --- the plan --------------------------------------------------------------------------------------
+
+
+@dataclass
+class DocumentPlan:
+    """Which pages a run does. ``pages``: this run's, 0-based, in order (the range applied);
+    ``kept``: page -> the result an earlier run saved and that verifies (taken back, not converted);
+    ``rejected``: page numbers whose saved result did not verify (they are converted again)."""
+
+    pages: list[int]
+    kept: dict[int, PageResult]
+    rejected: list[int]
+
+    @property
+    def to_convert(self) -> list[int]:
+        return [i for i in self.pages if i not in self.kept]
+
+    def steps(self) -> list[tuple[int, list[PageResult]]]:
+        """Each page to convert, with the kept pages since the one before it: those join the
+        document's history first (``Engine.remember_pages``), so a resumed page is drafted from the
+        same pages as in an uninterrupted run, wherever it runs."""
+        out, kept = [], []
+        for i in self.pages:
+            if i in self.kept:
+                kept.append(self.kept[i])
+            else:
+                out.append((i, kept))
+                kept = []
+        return out
+
+
+def plan_document(document, output, pages: str | None) -> DocumentPlan:
+    """The plan of ``document`` (open) into ``output`` (a ``DocumentOutput``) for page range ``pages``."""
+    from core.documents import parse_page_range
+
+    indices = parse_page_range(pages, document.page_count)
+    kept = {}
+    for i in indices:
+        result = output.finished(i + 1)
+        if result is not None:
+            kept[i] = result
+    return DocumentPlan(indices, kept, output.rejected_pages([i + 1 for i in indices]))
+
+
+def rejected_notice(markdown_path, rejected: list[int]) -> str:
+    """What the user is told about saved pages that did not verify."""
+    many = len(rejected) > 1
+    return (f"{markdown_path}: saved page{'s' if many else ''} {', '.join(map(str, rejected))} did not verify "
+            f"(copied, edited, damaged or from other settings) and {'are' if many else 'is'} converted again")
+
+
+# --- one page --------------------------------------------------------------------------------------
+
+
+def decode_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object], None] | None = None,
+                should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> PageResult:
+    """Decode a prepared page with ``engine``. ``waited``: seconds the decode waited for it (its
+    total counts them). A page that could not be rendered, or whose decode raises, is recorded as
+    failed and the run goes on; a cancel raises."""
+    if page.error is not None:
+        return failed_page(page.number, page.width, page.height, engine.config.mode, page.error)
+    seconds = dict(page.seconds, total=waited)
+    try:
+        return engine.convert_image(page.image, page.drafts, page.width, page.height, page.number,
+                                    on_event=on_event, should_cancel=should_cancel, seconds=seconds)
+    except (CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # one bad page never sinks the document
+        return failed_page(page.number, page.width, page.height, engine.config.mode, page_error(exc))
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+class _Finished:
+    """The decode thread has saved its last page."""
+
+
+@dataclass
+class _Raised:
+    """The decode thread stopped on ``error``; the caller's thread raises it."""
+
+    error: BaseException
+
+
+class DocumentRun:
+    """One document converted on this machine: an iterator of events (module docstring).
+
+    ``engine`` decodes under ``request.config``'s settings (``settings_of``; it loads its model on
+    first need: a document whose pages are all kept loads none). ``should_cancel`` is checked between forward
+    passes and pages (``CancelledError``). ``kept`` and ``converted`` list the page numbers taken
+    back and those this run converted and saved, final once it has ended (``close()`` ends an
+    interrupted one)."""
+
+    def __init__(self, request: ConversionRequest, engine: "Engine",
+                 should_cancel: Callable[[], bool] | None = None):
+        if settings_of(engine.config) != settings_of(request.config):
+            raise ValueError("the engine decodes under other settings than the request's")
+        self.request, self.engine = request, engine
+        self._should_cancel = should_cancel
+        self._stop = threading.Event()
+        self.kept: list[int] = []
+        self.converted: list[int] = []
+        self._events = self._run()
+
+    def __iter__(self) -> Iterator[object]:
+        return self
+
+    def __next__(self):
+        return next(self._events)
+
+    def close(self) -> None:
+        """Stop the run (if it has not ended) and wait for its threads."""
+        self._events.close()
+
+    def __enter__(self) -> "DocumentRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def cancelled(self) -> bool:
+        return self._stop.is_set() or bool(self._should_cancel and self._should_cancel())
+
+    # -- the caller's thread ----------------------------------------------------------------------
+
+    def _run(self) -> Iterator[object]:
+        from core.documents import open_document
+        from core.export import DocumentOutput
+        from core.stats import document_stats
+
+        request = self.request
+        settings = settings_of(request.config)
+        notices: list[str] = []
+        with warnings_to(notices.append):
+            document = open_document(request.input, password=request.password)
+        try:
+            output = DocumentOutput(request.input, request.output, settings, resume=not request.fresh,
+                                    overwrite=request.overwrite)
+            plan = plan_document(document, output, request.pages)
+            yield DocumentPlanned(path=str(request.input), output=str(output.markdown_path),
+                                  page_count=document.page_count, pages=tuple(i + 1 for i in plan.pages),
+                                  kept=tuple(i + 1 for i in plan.pages if i in plan.kept))
+            for message in notices:
+                yield Notice(message)
+            if plan.rejected:
+                yield Notice(rejected_notice(output.markdown_path, plan.rejected))
+            results = {}
+            for i in plan.pages:
+                if i in plan.kept:
+                    results[i] = plan.kept[i]
+                    self.kept.append(i + 1)
+                    yield PageKept(page=i + 1, result=plan.kept[i])
+            if plan.to_convert:
+                yield from self._convert(document, plan, output, results)
+        finally:
+            document.close()  # after ``_convert`` has joined the thread that drafted from it
+        ordered = [results[i] for i in plan.pages]
+        output.write_markdown(ordered)
+        yield DocumentDone(markdown_path=str(output.markdown_path),
+                           stats=document_stats(str(request.input), str(request.output), settings, ordered))
+
+    def _convert(self, document, plan: DocumentPlan, output, results: dict) -> Iterator[object]:
+        from core.engine import default_model
+
+        engine, events = self.engine, queue.Queue()
+        drafter = engine.drafter  # a drafter that cannot be built is the run's error, before any thread
+        beside = engine.drafts_beside_decode
+        drafting = DraftAhead(document, plan.to_convert, drafter, engine.config.dpi,
+                              ahead=DRAFT_AHEAD_PAGES if beside else 0, beside=beside, emit=events.put)
+        decoding = None
+        try:
+            if engine.loaded_target is None:
+                if self.cancelled():
+                    raise CancelledError("cancelled")
+                model = engine.config.model or default_model()
+                yield ModelLoading(model=model)
+                t0 = time.perf_counter()
+                engine.prepare()
+                yield ModelLoaded(model=model, seconds=time.perf_counter() - t0)
+            decoding = threading.Thread(target=self._decode, args=(plan, drafting, output, events.put),
+                                        name="hsd-decode", daemon=True)
+            decoding.start()
+            while True:
+                event = events.get()
+                if isinstance(event, _Finished):
+                    return
+                if isinstance(event, _Raised):
+                    raise event.error
+                if isinstance(event, PageDone):
+                    results[event.page - 1] = event.result
+                yield event
+        finally:
+            self._stop.set()
+            if decoding is not None:
+                decoding.join()
+            drafting.stop()
+            drafting.join()
+
+    # -- the decode thread ------------------------------------------------------------------------
+
+    def _decode(self, plan: DocumentPlan, drafting: DraftAhead, output, emit) -> None:
+        engine, key = self.engine, str(self.request.input)
+        total = len(plan.to_convert)
+        try:
+            with warnings_to(lambda message: emit(Notice(message))):
+                for position, (index, remember) in enumerate(plan.steps()):
+                    if self.cancelled():
+                        raise CancelledError("cancelled")
+                    engine.remember_pages(key, remember)
+                    t0 = time.perf_counter()
+                    page = drafting.next()
+                    emit(PageStarted(page=page.number, index=position, total=total))
+                    result = decode_page(engine, page, emit, self.cancelled, waited=time.perf_counter() - t0)
+                    output.save_page(result, page.image if result.error is None else None)
+                    if result.error is None:
+                        self.converted.append(page.number)
+                    emit(PageDone(page=page.number, result=result))
+            emit(_Finished())
+        except BaseException as exc:  # raised on the caller's thread
+            emit(_Raised(exc))
+
+
+def convert_document(request: ConversionRequest, engine: "Engine | None" = None,
+                     should_cancel: Callable[[], bool] | None = None) -> DocumentRun:
+    """The run of ``request``: iterate it for its events. ``engine``: the one to use (built from
+    ``request.config``; default: a new one, which loads its model only if a page needs it)."""
+    if engine is None:
+        from core.engine import Engine
+
+        engine = Engine(request.config)
+    return DocumentRun(request, engine, should_cancel)

@@ -1,0 +1,157 @@
+"""Drafting ahead: one thread owns the document, how far it runs ahead is bounded, a page reaches
+the decode rendered (beside) or drafted (drafter first), and nothing waits for ever."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from PIL import Image
+
+from core.draft_ahead import DraftAhead
+from core.drafters.base import Region
+from core.errors import CancelledError
+from core.events import PageDrafting, RegionsDrafted
+
+
+class Page:
+    width, height = 100.0, 140.0
+
+    def __init__(self, index, log):
+        self.index, self.number, self.log = index, index + 1, log
+
+    def render(self, dpi):
+        self.log.append(("render", self.number, threading.get_ident()))
+        return Image.new("RGB", (50, 70), "white")
+
+
+class Document:
+    def __init__(self, pages: int, broken: tuple[int, ...] = ()):
+        self.count, self.broken, self.log = pages, broken, []
+
+    def page(self, index):
+        self.log.append(("page", index + 1, threading.get_ident()))
+        if index + 1 in self.broken:
+            raise ValueError("cannot be read")
+        return Page(index, self.log)
+
+
+class Drafter:
+    name = "rapidocr"
+
+    def __init__(self, log, gate: threading.Event | None = None):
+        self.log, self.gate = log, gate
+        self.started = threading.Event()
+
+    def draft(self, page):
+        self.started.set()
+        if self.gate is not None:
+            self.gate.wait(10)
+        self.log.append(("draft", page.number, threading.get_ident()))
+        return [Region("text", (0, 0, 10, 10), f"page {page.number}", "rapidocr")]
+
+
+def _drafted(log) -> list[int]:
+    return [n for what, n, _ in log if what == "draft"]
+
+
+def _wait_for(condition, seconds=5.0):
+    end = time.monotonic() + seconds
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.01)
+    assert condition()
+
+
+def test_one_thread_other_than_the_decode_touches_the_document():
+    doc, events = Document(3), []
+    ahead = DraftAhead(doc, [0, 1, 2], Drafter(doc.log), 72, ahead=2, beside=True, emit=events.append)
+    pages = [ahead.next() for _ in range(3)]
+    ahead.join()
+    assert [p.number for p in pages] == [1, 2, 3] and all(p.error is None for p in pages)
+    assert all(p.drafts.result()[0].text == f"page {p.number}" for p in pages)
+    threads = {thread for _, _, thread in doc.log}
+    assert len(threads) == 1 and threading.get_ident() not in threads
+
+
+def test_beside_the_decode_at_most_ahead_pages_wait():
+    doc = Document(6)
+    ahead = DraftAhead(doc, list(range(6)), Drafter(doc.log), 72, ahead=2, beside=True, emit=lambda e: None)
+    _wait_for(lambda: len(_drafted(doc.log)) == 3)  # the first page and two more, while the model loads
+    time.sleep(0.2)
+    assert _drafted(doc.log) == [1, 2, 3]
+    assert ahead.next().number == 1  # page 1 decodes: 2 and 3 wait
+    time.sleep(0.2)
+    assert _drafted(doc.log) == [1, 2, 3]
+    assert ahead.next().number == 2  # the decode is free again: page 4 may be prepared
+    _wait_for(lambda: _drafted(doc.log) == [1, 2, 3, 4])
+    ahead.stop()
+    ahead.join()
+    assert _drafted(doc.log) == [1, 2, 3, 4]
+
+
+def test_drafter_first_drafts_each_page_when_the_decode_asks():
+    doc = Document(3)
+    ahead = DraftAhead(doc, [0, 1, 2], Drafter(doc.log), 72, ahead=0, beside=False, emit=lambda e: None)
+    _wait_for(lambda: _drafted(doc.log) == [1])  # the first page while the model loads
+    first = ahead.next()
+    assert first.drafts.done() and first.seconds["draft"] >= 0
+    time.sleep(0.2)
+    assert _drafted(doc.log) == [1], "nothing drafts while a page decodes"
+    assert ahead.next().drafts.done() and _drafted(doc.log) == [1, 2]
+    ahead.stop()
+    ahead.join()
+
+
+def test_beside_a_page_decodes_before_its_drafts_which_are_announced_first():
+    doc, gate, events = Document(1), threading.Event(), []
+    ahead = DraftAhead(doc, [0], Drafter(doc.log, gate), 72, ahead=2, beside=True, emit=events.append)
+    page = ahead.next()
+    assert page.image is not None and not page.drafts.done()
+    assert [type(e) for e in events] == [PageDrafting] and events[0].drafter == "rapidocr"
+    gate.set()
+    regions = page.drafts.result()
+    assert isinstance(events[-1], RegionsDrafted) and events[-1].regions == regions
+    assert events[-1].seconds >= 0 and page.drafts.seconds == events[-1].seconds
+    ahead.join()
+
+
+def test_a_page_that_cannot_be_read_is_handed_on_as_failed():
+    doc = Document(3, broken=(2,))
+    ahead = DraftAhead(doc, [0, 1, 2], Drafter(doc.log), 72, ahead=2, beside=False, emit=lambda e: None)
+    pages = [ahead.next() for _ in range(3)]
+    assert [p.error for p in pages] == [None, "ValueError: cannot be read", None]
+    assert pages[1].image is None and pages[1].drafts.result() == []
+    ahead.join()
+
+
+def test_a_stopped_run_leaves_the_decode_waiting_for_nothing():
+    doc, gate = Document(2), threading.Event()
+    drafter = Drafter(doc.log, gate)
+    ahead = DraftAhead(doc, [0, 1], drafter, 72, ahead=0, beside=False, emit=lambda e: None)
+    assert drafter.started.wait(5)
+    ahead.stop()
+    gate.set()
+    ahead.join()
+    assert _drafted(doc.log) == [1]  # the page under way is finished, no other is started
+    ahead.next()  # the page drafted before the stop is still handed over
+    with pytest.raises(CancelledError):
+        ahead.next()
+
+
+def test_a_drafter_warning_is_a_notice_of_its_page():
+    import warnings
+
+    from core.errors import HSDWarning
+    from core.events import Notice
+
+    class Warns(Drafter):
+        def draft(self, page):
+            warnings.warn(HSDWarning("OCR drafts without tables"))
+            return []
+
+    doc, events = Document(1), []
+    ahead = DraftAhead(doc, [0], Warns(doc.log), 72, ahead=0, beside=False, emit=events.append)
+    ahead.next()
+    ahead.join()
+    assert Notice("OCR drafts without tables", page=1) in events

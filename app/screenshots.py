@@ -66,7 +66,7 @@ class ReferenceDrafter:
         self.page_references = page_references
 
     def draft(self, page):
-        from core.api import region_references, region_spans
+        from core.bench.corpus import region_references, region_spans
 
         regions = list(self.inner.draft(page))
         reference = self.page_references[page.number - 1] if page.number <= len(self.page_references) else ""
@@ -91,8 +91,8 @@ class SlowReplay:
 
 def replay_factory(pdf: Path, pause: float = 0.3):
     """An ``EngineCache`` factory: the engine with the replay target and the reference drafter."""
-    from core.api import prepare_reference, split_reference
-    from core.api import ReplayTarget, ReplayTokenizer, base_tokenizer
+    from core.bench.corpus import prepare_reference, split_reference
+    from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
     from core.api import open_document
     from core.api import get_drafter
     from core.api import Engine

@@ -1,11 +1,11 @@
 """The background conversion: a QObject worker that runs the engine in a QThread.
 
-The worker converts one document the way ``hsd convert`` does: both run
-``core.resume.convert_with_resume``, which takes the pages already finished under the same input and
-settings from its work folder and converts the others one at a time, saving each at once; at the end
-``write_markdown`` writes the document. So the Markdown the app shows is the bytes the CLI writes.
+The worker converts one document the way ``hsd convert`` does: both iterate the run of
+``core.api.convert_document``, which takes the pages already finished under the same input and
+settings from its work folder and converts the others, saving each at once; at the end it writes
+the document. So the Markdown the app shows is the bytes the CLI writes.
 
-Engine events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
+The run's events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
 ``cancel()`` may be called from any thread: it sets a flag that the engine polls between forward
 passes (``should_cancel``), so a cancel takes effect within one pass. Errors never escape ``run``:
 they become the ``error`` signal and ``finished("failed")``.
@@ -97,6 +97,7 @@ class ConversionWorker(QObject):
         self.engines = engines
         self._cancel = threading.Event()
         self.outcome = JobResult("failed")
+        self._total = 0
 
     # -- called from any thread -------------------------------------------------------------------
 
@@ -136,63 +137,55 @@ class ConversionWorker(QObject):
         self.finished.emit(status)
 
     def _convert(self) -> None:
-        from core.api import convert_document
+        from core.api import ConversionRequest, convert_document
 
         job = self.job
         config = job.settings.engine_config()
-        results = self.outcome.results
-        total = 0
-
-        def started(output, indices) -> None:
-            nonlocal total
-            total = len(indices)
-            self.started.emit(total)
-
-        def before_page(n: int, i: int) -> None:
-            self._index, self._total = n, total
-            self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
-
-        def page_done(done, reused: bool) -> None:
-            n = len(results)
-            if reused:
-                self.page_started.emit(done.page, n, total)
-            results.append(done)
-            self.page_done.emit(done)
-            self.progress.emit(n + 1, total, f"Page {done.page} done ({n + 1} of {total})")
-
-        convert_document(config, job.path, job.markdown_path, engine=lambda n: self._engine(config, n, total),
-                         pages=job.settings.pages or None, password=job.password, fresh=job.fresh,
-                         on_event=self._on_event, should_cancel=self.is_cancelled, on_start=started,
-                         before_page=before_page, on_page=page_done)
-        self.outcome.markdown_path = job.markdown_path
-
-    def _engine(self, config, n: int, total: int):
-        """The engine with its model and drafter loaded here, in the worker thread, so that a missing
-        model or drafter is one clear error instead of a failure on every page."""
+        request = ConversionRequest(job.path, job.markdown_path, config, pages=job.settings.pages or None,
+                                    password=job.password, fresh=job.fresh)
         engine = self.engines.get(config)
-        if engine.loaded_target is None:
-            self.progress.emit(n, total, f"Loading model {config.model or 'default'}…")
-        engine.target
         try:
-            engine.drafter
+            engine.drafter  # built here, in the worker thread: one clear error instead of one per page
         except ImportError as exc:  # a drafter whose module or dependency is missing in this install
             from core.errors import DrafterUnavailableError
 
             raise DrafterUnavailableError(f"The {config.drafter!r} drafter is not available here ({exc}). "
                                           "Choose another drafter in Settings.") from None
-        return engine
+        with convert_document(request, engine=engine, should_cancel=self.is_cancelled) as run:
+            for event in run:
+                self._forward(event)
+        self.outcome.markdown_path = job.markdown_path
 
-    def _on_event(self, event) -> None:
-        from core.events import PageStarted, RegionsDrafted, RegionVerified, TextAppended
+    def _forward(self, event) -> None:
+        """The run's events as this worker's signals."""
+        from core.events import (DocumentPlanned, ModelLoading, Notice, PageDone, PageKept, PageStarted,
+                                 RegionsDrafted, RegionVerified, TextAppended)
 
+        results = self.outcome.results
         if isinstance(event, TextAppended):
             self.text_appended.emit(event.page, event.text)
         elif isinstance(event, RegionVerified):
             self.region_verified.emit(event.page, event.region, event.stats, event.text)
         elif isinstance(event, RegionsDrafted):
             self.regions_drafted.emit(event.page, list(event.regions))
+        elif isinstance(event, DocumentPlanned):
+            self._total = len(event.pages)
+            self.started.emit(self._total)
+        elif isinstance(event, ModelLoading):
+            self.progress.emit(len(results), self._total, f"Loading model {event.model}…")
         elif isinstance(event, PageStarted):
-            self.page_started.emit(event.page, self._index, self._total)
+            n = len(results)
+            self.page_started.emit(event.page, n, self._total)
+            self.progress.emit(n, self._total, f"Converting page {event.page} ({n + 1} of {self._total})")
+        elif isinstance(event, (PageKept, PageDone)):
+            n = len(results)
+            if isinstance(event, PageKept):
+                self.page_started.emit(event.page, n, self._total)
+            results.append(event.result)
+            self.page_done.emit(event.result)
+            self.progress.emit(n + 1, self._total, f"Page {event.page} done ({n + 1} of {self._total})")
+        elif isinstance(event, Notice):
+            self.warning.emit(event.message)
 
 
 class _Running:

@@ -1,4 +1,5 @@
-"""Statistics files: per page, per region and totals of one conversion (``--stats FILE.json``)."""
+"""Statistics files: per page, per region and totals of one conversion (``--stats FILE.json``); and
+durations as people read them."""
 
 from __future__ import annotations
 
@@ -32,3 +33,15 @@ def document_stats(input_path: str, output_path: str, settings: dict, results: l
         pages.append(d)
     return {"file": input_path, "output": output_path, "settings": settings,
             "totals": document_totals(results), "pages": pages}
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"

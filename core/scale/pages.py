@@ -89,7 +89,7 @@ def _drafter(name: str):
 
 def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
                      password: str | None = None, retries: int = 2) -> RenderedPage:
-    """Render page ``index`` of ``path`` at ``dpi`` and draft it, as ``Engine.convert_page`` does."""
+    """Render page ``index`` of ``path`` at ``dpi`` and draft it, as a run on one machine does."""
     error = None
     for attempt in range(1, retries + 2):
         try:

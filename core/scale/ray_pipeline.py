@@ -227,7 +227,7 @@ def convert_with_ray(inputs, output, config, *, pages: str | None = None, passwo
     jobs = {j.id: j for j in plan if isinstance(j, DocumentJob)}
     failures = [f for f in plan if isinstance(f, DocumentFailure)]
     progress = Progress(documents_total=len(jobs), pages_total=sum(len(j.todo) for j in jobs.values()),
-                        pages_skipped=sum(len(j.indices) - len(j.todo) for j in jobs.values()))
+                        pages_skipped=sum(len(j.plan.kept) for j in jobs.values()))
     stats: dict[int, dict] = {}
     say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
 

@@ -200,7 +200,8 @@ class ReplayTarget:
         self.prompt_length = prompt_length
         self.page_reference = ""
         self.region_references: list[str] = []
-        self._seqs: list[tuple[list[int], int]] = [([EOS], 0)]  # id -> (reference + eos, prompt length)
+        # sequence id -> (reference + eos as a tensor, prompt length); id 0 stands for padding
+        self._seqs: list[tuple[torch.Tensor, int]] = [(torch.tensor([EOS]), 0)]
         self._kinds: list[str] = [""]
         self._last_root: dict[int, tuple[int, int]] = {}
         #: per row per observed pass: (kind, tokens gained, tree size proposed incl. root, sequence id)
@@ -230,7 +231,7 @@ class ReplayTarget:
 
     def reset(self) -> None:
         """Forget the sequences and the pass log (call between runs; old caches are gone by then)."""
-        self._seqs, self._kinds = [([EOS], 0)], [""]
+        self._seqs, self._kinds = [(torch.tensor([EOS]), 0)], [""]
         self._last_root = {}
         self.pass_log = []
 
@@ -255,7 +256,7 @@ class ReplayTarget:
     # model
     def _new_sequence(self, kind: str, region: int | None, prompt_length: int) -> tuple[int, list[int]]:
         ref = self.encode(self.reference_for(kind, region)) + [EOS]
-        self._seqs.append((ref, prompt_length))
+        self._seqs.append((torch.tensor(ref), prompt_length))
         self._kinds.append(kind)
         return len(self._seqs) - 1, ref
 
@@ -302,20 +303,20 @@ class ReplayTarget:
     def _next_tokens(self, positions: torch.Tensor, cache, tokens: torch.Tensor | None = None) -> torch.Tensor:
         """(B, q) reference token following each node; reads row identity from the tracker layer."""
         tracker = cache.layers[-1].keys[:, 0, :, 0]  # (B, T)
-        seq_ids = tracker.max(dim=1).values.round().long().tolist()
+        seq_ids = tracker.amax(dim=1).round().long().tolist()
+        positions = positions.cpu()
         out = torch.empty(positions.shape, dtype=torch.long)
-        pos = positions.cpu().tolist()
+        roots = positions[:, 0].tolist()
         sizes = ((tokens != self.pad_token_id).sum(dim=1).tolist() if tokens is not None
                  else [positions.shape[1]] * positions.shape[0])
         for b, seq in enumerate(seq_ids):
             ref, prompt = self._seqs[seq]
-            root = pos[b][0]
+            root = roots[b]
             if seq in self._last_root:
                 last_root, last_size = self._last_root[seq]
                 self.pass_log.append((self._kinds[seq], root - last_root, last_size, seq))
             self._last_root[seq] = (root, max(1, int(sizes[b])))
-            last = len(ref) - 1
-            out[b] = torch.tensor([ref[min(max(p - prompt + 1, 0), last)] for p in pos[b]])
+            out[b] = ref[(positions[b] - (prompt - 1)).clamp_(0, len(ref) - 1)]
         return out
 
     @staticmethod
@@ -326,7 +327,8 @@ class ReplayTarget:
         layer.keys = torch.cat([layer.keys, new], dim=2)
         layer.values = torch.cat([layer.values, new], dim=2)
 
-    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None) -> torch.Tensor:
+    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None,
+                greedy: bool = False) -> torch.Tensor:
         self.forwards += 1
         B, q = tokens.shape
         expected = (B, 1, q, cache.get_seq_length() + q)
@@ -334,7 +336,7 @@ class ReplayTarget:
             raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected {expected}")
         nxt = self._next_tokens(positions, cache, tokens.cpu())
         self._grow_tracker(cache, q)
-        return self._one_hot(nxt)
+        return nxt if greedy else self._one_hot(nxt)
 
 
 class CostReplayTarget(ReplayTarget):
@@ -393,24 +395,27 @@ class CostReplayTarget(ReplayTarget):
         return bp
 
     def _blank(self, kind: str, prompt_length: int):
-        self._seqs.append(([EOS], prompt_length))
+        self._seqs.append((torch.tensor([EOS]), prompt_length))
         self._kinds.append(kind)
         return len(self._seqs) - 1, [EOS]
 
-    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None) -> torch.Tensor:
+    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None,
+                greedy: bool = False) -> torch.Tensor:
         self.forwards += 1
         q = tokens.shape[1]
         nxt = self._next_tokens(positions, cache, tokens.cpu())
         tracker = cache.layers.pop()
         try:
             ids = tokens % self.real_vocab if self.replay else tokens
-            logits = self.real.forward(ids, positions, attention_mask, cache, rope_deltas, real=real)
-            if self.replay:
-                logits.argmax(dim=-1).tolist()  # what verification reads from the real logits
+            out = self.real.forward(ids, positions, attention_mask, cache, rope_deltas, real=real, greedy=greedy)
+            if self.replay:  # what verification reads from the real pass
+                (out if greedy else out.argmax(dim=-1)).tolist()
         finally:
             cache.layers.append(tracker)
         self._grow_tracker(cache, q)
-        return self._one_hot(nxt) if self.replay else logits
+        if not self.replay:
+            return out
+        return nxt if greedy else self._one_hot(nxt)
 
 
 # --- real-size random models (GPU) ---------------------------------------------------------------

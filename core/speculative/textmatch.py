@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from core.speculative.latex import LETTER_OF_COMMAND, has_math_symbol, math_symbols, to_latex
 from core.speculative.mathmode import inside_math
@@ -58,42 +62,99 @@ class NormalizedText:
 
     raw: str
     norm: str
-    raw_index: list[int]
-    raw_end: list[int]
+    raw_index: Sequence[int]  # a list, or for a long text an ``array('q')``
+    raw_end: Sequence[int]
 
     @classmethod
     def of(cls, raw: str) -> "NormalizedText":
-        markup = [False] * len(raw)
-        letters: dict[int, tuple[str, int]] = {}  # start of a command naming a letter -> (letter, end)
-        for m in _MARKUP.finditer(raw):
-            markup[m.start():m.end()] = [True] * (m.end() - m.start())
-            letter = _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None
-            if letter:
-                letters[m.start()] = (letter, m.end())
-        chars, index, end = [], [], []
-        for i, ch in enumerate(raw):
-            if markup[i]:
-                if i in letters:
-                    chars.append(letters[i][0])
-                    index.append(i)
-                    end.append(letters[i][1])
-                continue
-            if ch < "\x80":  # ASCII is its own NFKC form: the common case, without the call
-                if ch.isalnum():
-                    chars.append(ch)
-                    index.append(i)
-                    end.append(i + 1)
-                continue
-            for c in unicodedata.normalize("NFKC", ch):
-                if _kept(c):
+        """Markup is skipped (a LaTeX command naming a letter kept as that letter), ASCII letters and
+        digits kept, any other character replaced by its NFKC form's letters and digits. A long
+        text (a joined draft of a whole page) is folded with array operations (``_fold_long``);
+        a short one (an output's tail) character by character, where those would cost more."""
+        spans = [(m.start(), m.end(), _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None)
+                 for m in _MARKUP.finditer(raw)]
+        if len(raw) >= _LONG_TEXT:
+            folded = _fold_long(raw, spans)
+            if folded is not None:
+                return cls(raw, *folded)
+        chars: list[str] = []
+        index: list[int] = []
+        end: list[int] = []
+        pos = 0
+        for a, b, letter in spans + [(len(raw), len(raw), None)]:
+            for i in range(pos, a):
+                ch = raw[i]
+                kept = (ch if ch.isalnum() else "") if ch < "\x80" else _fold(ch)
+                for c in kept:
                     chars.append(c)
                     index.append(i)
                     end.append(i + 1)
+            if letter:
+                chars.append(letter)
+                index.append(a)
+                end.append(b)
+            pos = b
         return cls(raw, "".join(chars), index, end)
 
     def gap(self, k: int) -> str:
         """The raw text between normalised characters ``k`` and ``k + 1``."""
         return self.raw[self.raw_end[k]:self.raw_index[k + 1]]
+
+
+#: Characters from which ``NormalizedText.of`` folds with array operations.
+_LONG_TEXT = 1024
+#: Per non-ASCII character: its NFKC form's letters and digits ("" for punctuation, "fi" for "ﬁ").
+_FOLDS: dict[str, str] = {}
+#: Per character of the Basic Multilingual Plane, the code its fold is (0: dropped), or one of:
+_UNSEEN, _SEVERAL = 0xFFFFFFFF, 0xFFFFFFFE  # not folded yet; folds to several characters
+_FOLD_CODES = np.full(0x10000, _UNSEEN, dtype=np.uint32)
+_FOLD_CODES[:128] = [c if chr(c).isalnum() else 0 for c in range(128)]
+
+
+def _fold(ch: str) -> str:
+    kept = _FOLDS.get(ch)
+    if kept is None:
+        kept = _FOLDS[ch] = "".join(c for c in unicodedata.normalize("NFKC", ch) if _kept(c))
+    return kept
+
+
+def _fold_long(raw: str, spans: list[tuple[int, int, str | None]]):
+    """``NormalizedText.of`` of a long text as ``(norm, raw_index, raw_end)`` by array operations
+    over its character codes (None for a text with characters beyond the BMP: the walk does those)."""
+    try:
+        codes = np.frombuffer(raw.encode("utf-32-le"), dtype=np.uint32)
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    if not len(codes) or int(codes.max()) > 0xFFFF:
+        return None
+    out = _FOLD_CODES[codes]
+    unseen = out == _UNSEEN
+    if unseen.any():
+        for c in np.unique(codes[unseen]).tolist():
+            kept = _fold(chr(c))
+            _FOLD_CODES[c] = ord(kept) if len(kept) == 1 else _SEVERAL if kept else 0
+        out = _FOLD_CODES[codes]
+    ends = {}
+    for a, b, letter in spans:
+        out[a:b] = 0
+        if letter:
+            out[a], ends[a] = ord(letter), b
+    index = np.flatnonzero(out)
+    chars = out[index]
+    several = chars == _SEVERAL
+    if several.any():  # "ﬁ" -> "fi", "½" -> "12": one entry per character of the fold
+        at = index[several]
+        folds = [_fold(raw[i]) for i in at.tolist()]
+        index = np.concatenate([index[~several], np.repeat(at, [len(f) for f in folds])])
+        chars = np.concatenate([chars[~several], np.array([ord(c) for f in folds for c in f], dtype=np.uint32)])
+        order = np.argsort(index, kind="stable")
+        index, chars = index[order], chars[order]
+    end = index + 1
+    if ends:
+        end[np.searchsorted(index, list(ends))] = list(ends.values())
+    # array('q') from the bytes: a copy, where a list would make ten thousand int objects
+    return (chars.tobytes().decode("utf-32-le"), array("q", index.astype(np.int64).tobytes()),
+            array("q", end.astype(np.int64).tobytes()))
 
 
 #: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:

@@ -53,13 +53,22 @@ class DraftTree:
         return kids
 
     def ancestor_mask(self) -> torch.Tensor:
-        """(q, q) bool: ``mask[i, j]`` is True where node i may attend to node j (j is i or an ancestor)."""
+        """(q, q) bool: ``mask[i, j]`` is True where node i may attend to node j (j is i or an ancestor).
+
+        By doubling, not node by node: after step k each row holds its ancestors up to 2**k - 1
+        levels up and ``jump`` points 2**k levels up (the root stays the root), so a 64-token chain
+        takes 7 tensor steps instead of 64 Python ones."""
         q = len(self.tokens)
-        mask = torch.zeros(q, q, dtype=torch.bool)
-        for i, p in enumerate(self.parents):
-            mask[i, i] = True
-            if p >= 0:
-                mask[i] |= mask[p]
+        if self.is_chain:
+            return torch.ones(q, q, dtype=torch.bool).tril_()
+        jump = torch.tensor(self.parents)
+        jump[0] = 0
+        mask = torch.eye(q, dtype=torch.bool)
+        reach = 1
+        while reach <= max(self.depths):
+            mask |= mask[jump]
+            jump = jump[jump]
+            reach *= 2
         return mask
 
 

@@ -36,6 +36,8 @@ import math
 import time
 from dataclasses import dataclass
 
+import torch
+
 from core.bench.replay import ReplayTarget, ReplayTokenizer
 from core.targets.base import BatchPrefill, Prefill
 
@@ -101,6 +103,7 @@ class SimulatedGpuTarget(ReplayTarget):
         super().__init__(tokenizer, prompt_length)
         self.cost = cost or GpuCostModel()
         self.measures_pass_cost = not self.cost.free
+        self.dtype = torch.bfloat16  # the model it stands for runs in bf16: the decoder builds its masks so
         self.device_clock = _Device()
 
     @property

@@ -19,6 +19,7 @@ whenever the drafts are being rejected.
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,6 +31,7 @@ from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, b
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
+from core.speculative.tree import ancestor_masks
 from core.speculative.verify import verify_greedy, verify_tree
 from core.tuning import BATCH_BUDGETS, COMPACT_HOLE_FRACTION, GIVE_UP_PATIENCE
 
@@ -160,8 +162,8 @@ class SpeculativeDecoder:
             out = self._forward(live, trees, cache, valid, greedy)
             q = out.shape[1]
             ids = out.tolist() if greedy else None  # one transfer for the batch
-            valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
-            T = valid.shape[1] - q
+            T = valid.shape[1]
+            kept_rows, kept_columns = [], []  # each row's accepted nodes: their cache columns are valid
             gained = []
             for b, (row, tree) in enumerate(zip(live, trees)):
                 if greedy:
@@ -173,7 +175,8 @@ class SpeculativeDecoder:
                     acc = verify_tree(tree, out[b, : len(tree)], self.tau, relax)
                 if len(tree) > 1:
                     row.rate.add(acc.accepted_drafts, acc.path[-1] in tree.parents)  # stopped at a rejection
-                valid[b, [T + i for i in acc.path]] = True
+                kept_rows += [b] * len(acc.path)
+                kept_columns += [T + i for i in acc.path]
                 before = len(row.output)
                 row.output.extend(tree.tokens[i] for i in acc.path)
                 row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
@@ -192,6 +195,8 @@ class SpeculativeDecoder:
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
+            valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
+            valid[long_tensor(kept_rows).to(valid.device), long_tensor(kept_columns).to(valid.device)] = True
             if self.cost is not None:  # verification read the pass's output: it is over, also on a GPU
                 self.cost.add(len(live) * q, time.perf_counter() - t0)
                 self.cost.width = q  # also the next page's first guess
@@ -243,17 +248,33 @@ class SpeculativeDecoder:
     def _forward(self, rows, trees, cache, valid, greedy: bool) -> torch.Tensor:
         """One pass over all rows' trees. Returns argmax ids (B, q) where ``greedy``, else logits (B, q, V)."""
         sizes = [len(t) for t in trees]
-        q = max(sizes)
+        B, q = len(trees), max(sizes)
         pad, device = self.target.pad_token_id, valid.device
-        tokens = torch.tensor([t.tokens + [pad] * (q - n) for t, n in zip(trees, sizes)])
-        positions = torch.tensor([[row.length + d for d in t.depths] + [row.length] * (q - n)
-                                  for row, t, n in zip(rows, trees, sizes)])
-        real = torch.arange(q) < torch.tensor(sizes)[:, None]  # padding needs no logits (a CPU head skips it)
-        mask = tree_pass_mask(valid, [t.ancestor_mask() for t in trees], q, self.target.dtype)
-        rope_deltas = torch.tensor([r.rope_delta for r in rows], dtype=torch.long)
+        flat: list[int] = []  # tokens, positions, sizes and rope deltas: one tensor from one list
+        for tree, n in zip(trees, sizes):
+            flat += tree.tokens
+            flat += [pad] * (q - n)
+        for row, tree, n in zip(rows, trees, sizes):
+            flat += [row.length + d for d in tree.depths]
+            flat += [row.length] * (q - n)
+        flat += sizes
+        flat += [r.rope_delta for r in rows]
+        values = long_tensor(flat)
+        tokens, positions = values[:2 * B * q].view(2, B, q)
+        real = torch.arange(q) < values[2 * B * q:2 * B * q + B, None]  # padding needs no logits (a CPU head skips it)
+        rope_deltas = values[2 * B * q + B:]
+        mask = tree_pass_mask(valid, ancestor_masks(trees, q), self.target.dtype)
         return self.target.forward(
             tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device), real=real, greedy=greedy
         )
+
+
+def long_tensor(values: list[int]) -> torch.Tensor:
+    """A 1-D int64 tensor of ``values`` through a packed array: a few times cheaper than
+    ``torch.tensor`` of a list, which converts element by element."""
+    if not values:
+        return torch.zeros(0, dtype=torch.long)
+    return torch.frombuffer(array("q", values), dtype=torch.long)
 
 
 # --- cache surgery -------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ and exactly in the model's own tokens, so Stage 1 and Stage 2 rows of later page
 
 from __future__ import annotations
 
-from core.speculative.matching import DraftIndex, Occurrence, pack_tokens
+from core.speculative.matching import DraftIndex, Found, pack_tokens
 from core.tuning import HISTORY_RECENT, HISTORY_TOKENS, MAX_NGRAM
 
 
@@ -36,23 +36,23 @@ class OutputHistory(DraftIndex):
         else:
             self.extend(0, list(tokens))
 
-    def find(self, suffix: tuple[int, ...]) -> list[Occurrence]:
+    def find(self, suffix: tuple[int, ...], length: int = 0) -> Found:
         """The ``recent`` latest occurrences, searched from the end, in order of position."""
         if not suffix or len(suffix) > self.max_ngram:
-            return []
+            return Found([], [])
         buffer = self._packed_buffer()
-        pattern, stop, found = pack_tokens(suffix), len(buffer) - 4, []
+        pattern, stop, places = pack_tokens(suffix), len(buffer) - 4, []
         i = buffer.rfind(pattern)
-        while i != -1 and len(found) < self.recent:
+        while i != -1 and len(places) < self.recent:
             if not i % 4:  # on a token's first byte
-                found.append((0, i + len(pattern), stop))
+                places.append((0, i + len(pattern), stop))
             i = buffer.rfind(pattern, 0, i + len(pattern) - 1)  # the one before (overlapping too)
-        return found[::-1]
+        return self._with_continuations(places[::-1], length)
 
-    def narrow(self, found: list[Occurrence], suffix: tuple[int, ...]) -> list[Occurrence]:
+    def narrow(self, found: Found, suffix: tuple[int, ...], length: int) -> Found:
         """Searched again: the latest occurrences of the longer n-gram may lie before the shorter
         one's ``recent`` latest."""
-        return self.find(suffix)
+        return self.find(suffix, length)
 
     def __len__(self) -> int:
         return len(self.drafts[0])

@@ -48,6 +48,24 @@ class ProposalConfig:
 Occurrence = tuple[int, int, int]
 
 
+@dataclass
+class Found:
+    """The occurrences of an n-gram (``places``) and, for each, what follows it there: at most
+    ``length`` tokens, none past its draft's end, packed (``continuations``)."""
+
+    places: list[Occurrence]
+    continuations: list[bytes]
+
+    def __bool__(self) -> bool:
+        return bool(self.places)
+
+    def distinct(self) -> int:
+        """How many different continuations (empty ones not counted)."""
+        seen = set(self.continuations)
+        seen.discard(b"")
+        return len(seen)
+
+
 class DraftIndex:
     """Every n-gram of a set of token drafts that change while decoding, found by a byte search.
 
@@ -94,48 +112,52 @@ class DraftIndex:
             self._buffer = _SEPARATOR + _SEPARATOR.join(self._packed) + _SEPARATOR
         return self._buffer
 
-    def find(self, suffix: tuple[int, ...]) -> list[Occurrence]:
-        """Every occurrence of the n-gram ``suffix``, in draft order, then in order of position."""
+    def find(self, suffix: tuple[int, ...], length: int = 0) -> Found:
+        """Every occurrence of the n-gram ``suffix`` (in draft order, then in order of position)
+        with its next ``length`` tokens."""
         if not suffix or len(suffix) > self.max_ngram:
-            return []
+            return Found([], [])
         buffer = self._packed_buffer()
-        starts, pattern, out = self._starts, pack_tokens(suffix), []
+        starts, pattern, places = self._starts, pack_tokens(suffix), []
         i = buffer.find(pattern)
         while i != -1:
             if i % 4:  # inside a token: not an occurrence
                 i = buffer.find(pattern, i + 1)
                 continue
             d = bisect_right(starts, i) - 1
-            out.append((d, i + len(pattern), starts[d] + len(self._packed[d])))
+            places.append((d, i + len(pattern), starts[d] + len(self._packed[d])))
             i = buffer.find(pattern, i + 4)
-        return out
+        return self._with_continuations(places, length)
 
-    def narrow(self, found: list[Occurrence], suffix: tuple[int, ...]) -> list[Occurrence]:
-        """The occurrences of ``suffix`` among ``found``, those of ``suffix[1:]``: the ones preceded
-        by ``suffix[0]`` (the drafts unchanged since ``found``)."""
-        if len(suffix) > self.max_ngram:
-            return []
-        buffer, token, back = self._buffer, pack_tokens(suffix[:1]), 4 * len(suffix)
-        return [o for o in found if buffer[o[1] - back:o[1] - back + 4] == token]
-
-    def ranked(self, found: list[Occurrence], length: int, limit: int) -> list[tuple[list[int], tuple[int, int]]]:
-        """Up to ``limit`` distinct continuations of ``found`` (``length`` tokens at most, none past a
-        draft's end), the most frequent first (ties: the first found first), each with the hit
-        ``(d, end)`` it was first found at. Compared as bytes: a page of leader dots finds the same
-        3-gram hundreds of times."""
+    def _with_continuations(self, places: list[Occurrence], length: int) -> Found:
         buffer, span = self._buffer, 4 * length
-        keys = [buffer[after:min(stop, after + span)] for _, after, stop in found]
+        return Found(places, [buffer[after:min(stop, after + span)] for _, after, stop in places])
+
+    def narrow(self, found: Found, suffix: tuple[int, ...], length: int) -> Found:
+        """The occurrences of ``suffix`` among ``found``, those of ``suffix[1:]``: the ones preceded
+        by ``suffix[0]`` (the drafts unchanged since ``found``; ``length`` as there)."""
+        if len(suffix) > self.max_ngram:
+            return Found([], [])
+        buffer, token, back = self._buffer, pack_tokens(suffix[:1]), 4 * len(suffix)
+        keep = [k for k, (_, after, _) in enumerate(found.places) if buffer[after - back:after - back + 4] == token]
+        return Found([found.places[k] for k in keep], [found.continuations[k] for k in keep])
+
+    def ranked(self, found: Found, limit: int) -> list[tuple[list[int], tuple[int, int]]]:
+        """Up to ``limit`` distinct continuations of ``found``, the most frequent first (ties: the
+        first found first), each with the hit ``(d, end)`` it was first found at. Compared as
+        bytes: a page of leader dots finds the same 3-gram hundreds of times."""
+        keys = found.continuations
         counts = Counter(keys)  # in order of first occurrence
         counts.pop(b"", None)  # an occurrence at a draft's end continues with nothing
         top = heapq.nsmallest(limit, counts.items(), key=lambda kv: -kv[1])  # = sorted(...)[:limit]
         out = []
         for key, _ in top:
-            d, after, _ = found[keys.index(key)]
+            d, after, _ = found.places[keys.index(key)]
             out.append((array("I", key).tolist(), (d, (after - self._starts[d]) // 4)))
         return out
 
     def hits(self, suffix: tuple[int, ...]) -> list[tuple[int, int]]:
-        return [(d, (after - self._starts[d]) // 4) for d, after, _ in self.find(suffix)]
+        return [(d, (after - self._starts[d]) // 4) for d, after, _ in self.find(suffix).places]
 
     def continuation(self, hit: tuple[int, int], length: int) -> list[int]:
         d, end = hit
@@ -166,18 +188,18 @@ def propose(context: list[int], root: int, index: DraftIndex, cfg: ProposalConfi
         return root_only(root)
     budget = budget or cfg.max_chain
     seq = context[-(cfg.max_ngram - 1):] + [root]
-    best: list[tuple[list[int], tuple[int, int]]] = []
-    found = None
+    found = last = None  # the longest window's occurrences
     for n in range(cfg.min_ngram, min(cfg.max_ngram, len(seq)) + 1):
         suffix = tuple(seq[-n:])
-        found = index.find(suffix) if found is None else index.narrow(found, suffix)
+        found = index.find(suffix, budget) if found is None else index.narrow(found, suffix, budget)
         if not found:
             break
-        best = index.ranked(found, budget, cfg.max_branches)
-        if len(best) <= 1:
+        last = found
+        if found.distinct() <= 1:
             break  # unambiguous: a longer window cannot help
+    best = index.ranked(last, cfg.max_branches) if last is not None else []
     if not best and fallback:
-        best = index.ranked(index.find((root,)), min(budget, cfg.fallback_depth), cfg.fallback_branches)
+        best = index.ranked(index.find((root,), min(budget, cfg.fallback_depth)), cfg.fallback_branches)
     if not best:
         return root_only(root)
     return build_tree(root, best, min(cfg.max_nodes, 2 * budget + 1))

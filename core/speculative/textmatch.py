@@ -279,13 +279,15 @@ class TextMatcher:
         self.drafts[d] = NormalizedText.of(text)
         self._rendered[d] = self._rendering(self.drafts[d])
 
-    def continuations(self, output_tail: str, max_chars_out: int = 400) -> list[tuple[str, int, int]]:
-        """Raw draft texts that plausibly follow ``output_tail``.
+    def continuations(self, output_tail: str, max_chars_out: int = 400,
+                      normalized: NormalizedText | None = None) -> list[tuple[str, int, int]]:
+        """Raw draft texts that plausibly follow ``output_tail`` (``normalized``: its
+        ``NormalizedText``, where the caller has it already).
 
         Returns up to ``max_hits`` ``(text, draft_id, norm_end)``, the longest-context hits first;
         the window of normalised characters grows from ``min_chars`` until the hits agree.
         """
-        out_text = NormalizedText.of(output_tail)
+        out_text = normalized if normalized is not None else NormalizedText.of(output_tail)
         tail = out_text.norm
         min_chars = min_window(tail, self.min_chars)
         if len(tail) < min_chars:

@@ -102,19 +102,17 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return mask.unsqueeze(1)
 
 
-def tree_pass_mask(valid: torch.Tensor, trees: list[torch.Tensor], q: int, dtype: torch.dtype) -> torch.Tensor:
+def tree_pass_mask(valid: torch.Tensor, among: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The additive mask ``(B, 1, q, T + q)`` of one verification pass, written once.
 
     ``valid`` ``(B, T)`` bool: each row's real cache columns, which all its new tokens see;
-    ``trees[b]`` ``(n_b, n_b)`` bool: row ``b``'s ancestor mask (``DraftTree.ancestor_mask``), its
-    nodes the row's first ``n_b`` of the ``q`` new tokens; padding tokens see only themselves. The
-    same mask as ``additive_mask`` of the boolean one, without building that (``B x q x T``) first.
+    ``among`` ``(B, q, q)`` bool: which of the row's ``q`` new tokens each may see (its tree's
+    ancestor mask, ``core.speculative.tree.ancestor_masks``; padding sees only itself). The same
+    mask as ``additive_mask`` of the boolean one, without building that (``B x q x T``) first.
     """
     blocked = torch.finfo(dtype).min
     B, T = valid.shape
-    among = torch.eye(q, dtype=torch.bool).repeat(B, 1, 1)
-    for b, tree in enumerate(trees):
-        among[b, :tree.shape[0], :tree.shape[0]] = tree
+    q = among.shape[1]
     zero = torch.zeros((), dtype=dtype, device=valid.device)
     mask = torch.empty((B, 1, q, T + q), dtype=dtype, device=valid.device)
     mask[:, 0, :, :T] = torch.where(valid, zero, blocked)[:, None, :]

@@ -125,7 +125,6 @@ def test_ranked_continuations_by_frequency_and_narrowed_windows():
                 if cont:
                     seen.setdefault(tuple(cont), [0, cont, hit])[0] += 1
             want = [(c, h) for _, c, h in sorted(seen.values(), key=lambda v: -v[0])][:4]
-            assert index.ranked(index.find(suffix), length, 4) == want
-        longer = index.find(suffix[1:]) if len(suffix) > 1 else None
-        if longer is not None:
-            assert index.narrow(longer, suffix) == index.find(suffix)  # a longer window narrows a shorter one
+            assert index.ranked(index.find(suffix, length), 4) == want
+            if len(suffix) > 1:  # a longer window narrows a shorter one's occurrences
+                assert index.narrow(index.find(suffix[1:], length), suffix, length) == index.find(suffix, length)

@@ -111,4 +111,4 @@ def test_tree_pass_mask_is_the_additive_mask_of_cache_and_trees():
     among[1, :1, :1] = trees[1]
     allowed = torch.cat([valid[:, None, :].expand(2, q, 4), among], dim=2)
     for dtype in (torch.float32, torch.bfloat16):
-        assert torch.equal(tree_pass_mask(valid, trees, q, dtype), additive_mask(allowed, dtype))
+        assert torch.equal(tree_pass_mask(valid, among, dtype), additive_mask(allowed, dtype))

@@ -22,6 +22,7 @@ is then proposed beside the raw one, and the next formula is accepted in one pas
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from array import array
@@ -160,7 +161,6 @@ def _fold_long(raw: str, spans: list[tuple[int, int, str | None]]):
 #: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:
 #: ``%</td><td>`` is one separator (the tag letters are not content), not ``%</``, ``>``, ``<``, ``>``.
 _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
-_WORD = re.compile(r"\S+")
 _DIGITS = re.compile(r"\d+")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
 #: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
@@ -194,6 +194,8 @@ class Notation:
         self.shapes: dict[str, tuple[str, str]] = {}
         self.literal: set[str] = set()  # math symbols the output writes as they are, not as LaTeX
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
+        self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
+        self._pattern_version = -1
 
     @property
     def version(self) -> int:
@@ -206,7 +208,7 @@ class Notation:
         return bool(self.words or self.shapes)
 
     def learn(self, word: str, form: str) -> None:
-        if form != word and NormalizedText.of(form).norm != NormalizedText.of(word).norm:
+        if form != word and _norm(form) != _norm(word):
             return  # a form must keep the word's letters and digits (one normalised stream)
         if self._set(self.words, word, None if form == word else form):
             self._changes.append(word)
@@ -216,6 +218,19 @@ class Notation:
                 template = None if form == word else (form[:at], form[at + len(word):])
                 if self._set(self.shapes, _DIGITS.sub("#", word), template):
                     self._changes.append(None)
+
+    def render_text(self, text: str) -> str:
+        """``text`` with every word (what lies between spaces) rendered. Only the words that may
+        render are visited: the learned ones, and those with digits where digit shapes are known."""
+        if not self:
+            return text
+        if self._pattern_version != self.version:
+            words = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
+            digits = r"\S*\d\S*" if self.shapes else ""
+            either = "|".join(a for a in (words, digits) if a)
+            self._pattern = re.compile(r"(?<!\S)(?:" + either + r")(?!\S)")
+            self._pattern_version = self.version
+        return self._pattern.sub(lambda m: self.render(m.group(0)), text)
 
     def render(self, word: str) -> str:
         form = self.words.get(word)
@@ -401,7 +416,7 @@ class TextMatcher:
         """``text`` with the learned word forms, or None where none applies."""
         if not self.notation:
             return None
-        raw = _WORD.sub(lambda m: self.notation.render(m.group(0)), text.raw)
+        raw = self.notation.render_text(text.raw)
         return NormalizedText.of(raw) if raw != text.raw else None
 
     def _separator(self, gap: str) -> str:
@@ -416,6 +431,8 @@ class TextMatcher:
     def _rewrite(self, text: str) -> str:
         if not self.rewrites and not self.joins_lines:
             return text
+        if "\n" not in text and not any(key in text for key in self.rewrites):
+            return text  # no separator of it is one the output writes otherwise (keys are whole runs)
         return _SEPARATOR_RUN.sub(lambda m: self._separator(m.group(0)), text)
 
     def _raw_after(self, text: NormalizedText, norm_end: int, sep: str, limit: int) -> str:
@@ -436,6 +453,12 @@ class TextMatcher:
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+
+@functools.lru_cache(maxsize=4096)
+def _norm(text: str) -> str:
+    """The normalised characters of a short text (a word and its learned form), remembered."""
+    return NormalizedText.of(text).norm
 
 
 def min_window(norm_tail: str, min_chars: int) -> int:

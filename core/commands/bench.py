@@ -112,7 +112,9 @@ def run(args) -> int:
         print(f"  {describe(result['info']['reference_kind'])}")
     for m, s in o.items():
         print(f"  {m:14s} fwd-pass speed-up {s['fp_speedup_mean']:.2f}x (total {s['fp_speedup_total']:.2f}x), "
-              f"wall {s['wall_speedup_mean']:.2f}x, mean accepted length {s['mean_accepted_length']:.2f}"
+              f"wall {s['wall_speedup_mean']:.2f}x (total {s['wall_speedup_total']:.2f}x), "
+              f"mean accepted length {s['mean_accepted_length']:.2f}"
+              + (f", engine {s['engine_ms_per_pass']:.2f} ms a pass" if cfg.target == "simulated-gpu" else "")
               + (f", {s['errors']} errors" if s["errors"] else ""))
     h = agg.get("human_reference")
     if h and "hsd" in h["human"]:

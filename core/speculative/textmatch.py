@@ -69,9 +69,10 @@ class NormalizedText:
     @classmethod
     def of(cls, raw: str) -> "NormalizedText":
         """Markup is skipped (a LaTeX command naming a letter kept as that letter), ASCII letters and
-        digits kept, any other character replaced by its NFKC form's letters and digits. A long
-        text (a joined draft of a whole page) is folded with array operations (``_fold_long``);
-        a short one (an output's tail) character by character, where those would cost more."""
+        digits kept, any other character replaced by its NFKC form's letters and digits. A text of
+        ``_LONG_TEXT`` characters or more (an output's tail, a joined draft of a whole page) is
+        folded with array operations (``_fold_long``); a shorter one character by character, where
+        those would cost more."""
         spans = [(m.start(), m.end(), _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None)
                  for m in _MARKUP.finditer(raw)]
         if len(raw) >= _LONG_TEXT:
@@ -102,8 +103,8 @@ class NormalizedText:
         return self.raw[self.raw_end[k]:self.raw_index[k + 1]]
 
 
-#: Characters from which ``NormalizedText.of`` folds with array operations.
-_LONG_TEXT = 1024
+#: Characters from which ``NormalizedText.of`` folds with array operations (cheaper from about 100).
+_LONG_TEXT = 128
 #: Per non-ASCII character: its NFKC form's letters and digits ("" for punctuation, "fi" for "ﬁ").
 _FOLDS: dict[str, str] = {}
 #: Per character of the Basic Multilingual Plane, the code its fold is (0: dropped), or one of:

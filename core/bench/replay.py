@@ -202,7 +202,9 @@ class ReplayTarget:
         self.prompt_length = prompt_length
         self.page_reference = ""
         self.region_references: list[str] = []
-        self._seqs: list[tuple[list[int], int]] = [([EOS], 0)]  # id -> (reference + eos, prompt length)
+        # sequence id -> (reference + eos, prompt length); id 0 stands for padding
+        self._seqs: list[tuple[list[int], int]] = [([EOS], 0)]
+        self._table: tuple[torch.Tensor, ...] | None = None  # the sequences as tensors (``_sequence_table``)
         self._kinds: list[str] = [""]
         self._last_root: dict[int, tuple[int, int]] = {}
         #: per row per observed pass: (kind, tokens gained, tree size proposed incl. root, sequence id)
@@ -232,7 +234,7 @@ class ReplayTarget:
 
     def reset(self) -> None:
         """Forget the sequences and the pass log (call between runs; old caches are gone by then)."""
-        self._seqs, self._kinds = [([EOS], 0)], [""]
+        self._seqs, self._kinds, self._table = [([EOS], 0)], [""], None
         self._last_root = {}
         self.pass_log = []
 
@@ -258,6 +260,7 @@ class ReplayTarget:
     def _new_sequence(self, kind: str, region: int | None, prompt_length: int) -> tuple[int, list[int]]:
         ref = self.encode(self.reference_for(kind, region)) + [EOS]
         self._seqs.append((ref, prompt_length))
+        self._table = None
         self._kinds.append(kind)
         return len(self._seqs) - 1, ref
 
@@ -301,24 +304,38 @@ class ReplayTarget:
         bp.logits = self._one_hot(torch.tensor([ref[0] for _, ref in seqs]))  # one width for all rows
         return bp
 
+    def _sequence_table(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every sequence's reference (and end of sequence) one after another, and per sequence id
+        where it starts, its length and its prompt's length: a batch is answered by one gather."""
+        if self._table is None:
+            refs = [ref for ref, _ in self._seqs]
+            starts, pos = [], 0
+            for ref in refs:
+                starts.append(pos)
+                pos += len(ref)
+            self._table = (torch.tensor([t for ref in refs for t in ref], dtype=torch.long),
+                           torch.tensor(starts), torch.tensor([len(r) for r in refs]),
+                           torch.tensor([prompt for _, prompt in self._seqs]))
+        return self._table
+
     def _next_tokens(self, positions: torch.Tensor, cache, tokens: torch.Tensor | None = None) -> torch.Tensor:
         """(B, q) reference token following each node; reads row identity from the tracker layer."""
         tracker = cache.layers[-1].keys[:, 0, :, 0]  # (B, T)
-        seq_ids = tracker.max(dim=1).values.round().long().tolist()
-        out = torch.empty(positions.shape, dtype=torch.long)
-        pos = positions.cpu().tolist()
+        seq = tracker.amax(dim=1).round().long().cpu()
+        positions = positions.cpu()
+        roots = positions[:, 0].tolist()
         sizes = ((tokens != self.pad_token_id).sum(dim=1).tolist() if tokens is not None
                  else [positions.shape[1]] * positions.shape[0])
-        for b, seq in enumerate(seq_ids):
-            ref, prompt = self._seqs[seq]
-            root = pos[b][0]
-            if seq in self._last_root:
-                last_root, last_size = self._last_root[seq]
-                self.pass_log.append((self._kinds[seq], root - last_root, last_size, seq))
-            self._last_root[seq] = (root, max(1, int(sizes[b])))
-            last = len(ref) - 1
-            out[b] = torch.tensor([ref[min(max(p - prompt + 1, 0), last)] for p in pos[b]])
-        return out
+        for b, s in enumerate(seq.tolist()):
+            if s in self._last_root:
+                last_root, last_size = self._last_root[s]
+                self.pass_log.append((self._kinds[s], roots[b] - last_root, last_size, s))
+            self._last_root[s] = (roots[b], max(1, int(sizes[b])))
+        refs, starts, lengths, prompts = self._sequence_table()
+        # node at logical position p: the reference's token p - prompt + 1, then end of sequence
+        at = (positions - (prompts[seq] - 1)[:, None]).clamp_(min=0)
+        at = torch.minimum(at, (lengths[seq] - 1)[:, None])
+        return refs[starts[seq][:, None] + at]
 
     @staticmethod
     def _grow_tracker(cache, q: int) -> None:
@@ -328,7 +345,8 @@ class ReplayTarget:
         layer.keys = torch.cat([layer.keys, new], dim=2)
         layer.values = torch.cat([layer.values, new], dim=2)
 
-    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None) -> torch.Tensor:
+    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None,
+                greedy: bool = False) -> torch.Tensor:
         self.forwards += 1
         B, q = tokens.shape
         expected = (B, 1, q, cache.get_seq_length() + q)
@@ -336,7 +354,7 @@ class ReplayTarget:
             raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected {expected}")
         nxt = self._next_tokens(positions, cache, tokens.cpu())
         self._grow_tracker(cache, q)
-        return self._one_hot(nxt)
+        return nxt if greedy else self._one_hot(nxt)
 
 
 class CostReplayTarget(ReplayTarget):
@@ -396,23 +414,27 @@ class CostReplayTarget(ReplayTarget):
 
     def _blank(self, kind: str, prompt_length: int):
         self._seqs.append(([EOS], prompt_length))
+        self._table = None
         self._kinds.append(kind)
         return len(self._seqs) - 1, [EOS]
 
-    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None) -> torch.Tensor:
+    def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None,
+                greedy: bool = False) -> torch.Tensor:
         self.forwards += 1
         q = tokens.shape[1]
         nxt = self._next_tokens(positions, cache, tokens.cpu())
         tracker = cache.layers.pop()
         try:
             ids = tokens % self.real_vocab if self.replay else tokens
-            logits = self.real.forward(ids, positions, attention_mask, cache, rope_deltas, real=real)
-            if self.replay:
-                logits.argmax(dim=-1).tolist()  # what verification reads from the real logits
+            out = self.real.forward(ids, positions, attention_mask, cache, rope_deltas, real=real, greedy=greedy)
+            if self.replay:  # what verification reads from the real pass
+                (out if greedy else out.argmax(dim=-1)).tolist()
         finally:
             cache.layers.append(tracker)
         self._grow_tracker(cache, q)
-        return self._one_hot(nxt) if self.replay else logits
+        if not self.replay:
+            return out
+        return nxt if greedy else self._one_hot(nxt)
 
 
 # --- real-size random models (GPU) ---------------------------------------------------------------

@@ -9,7 +9,7 @@ Definitions (per page, ``m`` a method, ``ar`` the baseline from the same run):
   (one per region crop and the page) and every decoding pass of both stages;
 * wall-clock speed-up ``ar.wall / m.wall``, wall = render + draft + engine seconds (``ar`` is not
   charged the drafter; with background drafting, render + engine, the engine's seconds spanning the
-  drafter's);
+  drafter's); on the simulated GPU also its simulated seconds and the engine's CPU time per pass;
 * mean accepted length = output tokens per page-level (Stage 2) pass, 1.0 for ``ar``;
   ``regions``: tokens per Stage 1 pass (its passes are batched over regions).
 
@@ -52,6 +52,7 @@ def summarize(pages: list[dict], methods: list[str]) -> dict:
     for m in methods:
         fp_r, wall_r, mal, ed, teds_ = [], [], [], [], []
         fp_sum = ar_fp_sum = wall_sum = ar_wall_sum = gen = s2 = dec = ar_dec = 0
+        gpu = cpu = beside = 0.0
         errors = 0
         for p in pages:
             ar, r = p["methods"]["ar"], p["methods"].get(m)
@@ -67,6 +68,9 @@ def summarize(pages: list[dict], methods: list[str]) -> dict:
             ar_wall_sum += ar["wall_seconds"]
             dec += r.get("decode_passes", 0)
             ar_dec += ar.get("decode_passes", 0)
+            gpu += r.get("gpu_seconds") or 0.0
+            cpu += r.get("decode_cpu_seconds") or 0.0
+            beside += (r.get("background_drafting") or {}).get("draft_seconds") or 0.0
             mal.append(r["mean_accepted_length"])
             gen += r.get("generated_tokens", 0)
             s2 += r.get("stage2_passes", 0) or (r.get("stage1_passes", 0) if m.startswith("regions") else 0)
@@ -80,6 +84,8 @@ def summarize(pages: list[dict], methods: list[str]) -> dict:
             "decode_speedup_total": _ratio(ar_dec, dec),
             "wall_speedup_mean": _mean(wall_r), "wall_speedup_total": _ratio(ar_wall_sum, wall_sum),
             "forward_passes": fp_sum, "wall_seconds": wall_sum,
+            "gpu_seconds": gpu, "decode_cpu_seconds": cpu, "engine_ms_per_pass": _ratio(1000.0 * cpu, fp_sum),
+            "draft_beside_seconds": beside,
             "mean_accepted_length": _ratio(gen, s2), "mean_accepted_length_page_mean": _mean(mal),
             "edit_distance": _mean(ed), "teds": _mean(teds_), "teds_pages": len(teds_),
         }
@@ -201,6 +207,26 @@ def _method_table(summary: dict, methods: list[str]) -> list[str]:
     return lines
 
 
+def _simulated_gpu_table(summary: dict, methods: list[str], info: dict) -> list[str]:
+    """Wall-clock on the simulated GPU: what each method's clock read, what of it the simulated
+    passes were, and what the engine itself cost per pass (the decoding thread's CPU time)."""
+    L = ["", "## Simulated GPU", "",
+         f"A simulation, not a GPU run: {info['target_detail']}. Every pass (prefills included) sleeps the "
+         "cost model's time without holding the GIL; `page` and `hsd` draft on a thread beside their "
+         "decode; wall-clock is render + engine seconds (ar: render + engine), the drafter and the "
+         "engine's own work included. Engine per pass: the decoding thread's CPU time over its passes.", "",
+         "| method | pages | passes (speed-up, total) | wall seconds (speed-up mean / total) | simulated GPU seconds "
+         "| engine CPU per pass | drafting beside (s) |", "|---|---|---|---|---|---|---|"]
+    for m in methods:
+        s = summary.get(m)
+        if not s:
+            continue
+        L.append(f"| {m} | {s['pages']} | {s['forward_passes']} ({_f(s['fp_speedup_total'])}x) | "
+                 f"{s['wall_seconds']:.1f} ({_f(s['wall_speedup_mean'])}x / {_f(s['wall_speedup_total'])}x) | "
+                 f"{s['gpu_seconds']:.1f} | {s['engine_ms_per_pass']:.2f} ms | {s['draft_beside_seconds']:.1f} |")
+    return L
+
+
 def _beside_table(h: dict, info: dict) -> list[str]:
     """The model-output replay beside the human-reference replay of the same pages and drafts."""
     from core.bench.beside import describe
@@ -257,6 +283,8 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     if lose and agg["targets"]["wall_wins_multi_region"]["met"] is not None:
         L.append(f"\nPages where hsd is slower than ar in wall-clock: {', '.join(lose[:30])}"
                  + (" ..." if len(lose) > 30 else ""))
+    if info["target"] == "simulated-gpu":
+        L += _simulated_gpu_table(agg["overall"], methods, info)
     L += ["", "## All pages", ""] + _method_table(agg["overall"], methods)
     d = agg["drafts"]
     L.append(f"\nDrafts alone: edit distance {_f(d['edit_distance'], 3)}, TEDS {_f(d['teds'], 3)}.")

@@ -19,7 +19,14 @@ Targets (``--target``):
   HunyuanVL on CPU, or a random real-size HunyuanOCR with ``--model hunyuan-ocr-random``), real passes
   of HSD's exact shapes, acceptance from the reference;
 * ``real``: the model itself (its own greedy output); the lossless check compares ``hsd`` at tau 1
-  with ``ar`` token for token.
+  with ``ar`` token for token;
+* ``simulated-gpu``: ``SimulatedGpuTarget``, replay's acceptance with every pass taking the time of a
+  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). ``hsd`` and
+  ``page`` draft beside their decode, as conversions on a GPU do (``background_drafting`` auto = on).
+
+Every method record also holds ``decode_cpu_seconds``: the CPU time of the decoding thread
+(``time.thread_time``) while the page converted, the engine's own work (the drafter runs on its own
+thread; a simulated pass sleeps), and with the simulated GPU ``gpu_seconds``, its simulated passes.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from core.page_pipeline import render_and_draft
 from core.speculative.budget import PassCost
 from core.errors import HSDError
 
-TARGETS = ("replay", "replay-cost", "real")
+TARGETS = ("replay", "replay-cost", "real", "simulated-gpu")
 DEFAULT_METHODS = "ar,page,regions,hsd,hsd-tau0.75,hsd-oracle"
 #: Labels left out of a page's draft text when judging drafts (references leave them out too).
 UNJUDGED_LABELS = frozenset({"header", "footer", "page_number"}) | NON_TEXT_LABELS
@@ -101,6 +108,8 @@ class BenchConfig:
     background_drafting: str = "auto"  # replay-cost / real: hsd and page draft beside the decode (see below)
     reference_kind: str = "auto"      # human | model:NAME | auto (the model_outputs layout; core.bench.beside)
     human_reference: str | None = "auto"  # model outputs: also replay ar/hsd on this corpus's human references
+    gpu_pass_ms: float = 20.0         # simulated-gpu: a pass's fixed milliseconds (core.bench.simulated_gpu)
+    gpu_token_ms: float = 0.01        # simulated-gpu: milliseconds per token in the pass
 
 
 @dataclass
@@ -129,6 +138,13 @@ def make_target(cfg: BenchConfig):
     if cfg.target == "replay":
         tok = ReplayTokenizer(base_tokenizer(cfg.tokenizer, cfg.model))
         return ReplayTarget(tok), "replay (greedy output = reference; no network)", tok.name
+    if cfg.target == "simulated-gpu":
+        from core.bench.simulated_gpu import GpuCostModel, SimulatedGpuTarget
+
+        tok = ReplayTokenizer(base_tokenizer(cfg.tokenizer, cfg.model))
+        cost = GpuCostModel(cfg.gpu_pass_ms, cfg.gpu_token_ms)
+        return (SimulatedGpuTarget(tok, cost), f"simulated GPU ({cost.describe()}; acceptance replays the "
+                "reference; a simulation, no GPU ran)", tok.name)
     real, detail = _real_target(cfg)
     if cfg.target == "real":
         return CostReplayTarget(real, replay=False), detail, "model"
@@ -221,7 +237,9 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
     except Exception:
         pass
     kind = human_side.reference_kind(cfg.corpus, cfg.reference_kind)
-    human = human_side.human_reference_folder(cfg.corpus, kind, cfg.human_reference) if cfg.target != "real" else None
+    # the human-reference side replays pass counts: the simulated GPU's clock would only double the run
+    human = (human_side.human_reference_folder(cfg.corpus, kind, cfg.human_reference)
+             if cfg.target not in ("real", "simulated-gpu") else None)
     info = RunInfo(cfg.target, detail, tok_name, drafter_name, [m.name for m in methods], str(cfg.corpus),
                    datetime.datetime.now().isoformat(timespec="seconds"), machine, kind,
                    str(human) if human else None)
@@ -267,7 +285,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
         engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
-                                               dpi=cfg.dpi, background_drafting=cfg.background_drafting),
+                                               dpi=cfg.dpi, background_drafting=_background_drafting(cfg)),
                                   target=target, drafter=None, pass_cost=pass_cost)
                    for m in methods}
         for engine in engines.values():
@@ -291,6 +309,14 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
                 + ", ".join(f"{k} {v['forward_passes']}fp/{v['wall_seconds']:.2f}s" for k, v in rec["methods"].items())
                 + (f" [hsd mal {hsd['mean_accepted_length']:.2f}]" if "hsd" in rec["methods"] else ""))
     return out
+
+
+def _background_drafting(cfg: BenchConfig) -> str:
+    """The engines' ``background_drafting``: on a simulated GPU, auto means on (its target sits on the
+    CPU, where ``auto`` drafts first, but it stands for a GPU, whose passes leave the CPU to the drafter)."""
+    if cfg.target == "simulated-gpu" and cfg.background_drafting == "auto":
+        return "on"
+    return cfg.background_drafting
 
 
 def _draft_text_all(regions) -> str:
@@ -328,6 +354,7 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
                   and engines[m.name].drafts_beside_decode)
         if beside:  # the same drafter, on a thread beside this method's decode (module docstring)
             regs = DraftJob(drafter, page)
+        cpu0, gpu0 = time.thread_time(), _device_seconds(target)
         try:
             res = engines[m.name].convert_image(image, regs, page.width, page.height, index + 1)
         except (KeyboardInterrupt, HSDError):
@@ -336,6 +363,9 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
             error, res = f"{type(exc).__name__}: {exc}", None
         rec["methods"][m.name] = _method_record(m, res, error, render_s, 0.0 if beside else draft_s, page_ref,
                                                 target)
+        rec["methods"][m.name]["decode_cpu_seconds"] = time.thread_time() - cpu0
+        if gpu0 is not None:
+            rec["methods"][m.name]["gpu_seconds"] = _device_seconds(target) - gpu0
         if beside:
             drafted = regs.result()  # waits for the drafter if the decode finished first
             rec["methods"][m.name]["background_drafting"] = {
@@ -351,6 +381,13 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
     if not replay and "ar" in outputs and "hsd" in outputs:
         rec["lossless"] = outputs["hsd"] == outputs["ar"]
     return rec
+
+
+def _device_seconds(target) -> float | None:
+    """The simulated GPU's seconds so far (None for other targets)."""
+    from core.bench.simulated_gpu import SimulatedGpuTarget
+
+    return target.device_seconds if isinstance(target, SimulatedGpuTarget) else None
 
 
 def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target) -> dict:

@@ -22,7 +22,13 @@ def register(sub) -> None:
     p.add_argument("corpus", metavar="CORPUS", help="folder with pairs/NAME.pdf and NAME.md beside each")
     p.add_argument("--target", choices=TARGETS, default="replay",
                    help="replay: greedy output = the reference (no network); replay-cost: real passes of "
-                   "--model with acceptance from the reference; real: the model itself (default: replay)")
+                   "--model with acceptance from the reference; real: the model itself; simulated-gpu: "
+                   "replay's acceptance, every pass taking a GPU's time by a cost model (default: replay)")
+    p.add_argument("--gpu-pass-ms", type=float, default=20.0, metavar="MS",
+                   help="simulated-gpu: fixed milliseconds of every pass (default 20: a 1 B VLM in transformers)")
+    p.add_argument("--gpu-token-ms", type=float, default=0.01, metavar="MS",
+                   help="simulated-gpu: milliseconds per token in a pass, a prefill's image patches included "
+                   "(default 0.01); 0 and 0 measure the engine's own cost alone")
     p.add_argument("--model", default=None,
                    help=f"model folder or hub id for real / replay-cost ({RANDOM_HUNYUAN}: a random model of "
                    "HunyuanOCR's size, for GPU timing; default: a tiny random hunyuan_vl on CPU)")
@@ -49,8 +55,9 @@ def register(sub) -> None:
                    help="collapse: runs of spaces inside lines of references become one, as a VLM writes "
                    "(default)")
     p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
-                   help="replay-cost / real: hsd and page draft each page on a thread beside its decode, as "
-                   "conversions do (auto: where the model is on a GPU; replay always drafts first)")
+                   help="replay-cost / real / simulated-gpu: hsd and page draft each page on a thread beside "
+                   "its decode, as conversions do (auto: where the model is on a GPU, and on the simulated "
+                   "one; replay always drafts first)")
     p.add_argument("--reference-kind", default="auto", metavar="KIND",
                    help="what the corpus's .md files are: human, or model:NAME (a model's recorded outputs); "
                    "auto: model:FOLDER for a corpus inside a model_outputs folder, else human")
@@ -78,6 +85,7 @@ def run(args) -> int:
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
         reference_spaces=args.reference_spaces, background_drafting=args.background_drafting,
         reference_kind=args.reference_kind, human_reference=args.human_reference,
+        gpu_pass_ms=args.gpu_pass_ms, gpu_token_ms=args.gpu_token_ms,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     import json
@@ -104,7 +112,9 @@ def run(args) -> int:
         print(f"  {describe(result['info']['reference_kind'])}")
     for m, s in o.items():
         print(f"  {m:14s} fwd-pass speed-up {s['fp_speedup_mean']:.2f}x (total {s['fp_speedup_total']:.2f}x), "
-              f"wall {s['wall_speedup_mean']:.2f}x, mean accepted length {s['mean_accepted_length']:.2f}"
+              f"wall {s['wall_speedup_mean']:.2f}x (total {s['wall_speedup_total']:.2f}x), "
+              f"mean accepted length {s['mean_accepted_length']:.2f}"
+              + (f", engine {s['engine_ms_per_pass']:.2f} ms a pass" if cfg.target == "simulated-gpu" else "")
               + (f", {s['errors']} errors" if s["errors"] else ""))
     h = agg.get("human_reference")
     if h and "hsd" in h["human"]:

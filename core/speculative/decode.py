@@ -19,18 +19,20 @@ whenever the drafts are being rejected.
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
 from core.errors import CancelledError
-from core.targets.kv import additive_mask, cache_select, concat_rows
+from core.targets.kv import cache_select, concat_rows, tree_pass_mask
 from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
-from core.speculative.verify import verify_tree
+from core.speculative.tree import ancestor_masks
+from core.speculative.verify import verify_greedy, verify_tree
 from core.tuning import BATCH_BUDGETS, COMPACT_HOLE_FRACTION, GIVE_UP_PATIENCE
 
 
@@ -155,19 +157,26 @@ class SpeculativeDecoder:
                                         self._length(r, min(cap, r.budget or self.proposal.max_chain), len(live)))
                      for r in live]
             t0 = time.perf_counter()
-            logits = self._forward(live, trees, cache, valid)
-            valid = torch.cat([valid, torch.zeros(len(live), logits.shape[1], dtype=torch.bool,
-                                                  device=valid.device)], dim=1)
-            T = valid.shape[1] - logits.shape[1]
+            # At tau = 1 verification reads the argmax alone: the target answers ids, not logits.
+            greedy = self.tau >= 1.0
+            out = self._forward(live, trees, cache, valid, greedy)
+            q = out.shape[1]
+            ids = out.tolist() if greedy else None  # one transfer for the batch
+            T = valid.shape[1]
+            kept_rows, kept_columns = [], []  # each row's accepted nodes: their cache columns are valid
             gained = []
             for b, (row, tree) in enumerate(zip(live, trees)):
-                relax = None
-                if self.relax_allowed is not None:
-                    relax = lambda toks, ctx=row.output: self.relax_allowed(ctx + toks)  # noqa: E731
-                acc = verify_tree(tree, logits[b, : len(tree)], self.tau, relax)
+                if greedy:
+                    acc = verify_greedy(tree, ids[b])
+                else:
+                    relax = None
+                    if self.relax_allowed is not None:
+                        relax = lambda toks, ctx=row.output: self.relax_allowed(ctx + toks)  # noqa: E731
+                    acc = verify_tree(tree, out[b, : len(tree)], self.tau, relax)
                 if len(tree) > 1:
                     row.rate.add(acc.accepted_drafts, acc.path[-1] in tree.parents)  # stopped at a rejection
-                valid[b, [T + i for i in acc.path]] = True
+                kept_rows += [b] * len(acc.path)
+                kept_columns += [T + i for i in acc.path]
                 before = len(row.output)
                 row.output.extend(tree.tokens[i] for i in acc.path)
                 row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
@@ -186,9 +195,11 @@ class SpeculativeDecoder:
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
-            if self.cost is not None:  # verification read the logits: the pass is over, also on a GPU
-                self.cost.add(len(live) * logits.shape[1], time.perf_counter() - t0)
-                self.cost.width = logits.shape[1]  # also the next page's first guess
+            valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
+            valid[long_tensor(kept_rows).to(valid.device), long_tensor(kept_columns).to(valid.device)] = True
+            if self.cost is not None:  # verification read the pass's output: it is over, also on a GPU
+                self.cost.add(len(live) * q, time.perf_counter() - t0)
+                self.cost.width = q  # also the next page's first guess
             if any(r.done and r.ends_batch for r in live):
                 for r in live:
                     if not r.done:
@@ -234,28 +245,36 @@ class SpeculativeDecoder:
             return full
         return max(self.proposal.min_budget, current // 2)
 
-    def _forward(self, rows, trees, cache, valid) -> torch.Tensor:
-        """One pass over all rows' trees. Returns logits (B, q, V)."""
-        B, T = valid.shape
-        q = max(len(t) for t in trees)
-        device = valid.device
-        tokens = torch.full((B, q), self.target.pad_token_id, dtype=torch.long)
-        positions = torch.zeros((B, q), dtype=torch.long)
-        tree_mask = torch.eye(q, dtype=torch.bool).repeat(B, 1, 1)  # padding nodes see themselves
-        real = torch.zeros((B, q), dtype=torch.bool)  # padding needs no logits (a CPU head skips it)
-        for b, (row, tree) in enumerate(zip(rows, trees)):
-            n = len(tree)
-            real[b, :n] = True
-            tokens[b, :n] = torch.tensor(tree.tokens)
-            positions[b, :n] = row.length + torch.tensor(tree.depths)
-            positions[b, n:] = row.length
-            tree_mask[b, :n, :n] = tree.ancestor_mask()
-        allowed = torch.cat([valid[:, None, :].expand(B, q, T), tree_mask.to(device)], dim=2)
-        mask = additive_mask(allowed, self.target.dtype)
-        rope_deltas = torch.tensor([r.rope_delta for r in rows], dtype=torch.long)
+    def _forward(self, rows, trees, cache, valid, greedy: bool) -> torch.Tensor:
+        """One pass over all rows' trees. Returns argmax ids (B, q) where ``greedy``, else logits (B, q, V)."""
+        sizes = [len(t) for t in trees]
+        B, q = len(trees), max(sizes)
+        pad, device = self.target.pad_token_id, valid.device
+        flat: list[int] = []  # tokens, positions, sizes and rope deltas: one tensor from one list
+        for tree, n in zip(trees, sizes):
+            flat += tree.tokens
+            flat += [pad] * (q - n)
+        for row, tree, n in zip(rows, trees, sizes):
+            flat += [row.length + d for d in tree.depths]
+            flat += [row.length] * (q - n)
+        flat += sizes
+        flat += [r.rope_delta for r in rows]
+        values = long_tensor(flat)
+        tokens, positions = values[:2 * B * q].view(2, B, q)
+        real = torch.arange(q) < values[2 * B * q:2 * B * q + B, None]  # padding needs no logits (a CPU head skips it)
+        rope_deltas = values[2 * B * q + B:]
+        mask = tree_pass_mask(valid, ancestor_masks(trees, q), self.target.dtype)
         return self.target.forward(
-            tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device), real=real
+            tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device), real=real, greedy=greedy
         )
+
+
+def long_tensor(values: list[int]) -> torch.Tensor:
+    """A 1-D int64 tensor of ``values`` through a packed array: a few times cheaper than
+    ``torch.tensor`` of a list, which converts element by element."""
+    if not values:
+        return torch.zeros(0, dtype=torch.long)
+    return torch.frombuffer(array("q", values), dtype=torch.long)
 
 
 # --- cache surgery -------------------------------------------------------------------------------

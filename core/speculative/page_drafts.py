@@ -7,30 +7,27 @@ region, that region's verified output replaces its raw draft as a token draft (t
 reading is what the page-level model most likely writes) and joins the text drafts; the raw text stays
 available to the text matcher, so a region whose Stage 1 output went astray still lends its raw draft.
 
-Draft slots, ``n`` regions:
-
-    token drafts  0 .. n-1   region i: its Stage 1 output once there, else its raw draft tokens
-                  n          every region's best text joined in reading order ("...end.\\n\\nNext...":
-                             the page output crosses region boundaries in tokens no single draft has)
-                  n+1 .. 2n  region i's Stage 1 output so far, while its row decodes
-    text drafts   0 .. n-1   region i's Stage 1 output, so far or final (empty until it starts)
-                  n .. 2n-1  region i's raw draft text (a figure's: the text read inside it)
-                  2n         the joined text
-                  2n+1       the joined text with the figures' text in place ("" without figure text)
+Each region has one record (``RegionDraft``) naming its drafts: its token draft (raw tokens, then its
+Stage 1 output), its Stage 1 output so far while its row decodes, its Stage 1 text (so far or final)
+and its raw text (a figure's: the text read inside it). The page adds a joined token draft and two
+joined text drafts: every region's best text in reading order ("...end.\\n\\nNext...": the page
+output crosses region boundaries in tokens no single draft has), and the same with the figures'
+text in place ("" without figure text).
 
 Proposals come from, in order: exact token n-grams, normalised-character text matching, the output's
-own n-grams (tables repeat their markup), the document's earlier pages (``history``) and a bounded
-1-gram fallback tree.
+own n-grams (tables repeat their markup), the regions not yet written where a region ends, the
+document's earlier pages (``history``) and a bounded 1-gram fallback tree.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import (NextRegionProposer, OpeningProposer, OutputNgramProposer, TextProposer,
-                                        TokenNgramProposer, UnionProposal)
+from core.speculative.proposers import (NextRegionProposer, OpeningProposer, OutputNgramProposer, OutputTail,
+                                        TextProposer, TokenNgramProposer, UnionProposal)
 from core.speculative.textmatch import Notation
 from core.tuning import GROW_STEP
 
@@ -38,44 +35,47 @@ if TYPE_CHECKING:
     from core.targets.profiles.base import PageStyle
 
 
-class _Slots:
-    """Where each draft of ``n`` regions sits in the token and the text proposers (module docstring)."""
+@dataclass
+class RegionDraft:
+    """One region of the page as Stage 2 drafts it.
 
-    def __init__(self, n: int):
-        self.n = n
+    region:       the page's index of the region (tree origins name it).
+    raw_text:     the drafter's cleaned text ("" for a figure); figure_text: text read inside a figure.
+    refined:      its Stage 1 output's text once that arrived (None before).
+    grown:        tokens of its Stage 1 output so far already in its ``partial`` draft.
+    tokens, partial:      its token drafts' numbers (the raw tokens, then the Stage 1 output; the
+                          Stage 1 output so far).
+    stage1_text, raw_text_draft:  its text drafts' numbers.
+    """
 
-    # token drafts
-    def region_tokens(self, region: int) -> int:
-        return region
-
-    @property
-    def joined_tokens(self) -> int:
-        return self.n
-
-    def partial_tokens(self, region: int) -> int:
-        return self.n + 1 + region
-
-    def token_regions(self, ids: list[int]) -> list[int | None]:
-        """Region id of every token slot, in slot order (None: the joined draft)."""
-        return ids + [None] + ids
-
-    # text drafts
-    def stage1_text(self, region: int) -> int:
-        return region
-
-    def raw_text(self, region: int) -> int:
-        return self.n + region
+    region: int
+    raw_text: str
+    figure_text: str
+    tokens: int = -1
+    partial: int = -1
+    stage1_text: int = -1
+    raw_text_draft: int = -1
+    refined: str | None = None
+    grown: int = 0
 
     @property
-    def joined_text(self) -> int:
-        return 2 * self.n
+    def best(self) -> str:
+        """Its Stage 1 output once there, else its raw draft."""
+        return self.refined if self.refined else self.raw_text
 
-    @property
-    def joined_with_figures_text(self) -> int:
-        return 2 * self.n + 1
 
-    def text_regions(self, ids: list[int]) -> list[int | None]:
-        return ids + ids + [None, None]
+class _Numbered:
+    """The drafts of one proposer, numbered in the order they are added, each with its region
+    (None: the page's joined drafts, which belong to no region)."""
+
+    def __init__(self):
+        self.contents: list = []
+        self.regions: list[int | None] = []
+
+    def add(self, content, region: int | None) -> int:
+        self.contents.append(content)
+        self.regions.append(region)
+        return len(self.contents) - 1
 
 
 class PageDrafts:
@@ -83,7 +83,8 @@ class PageDrafts:
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, regions: list[int] | None = None,
                  notation: Notation | None = None, history: OutputHistory | None = None,
                  style: "PageStyle | None" = None, figure_texts: list[str] | None = None):
-        """``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
+        """``drafts`` / ``texts``: each region's token draft and cleaned text, in reading order.
+        ``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
         ``notation``: word forms learned so far, shared with the page's other rows (default: own).
         ``history``: the document's earlier pages' output (shared, read only here).
         ``style``: how the target family starts a page (``Profile.style``); None: no opening is
@@ -92,24 +93,33 @@ class PageDrafts:
         leaves a figure's labels out, but where the layout took text for a figure (a standards
         page's clauses under one large box) it writes them: they are text drafts of their own
         region, and in a joined draft of their own beside the joined draft without them."""
-        n = len(drafts)
-        ids = list(regions) if regions is not None else list(range(n))
-        self.n, self.encode, self.decode = n, encode, decode
-        self.ids = ids
-        self.slots = slots = _Slots(n)
-        self.raw_texts = list(texts)
-        self.refined: list[str | None] = [None] * n
-        self.figure_texts = list(figure_texts) if figure_texts else [""] * n
+        ids = list(regions) if regions is not None else list(range(len(drafts)))
+        figures = list(figure_texts) if figure_texts else [""] * len(drafts)
+        self.encode, self.decode = encode, decode
+        self.records = [RegionDraft(i, text, figure) for i, text, figure in zip(ids, texts, figures)]
+        self._by_region = {r.region: r for r in self.records}
+        self._best_list: list[tuple[int, str]] | None = None
+        tokens, text = _Numbered(), _Numbered()
+        for r, draft in zip(self.records, drafts):
+            r.tokens = tokens.add(list(draft), r.region)
         joined = self._joined()
-        token_drafts = list(drafts) + [encode(joined) if joined else []] + [[] for _ in ids]
-        self.tokens = TokenNgramProposer(token_drafts, cfg, regions=slots.token_regions(ids), fallback=False)
-        raw = [t or f for t, f in zip(texts, self.figure_texts)]
-        self.texts = TextProposer([""] * n + raw + [joined, self._joined(figures=True)], slots.text_regions(ids),
-                                  encode, decode, cfg, notation=notation)
-        fallback = TokenNgramProposer([], cfg, regions=slots.token_regions(ids), index=self.tokens.index)
+        self._joined_tokens = tokens.add(encode(joined) if joined else [], None)
+        for r in self.records:
+            r.partial = tokens.add([], r.region)
+        for r in self.records:
+            r.stage1_text = text.add("", r.region)
+        for r in self.records:
+            r.raw_text_draft = text.add(r.raw_text or r.figure_text, r.region)
+        self._joined_text = text.add(joined, None)
+        self._joined_figures_text = text.add(self._joined(figures=True), None)
+
+        tail = OutputTail(decode)  # the output's tail, decoded once a pass for every text proposer
+        self.tokens = TokenNgramProposer(tokens.contents, cfg, regions=tokens.regions, fallback=False)
+        self.texts = TextProposer(text.contents, text.regions, encode, decode, cfg, notation=notation, tail=tail)
+        fallback = TokenNgramProposer([], cfg, regions=tokens.regions, index=self.tokens.index)
         proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
-        if n > 1:  # a Stage 1 row reads one region: nothing follows it
-            proposers.append(NextRegionProposer(self._best_by_region, encode, decode, cfg))
+        if len(self.records) > 1:  # a Stage 1 row reads one region: nothing follows it
+            proposers.append(NextRegionProposer(self._best_by_region, encode, decode, cfg, tail=tail))
         if style is not None:
             proposers.insert(0, OpeningProposer(self._best_by_region, style.openings,
                                                 style.heading_marks, encode, decode, cfg))
@@ -117,51 +127,56 @@ class PageDrafts:
             proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
         self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
         self._stale = False
-        self._grown = [0] * n  # tokens of each region's partial output already in its draft
+
+    def region(self, region: int) -> RegionDraft:
+        """The record of the page's region ``region``."""
+        return self._by_region[region]
 
     def grow(self, region: int, tokens: list[int]) -> None:
         """Region ``region``'s Stage 1 row has verified ``tokens`` so far."""
-        have = self._grown[region]
-        if self.refined[region] is not None or len(tokens) <= have:
+        r = self._by_region[region]
+        have = r.grown
+        if r.refined is not None or len(tokens) <= have:
             return
-        self.tokens.index.extend(self.slots.partial_tokens(region), tokens[have:])
-        self._grown[region] = len(tokens)
+        self.tokens.index.extend(r.partial, tokens[have:])
+        r.grown = len(tokens)
         if len(tokens) // GROW_STEP > have // GROW_STEP:
-            self.texts.set_text(self.slots.stage1_text(region), self.decode(tokens))
+            self.texts.set_text(r.stage1_text, self.decode(tokens))
 
     def refine(self, region: int, tokens: list[int], text: str) -> None:
         """Region ``region``'s Stage 1 output arrived (call ``rejoin`` after a batch of these)."""
         if not tokens:
             return
-        self.refined[region] = text
-        self.tokens.set_draft(self.slots.region_tokens(region), tokens)
-        if self._grown[region]:
-            self.tokens.set_draft(self.slots.partial_tokens(region), [])
-        self.texts.set_text(self.slots.stage1_text(region), text)
+        r = self._by_region[region]
+        r.refined = text
+        self._best_list = None
+        self.tokens.set_draft(r.tokens, tokens)
+        if r.grown:
+            self.tokens.set_draft(r.partial, [])
+        self.texts.set_text(r.stage1_text, text)
         self._stale = True
 
     def rejoin(self) -> None:
-        """Rebuild the joined draft from the best text of every region (once per pass, not per region)."""
+        """Rebuild the joined drafts from the best text of every region (once per pass, not per region)."""
         if not self._stale:
             return
         joined = self._joined()
-        self.tokens.set_draft(self.slots.joined_tokens, self.encode(joined) if joined else [])
-        self.texts.set_text(self.slots.joined_text, joined)
-        self.texts.set_text(self.slots.joined_with_figures_text, self._joined(figures=True))
+        self.tokens.set_draft(self._joined_tokens, self.encode(joined) if joined else [])
+        self.texts.set_text(self._joined_text, joined)
+        self.texts.set_text(self._joined_figures_text, self._joined(figures=True))
         self._stale = False
 
     def _best_by_region(self) -> list[tuple[int, str]]:
-        """``(region, best text)`` in reading order, as the opening and next-region proposers read it."""
-        return list(zip(self.ids, self._best()))
-
-    def _best(self) -> list[str]:
-        """Every region's best text: its Stage 1 output once there, else its raw draft."""
-        return [r if r else t for r, t in zip(self.refined, self.raw_texts)]
+        """``(region, best text)`` in reading order, as the opening and next-region proposers read
+        it: one list until a region is refined (they rebuild what they derive from it only then)."""
+        if self._best_list is None:
+            self._best_list = [(r.region, r.best) for r in self.records]
+        return self._best_list
 
     def _joined(self, figures: bool = False) -> str:
         """The regions' best texts in reading order; with ``figures``, also the figures' text (or
         "" where there is none: the joined draft already says the rest)."""
-        if figures and not any(self.figure_texts):
+        if figures and not any(r.figure_text for r in self.records):
             return ""
-        texts = [t or f for t, f in zip(self._best(), self.figure_texts)] if figures else self._best()
+        texts = [r.best or r.figure_text for r in self.records] if figures else [r.best for r in self.records]
         return "\n\n".join(t for t in texts if t.strip())

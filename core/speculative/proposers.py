@@ -52,17 +52,56 @@ class TokenNgramProposer:
         return tree
 
 
+class OutputTail:
+    """A row's output as the text proposers read it, decoded and normalised once per pass for all
+    of them: the text of its last ``tail_tokens`` tokens and the root (``text``, ``normalized``),
+    and on demand the whole output's normalised characters (``written``). Each answer is kept
+    until the output grows or the root changes."""
+
+    def __init__(self, decode: Callable[[list[int]], str], tail_tokens: int = TEXT_TAIL_TOKENS):
+        self.decode, self.tail_tokens = decode, tail_tokens
+        self._key: tuple[int, int] | None = None
+        self._text: str | None = None
+        self._normalized: NormalizedText | None = None
+        self._written: str | None = None
+
+    def _at(self, output: list[int], root: int) -> None:
+        if self._key != (len(output), root):
+            self._key = (len(output), root)
+            self._text = self._normalized = self._written = None
+
+    def text(self, output: list[int], root: int) -> str:
+        self._at(output, root)
+        if self._text is None:
+            self._text = self.decode(output[-self.tail_tokens:] + [root])
+        return self._text
+
+    def normalized(self, output: list[int], root: int) -> NormalizedText:
+        self._at(output, root)
+        if self._normalized is None:
+            self._normalized = NormalizedText.of(self.text(output, root))
+        return self._normalized
+
+    def written(self, output: list[int], root: int) -> str:
+        """The normalised characters of the whole output and the root."""
+        self._at(output, root)
+        if self._written is None:
+            self._written = NormalizedText.of(self.decode(output + [root])).norm
+        return self._written
+
+
 class TextProposer:
-    """Normalised-character matching into raw text drafts (page level); see ``textmatch``."""
+    """Normalised-character matching into raw text drafts (page level); see ``textmatch``.
+    ``tail``: the row's ``OutputTail``, shared with its other text proposers (default: its own)."""
 
     def __init__(self, texts: list[str], regions: list[int], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, tail_tokens: int = TEXT_TAIL_TOKENS,
-                 notation: Notation | None = None):
+                 notation: Notation | None = None, tail: OutputTail | None = None):
         self.matcher = TextMatcher(texts, notation=notation)
         self.regions = regions
         self.encode, self.decode = encode, decode
         self.cfg = cfg
-        self.tail_tokens = tail_tokens
+        self.tail = tail if tail is not None else OutputTail(decode, tail_tokens)
 
     def set_text(self, d: int, text: str) -> None:
         self.matcher.set_text(d, text)
@@ -70,9 +109,10 @@ class TextProposer:
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         if not self.matcher:
             return root_only(root)
-        tail = self.decode(output[-self.tail_tokens:] + [root])
+        tail = self.tail.text(output, root)
         conts = []
-        for text, d, pos in self.matcher.continuations(tail, max_chars_out=TEXT_CHARS_PER_TOKEN * budget):
+        for text, d, pos in self.matcher.continuations(tail, max_chars_out=TEXT_CHARS_PER_TOKEN * budget,
+                                                       normalized=self.tail.normalized(output, root)):
             tokens = self.encode(text)[:budget]
             if tokens:
                 conts.append((tokens, (self.regions[d], pos)))
@@ -174,9 +214,13 @@ class NextRegionProposer:
     STARTED = NEXT_STARTED
 
     def __init__(self, texts: Callable[[], list[tuple[int, str]]], encode: Callable[[str], list[int]],
-                 decode: Callable[[list[int]], str], cfg: ProposalConfig):
+                 decode: Callable[[list[int]], str], cfg: ProposalConfig, tail: OutputTail | None = None):
         self.texts, self.encode, self.decode, self.cfg = texts, encode, decode, cfg
+        self.tail = tail if tail is not None else OutputTail(decode)
         self._norm: dict[str, NormalizedText] = {}
+        self._texts: list | None = None  # the list ``texts`` gave last, and from it:
+        self._regions: list[tuple[int, NormalizedText]] = []  # its non-blank regions, normalised
+        self._endings: dict[int, dict[str, int]] = {}  # k -> last k characters -> first such region
 
     def _normalized(self, text: str) -> NormalizedText:
         n = self._norm.get(text)
@@ -184,17 +228,40 @@ class NextRegionProposer:
             n = self._norm[text] = NormalizedText.of(text)
         return n
 
+    def _current(self) -> list[tuple[int, NormalizedText]]:
+        """The regions, normalised, rebuilt only when ``texts`` gives another list (a region's
+        Stage 1 output arrived): a page of 300 regions is not walked every pass."""
+        texts = self.texts()
+        if texts is not self._texts:
+            self._texts = texts
+            self._regions = [(r, self._normalized(t)) for r, t in texts if t.strip()]
+            self._endings = {}
+        return self._regions
+
+    def _ending_with(self, key: str) -> int | None:
+        """The first region (in reading order) whose normalised text ends with ``key``."""
+        k = len(key)
+        if not k:
+            return 0 if self._regions else None
+        endings = self._endings.get(k)
+        if endings is None:
+            endings = self._endings[k] = {}
+            for i, (_, n) in enumerate(self._regions):
+                if len(n.norm) >= k:
+                    endings.setdefault(n.norm[-k:], i)
+        return endings.get(key)
+
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
-        tail_raw = self.decode(output[-TEXT_TAIL_TOKENS:] + [root])
-        tail = NormalizedText.of(tail_raw)
-        regions = [(r, self._normalized(t)) for r, t in self.texts() if t.strip()]
+        tail_raw = self.tail.text(output, root)
+        tail = self.tail.normalized(output, root)
+        regions = self._current()
         for started in range(self.STARTED + 1):
             body = tail.norm[:len(tail.norm) - started]
             k = min_window(body, TEXT_MIN_CHARS)
             if len(body) < k:
                 break
             key = body[-k:]
-            ended = next((i for i, (_, n) in enumerate(regions) if n.norm.endswith(key)), None)
+            ended = self._ending_with(key)
             if ended is not None:
                 conts = self._openings(output, root, tail_raw, tail, regions, ended, started, budget)
                 if conts:
@@ -216,7 +283,7 @@ class NextRegionProposer:
                 return []  # the output went on with markup of its own
             head = ""
             lead = closing[len(mark):] + ("" if "\n" in written_sep else "\n\n")
-        written = NormalizedText.of(self.decode(output + [root])).norm
+        written = self.tail.written(output, root)
         if started:
             written = written[:-started]
         limit = min(budget, OPENING_TOKENS)

@@ -22,9 +22,14 @@ is then proposed beside the raw one, and the next formula is accepted in one pas
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from core.speculative.latex import LETTER_OF_COMMAND, has_math_symbol, math_symbols, to_latex
 from core.speculative.mathmode import inside_math
@@ -58,37 +63,39 @@ class NormalizedText:
 
     raw: str
     norm: str
-    raw_index: list[int]
-    raw_end: list[int]
+    raw_index: Sequence[int]  # a list, or for a long text an ``array('q')``
+    raw_end: Sequence[int]
 
     @classmethod
     def of(cls, raw: str) -> "NormalizedText":
-        markup = [False] * len(raw)
-        letters: dict[int, tuple[str, int]] = {}  # start of a command naming a letter -> (letter, end)
-        for m in _MARKUP.finditer(raw):
-            markup[m.start():m.end()] = [True] * (m.end() - m.start())
-            letter = _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None
-            if letter:
-                letters[m.start()] = (letter, m.end())
-        chars, index, end = [], [], []
-        for i, ch in enumerate(raw):
-            if markup[i]:
-                if i in letters:
-                    chars.append(letters[i][0])
-                    index.append(i)
-                    end.append(letters[i][1])
-                continue
-            if ch < "\x80":  # ASCII is its own NFKC form: the common case, without the call
-                if ch.isalnum():
-                    chars.append(ch)
-                    index.append(i)
-                    end.append(i + 1)
-                continue
-            for c in unicodedata.normalize("NFKC", ch):
-                if _kept(c):
+        """Markup is skipped (a LaTeX command naming a letter kept as that letter), ASCII letters and
+        digits kept, any other character replaced by its NFKC form's letters and digits. A text of
+        ``_LONG_TEXT`` characters or more (an output's tail, a joined draft of a whole page) is
+        folded with array operations (``_fold_long``); a shorter one character by character, where
+        those would cost more."""
+        spans = [(m.start(), m.end(), _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None)
+                 for m in _MARKUP.finditer(raw)]
+        if len(raw) >= _LONG_TEXT:
+            folded = _fold_long(raw, spans)
+            if folded is not None:
+                return cls(raw, *folded)
+        chars: list[str] = []
+        index: list[int] = []
+        end: list[int] = []
+        pos = 0
+        for a, b, letter in spans + [(len(raw), len(raw), None)]:
+            for i in range(pos, a):
+                ch = raw[i]
+                kept = (ch if ch.isalnum() else "") if ch < "\x80" else _fold(ch)
+                for c in kept:
                     chars.append(c)
                     index.append(i)
                     end.append(i + 1)
+            if letter:
+                chars.append(letter)
+                index.append(a)
+                end.append(b)
+            pos = b
         return cls(raw, "".join(chars), index, end)
 
     def gap(self, k: int) -> str:
@@ -96,10 +103,65 @@ class NormalizedText:
         return self.raw[self.raw_end[k]:self.raw_index[k + 1]]
 
 
+#: Characters from which ``NormalizedText.of`` folds with array operations (cheaper from about 100).
+_LONG_TEXT = 128
+#: Per non-ASCII character: its NFKC form's letters and digits ("" for punctuation, "fi" for "ﬁ").
+_FOLDS: dict[str, str] = {}
+#: Per character of the Basic Multilingual Plane, the code its fold is (0: dropped), or one of:
+_UNSEEN, _SEVERAL = 0xFFFFFFFF, 0xFFFFFFFE  # not folded yet; folds to several characters
+_FOLD_CODES = np.full(0x10000, _UNSEEN, dtype=np.uint32)
+_FOLD_CODES[:128] = [c if chr(c).isalnum() else 0 for c in range(128)]
+
+
+def _fold(ch: str) -> str:
+    kept = _FOLDS.get(ch)
+    if kept is None:
+        kept = _FOLDS[ch] = "".join(c for c in unicodedata.normalize("NFKC", ch) if _kept(c))
+    return kept
+
+
+def _fold_long(raw: str, spans: list[tuple[int, int, str | None]]):
+    """``NormalizedText.of`` of a long text as ``(norm, raw_index, raw_end)`` by array operations
+    over its character codes (None for a text with characters beyond the BMP: the walk does those)."""
+    try:
+        codes = np.frombuffer(raw.encode("utf-32-le"), dtype=np.uint32)
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    if not len(codes) or int(codes.max()) > 0xFFFF:
+        return None
+    out = _FOLD_CODES[codes]
+    unseen = out == _UNSEEN
+    if unseen.any():
+        for c in np.unique(codes[unseen]).tolist():
+            kept = _fold(chr(c))
+            _FOLD_CODES[c] = ord(kept) if len(kept) == 1 else _SEVERAL if kept else 0
+        out = _FOLD_CODES[codes]
+    ends = {}
+    for a, b, letter in spans:
+        out[a:b] = 0
+        if letter:
+            out[a], ends[a] = ord(letter), b
+    index = np.flatnonzero(out)
+    chars = out[index]
+    several = chars == _SEVERAL
+    if several.any():  # "ﬁ" -> "fi", "½" -> "12": one entry per character of the fold
+        at = index[several]
+        folds = [_fold(raw[i]) for i in at.tolist()]
+        index = np.concatenate([index[~several], np.repeat(at, [len(f) for f in folds])])
+        chars = np.concatenate([chars[~several], np.array([ord(c) for f in folds for c in f], dtype=np.uint32)])
+        order = np.argsort(index, kind="stable")
+        index, chars = index[order], chars[order]
+    end = index + 1
+    if ends:
+        end[np.searchsorted(index, list(ends))] = list(ends.values())
+    # array('q') from the bytes: a copy, where a list would make ten thousand int objects
+    return (chars.tobytes().decode("utf-32-le"), array("q", index.astype(np.int64).tobytes()),
+            array("q", end.astype(np.int64).tobytes()))
+
+
 #: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:
 #: ``%</td><td>`` is one separator (the tag letters are not content), not ``%</``, ``>``, ``<``, ``>``.
 _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
-_WORD = re.compile(r"\S+")
 _DIGITS = re.compile(r"\d+")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
 #: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
@@ -133,6 +195,8 @@ class Notation:
         self.shapes: dict[str, tuple[str, str]] = {}
         self.literal: set[str] = set()  # math symbols the output writes as they are, not as LaTeX
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
+        self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
+        self._pattern_version = -1
 
     @property
     def version(self) -> int:
@@ -145,7 +209,7 @@ class Notation:
         return bool(self.words or self.shapes)
 
     def learn(self, word: str, form: str) -> None:
-        if form != word and NormalizedText.of(form).norm != NormalizedText.of(word).norm:
+        if form != word and _norm(form) != _norm(word):
             return  # a form must keep the word's letters and digits (one normalised stream)
         if self._set(self.words, word, None if form == word else form):
             self._changes.append(word)
@@ -155,6 +219,19 @@ class Notation:
                 template = None if form == word else (form[:at], form[at + len(word):])
                 if self._set(self.shapes, _DIGITS.sub("#", word), template):
                     self._changes.append(None)
+
+    def render_text(self, text: str) -> str:
+        """``text`` with every word (what lies between spaces) rendered. Only the words that may
+        render are visited: the learned ones, and those with digits where digit shapes are known."""
+        if not self:
+            return text
+        if self._pattern_version != self.version:
+            words = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
+            digits = r"\S*\d\S*" if self.shapes else ""
+            either = "|".join(a for a in (words, digits) if a)
+            self._pattern = re.compile(r"(?<!\S)(?:" + either + r")(?!\S)")
+            self._pattern_version = self.version
+        return self._pattern.sub(lambda m: self.render(m.group(0)), text)
 
     def render(self, word: str) -> str:
         form = self.words.get(word)
@@ -218,13 +295,15 @@ class TextMatcher:
         self.drafts[d] = NormalizedText.of(text)
         self._rendered[d] = self._rendering(self.drafts[d])
 
-    def continuations(self, output_tail: str, max_chars_out: int = 400) -> list[tuple[str, int, int]]:
-        """Raw draft texts that plausibly follow ``output_tail``.
+    def continuations(self, output_tail: str, max_chars_out: int = 400,
+                      normalized: NormalizedText | None = None) -> list[tuple[str, int, int]]:
+        """Raw draft texts that plausibly follow ``output_tail`` (``normalized``: its
+        ``NormalizedText``, where the caller has it already).
 
         Returns up to ``max_hits`` ``(text, draft_id, norm_end)``, the longest-context hits first;
         the window of normalised characters grows from ``min_chars`` until the hits agree.
         """
-        out_text = NormalizedText.of(output_tail)
+        out_text = normalized if normalized is not None else NormalizedText.of(output_tail)
         tail = out_text.norm
         min_chars = min_window(tail, self.min_chars)
         if len(tail) < min_chars:
@@ -338,7 +417,7 @@ class TextMatcher:
         """``text`` with the learned word forms, or None where none applies."""
         if not self.notation:
             return None
-        raw = _WORD.sub(lambda m: self.notation.render(m.group(0)), text.raw)
+        raw = self.notation.render_text(text.raw)
         return NormalizedText.of(raw) if raw != text.raw else None
 
     def _separator(self, gap: str) -> str:
@@ -353,6 +432,8 @@ class TextMatcher:
     def _rewrite(self, text: str) -> str:
         if not self.rewrites and not self.joins_lines:
             return text
+        if "\n" not in text and not any(key in text for key in self.rewrites):
+            return text  # no separator of it is one the output writes otherwise (keys are whole runs)
         return _SEPARATOR_RUN.sub(lambda m: self._separator(m.group(0)), text)
 
     def _raw_after(self, text: NormalizedText, norm_end: int, sep: str, limit: int) -> str:
@@ -373,6 +454,12 @@ class TextMatcher:
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+
+@functools.lru_cache(maxsize=4096)
+def _norm(text: str) -> str:
+    """The normalised characters of a short text (a word and its learned form), remembered."""
+    return NormalizedText.of(text).norm
 
 
 def min_window(norm_tail: str, min_chars: int) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 
@@ -54,13 +55,25 @@ class DraftTree:
 
     def ancestor_mask(self) -> torch.Tensor:
         """(q, q) bool: ``mask[i, j]`` is True where node i may attend to node j (j is i or an ancestor)."""
-        q = len(self.tokens)
-        mask = torch.zeros(q, q, dtype=torch.bool)
-        for i, p in enumerate(self.parents):
-            mask[i, i] = True
-            if p >= 0:
-                mask[i] |= mask[p]
-        return mask
+        return ancestor_masks([self], len(self))[0]
+
+
+def ancestor_masks(trees: list[DraftTree], width: int) -> torch.Tensor:
+    """Every tree's ancestor mask in one ``(B, width, width)`` bool tensor; the nodes past a tree's
+    size (its padding in a batch) see only themselves.
+
+    Each node's ancestors are a Python integer used as a bit set (its parent's, plus its own bit:
+    ``parents[i] < i``, so one walk), unpacked to bits for the whole batch at once."""
+    row_bytes = (width + 7) // 8
+    packed = []
+    for tree in trees:
+        sets: list[int] = []
+        for i, p in enumerate(tree.parents):
+            sets.append((sets[p] if p >= 0 else 0) | (1 << i))
+        sets += [1 << j for j in range(len(tree), width)]
+        packed.append(b"".join(s.to_bytes(row_bytes, "little") for s in sets))
+    bits = np.unpackbits(np.frombuffer(b"".join(packed), dtype=np.uint8), bitorder="little")
+    return torch.from_numpy(bits.reshape(len(trees), width, row_bytes * 8)[:, :, :width].astype(bool))
 
 
 def root_only(token: int) -> DraftTree:

@@ -39,6 +39,23 @@ class Acceptance:
         return len(self.path) - 1
 
 
+def verify_greedy(tree: DraftTree, argmax: list[int]) -> Acceptance:
+    """The exact rule (tau = 1) on the target's argmax ids: ``argmax[i]`` is its token after node
+    ``i`` (ids past ``len(tree)``, a batch's padding, are never read). All a lossless pass needs of
+    the target, so a target may answer ids instead of logits (``Target.forward(greedy=True)``)."""
+    kids = tree.children()
+    path = [0]
+    node = 0
+    while kids[node]:
+        want = argmax[node]
+        nxt = next((c for c in kids[node] if tree.tokens[c] == want), None)
+        if nxt is None:
+            break
+        path.append(nxt)
+        node = nxt
+    return Acceptance(path=path, bonus=argmax[node])
+
+
 def verify_tree(
     tree: DraftTree,
     logits: torch.Tensor,
@@ -52,16 +69,17 @@ def verify_tree(
         tokens (False inside math). Ignored at tau = 1.
     """
     argmax = logits.argmax(dim=-1).tolist()  # (q,) one transfer, not one per node
+    if tau >= 1.0:
+        return verify_greedy(tree, argmax)
     kids = tree.children()
-    relaxed = tau < 1.0
-    log_tau = math.log(tau) if relaxed else 0.0
-    logprobs = torch.log_softmax(logits.float(), dim=-1) if relaxed and len(tree) > 1 else None
+    log_tau = math.log(tau)
+    logprobs = torch.log_softmax(logits.float(), dim=-1) if len(tree) > 1 else None
     path = [0]
     node = 0
     while kids[node]:
         want = argmax[node]
         nxt = next((c for c in kids[node] if tree.tokens[c] == want), None)
-        if nxt is None and relaxed and (relax_allowed is None or relax_allowed([tree.tokens[i] for i in path])):
+        if nxt is None and (relax_allowed is None or relax_allowed([tree.tokens[i] for i in path])):
             lp = logprobs[node]
             # a draft token past the logits' width (a tokenizer with more ids than the head) is never accepted
             known = [c for c in kids[node] if tree.tokens[c] < lp.shape[0]]

@@ -235,7 +235,7 @@ class Target:
     @torch.no_grad()
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor,
                 cache: DynamicCache, rope_deltas: torch.Tensor | None = None,
-                real: torch.Tensor | None = None) -> torch.Tensor:
+                real: torch.Tensor | None = None, greedy: bool = False) -> torch.Tensor:
         """Run ``q`` new tokens per row on top of ``cache`` (which grows by ``q`` columns).
 
         ``tokens``, ``positions``: ``(B, q)`` long; positions are logical (prefill length + depth).
@@ -245,7 +245,8 @@ class Target:
         ``rope_deltas``: ``(B,)`` long, each row's ``Prefill.rope_delta`` (zeros if omitted).
         ``real``: ``(B, q)`` bool, the positions whose logits are read (False: a row's padding, whose
         logits may come back as zeros; on a CPU the head then skips them).
-        Returns logits ``(B, q, V)`` float32.
+        Returns logits ``(B, q, V)`` float32; with ``greedy``, their argmax ids ``(B, q)`` long (what
+        verification at tau = 1 reads; only ``B x q`` ids leave the device).
         """
         tokens = tokens.to(self.device)
         positions = positions.to(self.device)
@@ -260,4 +261,6 @@ class Target:
                 cache=cache,
                 use_cache=True,
             )
+        if greedy:
+            return out.logits.argmax(dim=-1)  # exact in the model's dtype: float32 orders them alike
         return out.logits.float()

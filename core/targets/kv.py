@@ -102,6 +102,24 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return mask.unsqueeze(1)
 
 
+def tree_pass_mask(valid: torch.Tensor, among: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The additive mask ``(B, 1, q, T + q)`` of one verification pass, written once.
+
+    ``valid`` ``(B, T)`` bool: each row's real cache columns, which all its new tokens see;
+    ``among`` ``(B, q, q)`` bool: which of the row's ``q`` new tokens each may see (its tree's
+    ancestor mask, ``core.speculative.tree.ancestor_masks``; padding sees only itself). The same
+    mask as ``additive_mask`` of the boolean one, without building that (``B x q x T``) first.
+    """
+    blocked = torch.finfo(dtype).min
+    B, T = valid.shape
+    q = among.shape[1]
+    zero = torch.zeros((), dtype=dtype, device=valid.device)
+    mask = torch.empty((B, 1, q, T + q), dtype=dtype, device=valid.device)
+    mask[:, 0, :, :T] = torch.where(valid, zero, blocked)[:, None, :]
+    mask[:, 0, :, T:] = torch.where(among.to(valid.device), zero, blocked)
+    return mask
+
+
 def causal_allowed(pad_counts: torch.Tensor, cache_columns: int, q: int) -> torch.Tensor:
     """Boolean ``(B, q, cache_columns + q)`` for a chain of ``q`` new tokens after a left-padded cache.
 

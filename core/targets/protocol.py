@@ -28,8 +28,11 @@ class DecodeTarget(Protocol):
     measures_pass_cost: bool
 
     def forward(self, tokens: "torch.Tensor", positions: "torch.Tensor", attention_mask: "torch.Tensor",
-                cache, rope_deltas: "torch.Tensor", real: "torch.Tensor | None" = None) -> "torch.Tensor":
-        """Logits ``(B, q, V)`` of ``q`` new tokens per row appended to ``cache`` (see ``Target.forward``)."""
+                cache, rope_deltas: "torch.Tensor", real: "torch.Tensor | None" = None,
+                greedy: bool = False) -> "torch.Tensor":
+        """Logits ``(B, q, V)`` of ``q`` new tokens per row appended to ``cache`` (see ``Target.forward``);
+        with ``greedy``, only their argmax ids ``(B, q)`` long: all that verification at tau = 1 reads,
+        which a target that stands for a model (the replay targets) answers without building logits."""
         ...
 
 

@@ -118,3 +118,24 @@ def test_loading_the_drafters_models_is_not_charged_to_a_page(synthetic_corpus, 
     assert first["draft_load_seconds"] >= 0.5 > first["draft_seconds"]
     assert second["draft_load_seconds"] < 0.5
     assert "drafter models loaded in 0.5 s" in markdown_report(result, aggregate(result))
+
+
+def test_simulated_gpu_end_to_end(synthetic_corpus, tmp_path, capsys):
+    """Replay's output on a simulated GPU's clock: page and hsd draft beside their decode, every
+    record holds its simulated seconds and the decoding thread's CPU time, the report says it is
+    a simulation and what the cost model was."""
+    out = tmp_path / "sim"
+    rc = main(["bench", str(synthetic_corpus), "--target", "simulated-gpu", "--gpu-pass-ms", "2",
+               "--gpu-token-ms", "0.001", "--methods", "ar,page,hsd", "--drafter", "textlayer", "--tokenizer", "tiny",
+               "--out", str(out), "-q"])
+    assert rc == 0
+    data = json.loads((out / "bench.json").read_text())
+    for p in data["pages"]:
+        hsd, ar = p["methods"]["hsd"], p["methods"]["ar"]
+        assert hsd["edit_distance"] == 0.0 and hsd["gpu_seconds"] > 0 and hsd["decode_cpu_seconds"] > 0
+        assert "background_drafting" in hsd and "background_drafting" not in ar
+        assert ar["gpu_seconds"] >= 0.002 * ar["forward_passes"]
+    report = (out / "report.md").read_text()
+    assert "## Simulated GPU" in report and "A simulation, not a GPU run" in report
+    assert "2 ms a pass + 0.001 ms a token" in report
+    assert "ms a pass" in capsys.readouterr().out

@@ -98,3 +98,28 @@ def test_untimed_targets_get_no_pass_cost(target):
     from core.speculative.budget import PassCost
 
     assert SpeculativeDecoder(target, cost=PassCost()).cost is None
+
+
+class _Asked(ReplayTarget):
+    """The replay target, recording whether each pass was asked for ids or for logits."""
+
+    def __init__(self, tokenizer):
+        super().__init__(tokenizer)
+        self.asked = []
+
+    def forward(self, *args, greedy=False, **kwargs):
+        self.asked.append(greedy)
+        return super().forward(*args, greedy=greedy, **kwargs)
+
+
+def test_at_tau_one_a_pass_asks_the_target_for_ids_only():
+    target = _Asked(ReplayTokenizer(base_tokenizer("tiny")))
+    target.set_page(PAGE, [REGION])
+    row, bp = _page_row(target, TokenNgramProposer([target.encode(PAGE)], ProposalConfig()))
+    SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
+    assert target.asked and all(target.asked)  # never logits as wide as the vocabulary
+    relaxed, bp = _page_row(target, TokenNgramProposer([target.encode(PAGE)], ProposalConfig()))
+    target.asked.clear()
+    SpeculativeDecoder(target, tau=0.75).run([relaxed], bp.cache, bp.valid)
+    assert target.asked and not any(target.asked)  # the relaxed rule reads the logits
+    assert target.decode(row.output) == target.decode(relaxed.output) == PAGE

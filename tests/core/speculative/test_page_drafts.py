@@ -47,7 +47,7 @@ def test_a_regions_partial_stage1_output_is_proposed_while_its_row_decodes():
     assert any(p.startswith("iO}_{2}$ grow") for p in paths)
     drafts.refine(1, encode(partial + " at 640 C."), partial + " at 640 C.")
     drafts.rejoin()
-    assert drafts.tokens.index.drafts[drafts.n + 2] == []  # the final output replaces the partial one
+    assert drafts.tokens.index.drafts[drafts.region(1).partial] == []  # the final output replaces the partial one
 
 
 def _paths(tree):

@@ -244,3 +244,45 @@ def test_a_short_cjk_tail_finds_its_draft():
     (text, _, _), = m.continuations("\n\n7. 4.1 采用胶缝")
     assert text.startswith("传力的全玻幕墙")
     assert TextMatcher(["abc defghi"], min_chars=6).continuations("x abc") == []
+
+
+def _normalized_char_by_char(raw):
+    """The plain definition ``NormalizedText.of`` must keep: markup skipped (a LaTeX command naming
+    a letter kept as that letter), ASCII letters and digits kept, any other character replaced by
+    its NFKC form's letters and digits."""
+    import unicodedata
+
+    from core.speculative.textmatch import _LATEX_LETTERS, _MARKUP
+
+    markup, letters = [False] * len(raw), {}
+    for m in _MARKUP.finditer(raw):
+        markup[m.start():m.end()] = [True] * (m.end() - m.start())
+        letter = _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None
+        if letter:
+            letters[m.start()] = (letter, m.end())
+    chars, index, end = [], [], []
+    for i, ch in enumerate(raw):
+        if markup[i]:
+            if i in letters:
+                chars.append(letters[i][0]), index.append(i), end.append(letters[i][1])
+            continue
+        for c in (ch if ch < "\x80" else unicodedata.normalize("NFKC", ch)):
+            if c.isalnum():
+                chars.append(c), index.append(i), end.append(i + 1)
+    return "".join(chars), index, end
+
+
+def test_normalized_text_is_the_character_by_character_definition():
+    import random
+
+    rng = random.Random(11)
+    pieces = ["word", " ", "42", "</td><td>", "<b>", "\\alpha", "\\mathrm{TiO}_{2}", "$x^{2}$", "漢字", "，",
+              "ﬁ", "Ａｂ", "é", "e\u0301", "①", "½", "\n\n", "<!-- c -->", "Ⅻ", "ß", "\u200b", "α", "<", ">", "ǅ"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(300)]
+    texts += ["", "plain ascii only", "全角の文字と漢字だけ", "ﬁ①½", "x\ud800y"]
+    one_each = [p for p in pieces if p not in ("ﬁ", "①", "½", "Ⅻ")]  # no character folding to several
+    texts += ["".join(rng.choice(one_each) for _ in range(rng.randint(300, 600))) for _ in range(20)]
+    texts += ["".join(rng.choice(pieces) for _ in range(400)) + "\ud800" * k for k in (0, 1)]  # long: both walks
+    for raw in texts:
+        n = NormalizedText.of(raw)
+        assert (n.norm, list(n.raw_index), list(n.raw_end)) == _normalized_char_by_char(raw), raw

@@ -31,3 +31,20 @@ def test_ancestor_mask():
     m = tree.ancestor_mask()
     assert m[3].tolist() == [True, True, True, True, False]
     assert m[4].tolist() == [True, True, False, False, True]
+
+
+def test_ancestor_mask_of_deep_and_wide_trees_is_each_nodes_path():
+    import random
+
+    rng = random.Random(5)
+    for _ in range(20):
+        conts = [([rng.randrange(6) for _ in range(rng.randint(1, 40))], None) for _ in range(rng.randint(1, 6))]
+        tree = build_tree(0, conts, max_nodes=rng.choice([8, 64, 128]))
+        want = []
+        for i in range(len(tree)):
+            row, node = [False] * len(tree), i
+            while node >= 0:
+                row[node] = True
+                node = tree.parents[node]
+            want.append(row)
+        assert tree.ancestor_mask().tolist() == want

@@ -97,3 +97,18 @@ def test_concat_rows_left_pads_the_narrower_batch():
     for layer in range(LAYERS):
         assert column_ids(cache, layer).tolist() == [
             [0, 0, 0, 1, 2], [0, 0, 1000, 1001, 1002], [0.5, 1.5, 2.5, 3.5, 4.5]]
+
+
+def test_tree_pass_mask_is_the_additive_mask_of_cache_and_trees():
+    from core.speculative.tree import build_tree
+    from core.targets.kv import additive_mask, tree_pass_mask
+
+    valid = torch.tensor([[True, False, True, True], [False, True, True, False]])
+    trees = [build_tree(4, [([5, 6], None), ([5, 8, 9], None)]).ancestor_mask(), torch.ones(1, 1, dtype=torch.bool)]
+    q = 5
+    among = torch.eye(q, dtype=torch.bool).repeat(2, 1, 1)
+    among[0] = trees[0]
+    among[1, :1, :1] = trees[1]
+    allowed = torch.cat([valid[:, None, :].expand(2, q, 4), among], dim=2)
+    for dtype in (torch.float32, torch.bfloat16):
+        assert torch.equal(tree_pass_mask(valid, among, dtype), additive_mask(allowed, dtype))

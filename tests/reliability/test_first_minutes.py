@@ -139,15 +139,15 @@ def test_offline_advice_names_a_command_the_installed_hub_client_has():
     from importlib.metadata import distribution
     from pathlib import Path
 
-    from core.targets.loader import check_model_folder
     from core.errors import ModelLoadError
+    from core.targets.loader import load_target
 
     scripts = {ep.name for ep in distribution("huggingface_hub").entry_points if ep.group == "console_scripts"}
     with pytest.raises(ModelLoadError) as error:
-        check_model_folder("/nonexistent/model")
+        load_target("/nonexistent/model")
     readme = (Path(REPO) / "README.md").read_text("utf-8")
     for text in (str(error.value), readme):
-        commands = re.findall(r"`(\S+) download ", text)
+        commands = re.findall(r"`(\S+) download\b", text)
         assert commands, text[:300]
         assert set(commands) <= scripts, (commands, scripts)
 

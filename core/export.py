@@ -204,31 +204,19 @@ def _identity(st: os.stat_result) -> tuple:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-#: Fingerprints computed in this process, by file identity: a file read again unchanged (the app
-#: opens a document many times) is not hashed again.
-_FINGERPRINTS: dict[tuple, str] = {}
-
-
 def input_fingerprint(path: Path) -> tuple[str, tuple]:
     """``(fingerprint, identity)`` of an input: the SHA-256 of all of its bytes and its size, and
     the size, modification time and inode it had while they were read (``input_changed`` compares
     against it, cheaply, before each page is saved). ``HSDError`` if it keeps changing."""
     for _ in range(3):
         before = _identity(os.stat(path))
-        known = _FINGERPRINTS.get(before)
-        if known is not None:
-            return known, before
         h = hashlib.sha256()
         with open(path, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
-        after = _identity(os.stat(path))
-        if after == before:
+        if _identity(os.stat(path)) == before:
             h.update(str(before[2]).encode())
-            if len(_FINGERPRINTS) > 4096:
-                _FINGERPRINTS.clear()
-            _FINGERPRINTS[before] = h.hexdigest()
-            return _FINGERPRINTS[before], before
+            return h.hexdigest(), before
     raise HSDError(f"{path}: the file keeps changing while it is read; convert it once it is complete")
 
 

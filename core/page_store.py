@@ -229,12 +229,13 @@ class PageStore:
         return owned
 
     def remove_partials(self) -> None:
-        remove_partials(self.folder)
+        remove_partials(self.folder, ".*.partial")
 
 
-def remove_partials(folder: Path) -> None:
-    """Delete the temporary files (``.hsd-*.partial``) a run killed mid-write left in ``folder``."""
-    for stale in Path(folder).glob(".hsd-*.partial"):
+def remove_partials(folder: Path, pattern: str = ".hsd-*.partial") -> None:
+    """Delete the temporary files a run killed mid-write left in ``folder`` (``atomic_write_bytes``
+    names them ``.hsd-*.partial``; the resume folder, all ours, loses every ``.*.partial``)."""
+    for stale in Path(folder).glob(pattern):
         make_room(stale)
         stale.unlink(missing_ok=True)
 

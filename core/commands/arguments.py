@@ -107,3 +107,15 @@ def _ask_password() -> str:
         raise HSDError("--ask-password: nothing to read on standard input")
     return line.rstrip("\r\n")
 
+
+
+def check_document(path, password: str | None = None) -> None:
+    """An input's checks before any model: the import-free ones first (a mistyped name is one
+    line before PyMuPDF loads), then ``core.documents.check_document`` (opens it; says when it is
+    damaged)."""
+    from core.inputs import check_input
+
+    check_input(path)
+    from core.documents import check_document as open_and_check
+
+    open_and_check(path, password)

@@ -89,8 +89,7 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from core.commands.arguments import device_present, resolve_password
-    from core.documents import check_document
+    from core.commands.arguments import check_document, device_present, resolve_password
     from core.targets.loader import check_model_folder
 
     resolve_password(args)

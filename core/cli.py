@@ -188,5 +188,23 @@ def _tolerant_streams() -> None:
             pass
 
 
+def entry() -> None:
+    """The ``hsd`` program: ``main``, then the process's exit. After a stop (Ctrl-C, SIGTERM: exit
+    130 or 143) it leaves at once: its line is said and every file is whole, so torch's teardown
+    need not run, and Python cannot turn the status into a death by SIGINT (which it does when the
+    interrupt passed through code run by ``exec`` while a library was being imported)."""
+    code = main()
+    if code in (130, 143):
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -63,7 +63,7 @@ def run(args) -> int:
     inputs = distinct_inputs(expand_inputs(inputs, output=Path(args.output)))
     refuse_unsafe_outputs(inputs, output_paths(inputs, Path(args.output)),
                           Path(args.stats) if args.stats else None, overwrite=args.overwrite)
-    if args.model:
+    if args.model and address == "local":  # a cluster's nodes may hold a folder this machine lacks
         from core.targets.loader import check_model_folder
 
         check_model_folder(args.model)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from contextlib import contextmanager
 
 # Sub-command modules, in the order they appear in ``hsd --help``, by command name.
 COMMANDS = {"draft": "draft", "convert": "convert", "tiny-model": "tiny_model", "bench": "bench",
@@ -17,12 +18,21 @@ COMMANDS = {"draft": "draft", "convert": "convert", "tiny-model": "tiny_model", 
 COMMAND_MODULES = list(COMMANDS.values())
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one ``hsd: error:`` line (the usage is one ``--help`` away)."""
+
+    def error(self, message: str):
+        self.exit(2, f"hsd: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser(only: str | None = None, brief: bool = False) -> argparse.ArgumentParser:
     """The ``hsd`` parser; ``only``: register just that command (what a run of it needs, so that
-    its errors come before other commands' imports)."""
+    its errors come before other commands' imports); ``brief``: each command by its one-line
+    ``SUMMARY`` only, for ``hsd --help``, ``--version`` and a mistyped command (no command's
+    libraries are imported)."""
     from core import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hsd",
         description="Convert PDFs and page images to Markdown with a document VLM, "
         "accelerated by Hierarchical Speculative Decoding.",
@@ -31,7 +41,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, name in COMMANDS.items():
         if only is None or command == only:
-            importlib.import_module(f"core.commands.{name}").register(sub)
+            module = importlib.import_module(f"core.commands.{name}")
+            if brief:
+                sub.add_parser(command, help=module.SUMMARY)
+            else:
+                module.register(sub)
     return parser
 
 
@@ -61,32 +75,40 @@ def _plain_warnings() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from core.api import quiet_libraries
-    from core.errors import HSDError
 
     quiet_libraries()
     _tolerant_streams()
     _plain_warnings()
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only=_command_of(argv))
+    command = _command_of(argv)
+    parser = build_parser(only=command, brief=command is None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    with stop_signals() as stop:
+        return _run(args, stop)
+
+
+def _run(args, stop: "StopSignals") -> int:
+    """The command, with every way it can end as one line on stderr and an exit code."""
+    import os
+
+    from core.errors import HSDError
+
     try:
         return int(args.func(args) or 0)
     except HSDError as exc:
         print(f"hsd: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("hsd: interrupted", file=sys.stderr)
-        return 130
+        print("hsd: stopped", file=sys.stderr)
+        return stop.exit_code()
     except MemoryError:
         print("hsd: error: out of memory", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # `hsd draft x.pdf | head`: the reader left; not an error worth a message.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as exc:
@@ -94,14 +116,65 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line (HSD_DEBUG=1 shows the traceback)
-        import os
-
         if os.environ.get("HSD_DEBUG"):
             raise
         text = " ".join(str(exc).split())[:300]
         print(f"hsd: internal error: {type(exc).__name__}: {text} (set HSD_DEBUG=1 for details)",
               file=sys.stderr)
         return 3
+
+
+class StopSignals:
+    """Ctrl-C and SIGTERM while a command runs: the first stops it the way Ctrl-C does (a
+    ``KeyboardInterrupt``, so the command keeps what it finished and says so in one line); any
+    later one ends the process at once, silently, whatever it is doing then (closing files,
+    torch's teardown): its line has been said, and every file hsd writes is whole or absent."""
+
+    def __init__(self):
+        self.signal: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def exit_code(self) -> int:
+        """128 + the signal that stopped the command (130 for Ctrl-C, 143 for SIGTERM)."""
+        import signal
+
+        return 128 + (self.signal or signal.SIGINT)
+
+    def handle(self, signum, frame) -> None:
+        import os
+
+        if self.signal is not None:
+            os._exit(128 + self.signal)
+        self.signal = signum
+        raise KeyboardInterrupt
+
+    def install(self) -> None:
+        import signal
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous[signum] = signal.signal(signum, self.handle)
+            except ValueError:  # not the main thread (a library calling main): leave signals alone
+                return
+
+    def uninstall(self) -> None:
+        """Put the previous handlers back, unless a signal stopped the command: then the process is
+        ending, and a second signal must still end it at once."""
+        import signal
+
+        if self.signal is None:
+            for signum, previous in self._previous.items():
+                signal.signal(signum, previous)
+
+
+@contextmanager
+def stop_signals():
+    stop = StopSignals()
+    stop.install()
+    try:
+        yield stop
+    finally:
+        stop.uninstall()
 
 
 def _tolerant_streams() -> None:
@@ -115,5 +188,23 @@ def _tolerant_streams() -> None:
             pass
 
 
+def entry() -> None:
+    """The ``hsd`` program: ``main``, then the process's exit. After a stop (Ctrl-C, SIGTERM: exit
+    130 or 143) it leaves at once: its line is said and every file is whole, so torch's teardown
+    need not run, and Python cannot turn the status into a death by SIGINT (which it does when the
+    interrupt passed through code run by ``exec`` while a library was being imported)."""
+    code = main()
+    if code in (130, 143):
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -89,6 +89,15 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
     return Document(doc, path, is_image=(kind != "pdf"))
 
 
+def check_document(path: str | os.PathLike, password: str | None = None) -> None:
+    """Open and close the document at ``path``: the checks of ``open_document`` (its errors), for
+    a caller that wants them before any model loads, and one ``HSDWarning`` when the file is
+    damaged (``Document.damaged``)."""
+    with open_document(path, password=password) as doc:
+        if doc.damaged:
+            warnings.warn(HSDWarning(f"{path}: {doc.damaged}"), stacklevel=2)
+
+
 def _first_frame_as_png(path: Path, kind: str) -> bytes:
     """The image's first frame as PNG bytes (its resolution kept), warning when frames are dropped."""
     import io
@@ -183,9 +192,10 @@ def _unlock(doc: pymupdf.Document, path: Path, password: str | None) -> None:
     if not doc.needs_pass:
         return
     if password is None:
-        raise EncryptedDocumentError(f"{path}: the PDF is encrypted; pass its password with --password")
+        raise EncryptedDocumentError(f"{path}: the PDF is encrypted; give its password (--ask-password, the "
+                                     "HSD_PASSWORD environment variable or --password)")
     if not doc.authenticate(password):
-        raise EncryptedDocumentError(f"{path}: wrong password for this encrypted PDF (pass the right one with --password)")
+        raise EncryptedDocumentError(f"{path}: wrong password for this encrypted PDF")
 
 
 def _short(exc: Exception) -> str:
@@ -194,12 +204,32 @@ def _short(exc: Exception) -> str:
 
 
 class Document:
-    """An open document. Pages are loaded on demand; use as a context manager or call ``close()``."""
+    """An open document. Pages are loaded on demand; use as a context manager or call ``close()``.
+
+    ``damaged``: one line saying how the file is damaged (MuPDF had to repair it, or pages could
+    not be read or rendered so far), or None. A damaged PDF still converts: MuPDF recovers what it
+    can, and the pages it lost come out blank or fail one by one, so callers say it once.
+    """
 
     def __init__(self, fitz_doc: pymupdf.Document, path: Path, is_image: bool):
         self.fitz_doc = fitz_doc
         self.path = path
         self.is_image = is_image
+        self.repaired = not is_image and bool(getattr(fitz_doc, "is_repaired", False))
+        self.unreadable_pages: set[int] = set()  # 1-based; filled as pages fail to load or render
+
+    @property
+    def damaged(self) -> str | None:
+        what = []
+        if self.repaired:
+            what.append("MuPDF had to repair it, so pages may be missing, blank or incomplete")
+        if self.unreadable_pages:
+            numbers = sorted(self.unreadable_pages)
+            listed = ", ".join(map(str, numbers[:10])) + (f" and {len(numbers) - 10} more" if len(numbers) > 10 else "")
+            what.append(f"page{'s' if len(numbers) > 1 else ''} {listed} could not be read")
+        if not what:
+            return None
+        return f"the {'image' if self.is_image else 'PDF'} is damaged: {'; '.join(what)}"
 
     @property
     def page_count(self) -> int:
@@ -212,6 +242,7 @@ class Document:
         try:
             return Page(self, self.fitz_doc.load_page(index), index)
         except Exception as exc:
+            self.unreadable_pages.add(index + 1)
             raise CorruptDocumentError(f"{self.path}: page {index + 1} cannot be read ({_short(exc)})") from None
 
     def pages(self, indices: list[int] | None = None) -> Iterator["Page"]:
@@ -292,6 +323,7 @@ class Page:
                 matrix=pymupdf.Matrix(scale, scale), clip=clip, colorspace=pymupdf.csRGB, alpha=False
             )
         except Exception as exc:
+            self.document.unreadable_pages.add(self.number)
             raise CorruptDocumentError(
                 f"{self.document.path}: page {self.number} cannot be rendered ({_short(exc)})"
             ) from None

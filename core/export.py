@@ -26,7 +26,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.errors import HSDError
-from core.page_store import PageStore, file_sha256, is_figure_name, page_file_checksum, remove_owned_figures  # noqa: F401 (re-exported)
+from core.page_store import (PageStore, file_sha256, is_figure_name, make_room, page_file_checksum,  # noqa: F401
+                             remove_owned_figures, remove_partials)
 from core.results import FIGURE_LABELS, PageResult
 from core.sanitize import sanitize_model_markdown
 
@@ -84,13 +85,11 @@ def figure_filename(page: int, region: int) -> str:
     return f"page-{page:04d}-figure-{region + 1:02d}.png"
 
 
-def save_figures(result: PageResult, page_image, images_dir: Path, may_replace=None) -> dict[int, str]:
-    """Crop every figure region of ``result`` from the rendered page into ``images_dir``; returns
-    region -> SHA-256 of the file written. ``may_replace(path)`` is asked before an existing file
-    is replaced; it raises to refuse."""
+def figure_crops(result: PageResult, page_image) -> dict[int, bytes]:
+    """Every figure region of ``result`` cropped from the rendered page: region -> PNG bytes."""
     import io
 
-    written: dict[int, str] = {}
+    crops: dict[int, bytes] = {}
     scale = page_image.width / result.width if result.width else 1.0
     for i, region in enumerate(result.regions):
         if region.label not in FIGURE_LABELS:
@@ -102,12 +101,8 @@ def save_figures(result: PageResult, page_image, images_dir: Path, may_replace=N
             continue
         buf = io.BytesIO()
         page_image.crop(box).save(buf, format="PNG")
-        path = Path(images_dir) / figure_filename(result.page, i)
-        if may_replace is not None and os.path.lexists(path):
-            may_replace(path)
-        atomic_write_bytes(path, buf.getvalue())
-        written[i] = hashlib.sha256(buf.getvalue()).hexdigest()
-    return written
+        crops[i] = buf.getvalue()
+    return crops
 
 
 # --- names ---------------------------------------------------------------------------------------
@@ -204,37 +199,66 @@ def assemble(pages: list[str]) -> str:
 # --- resumable document output -------------------------------------------------------------------
 
 
-def file_fingerprint(path: Path) -> str:
-    """SHA-256 of the file's content (first 64 MiB and size), to tell the same input apart."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        remaining = 64 << 20
-        while remaining > 0:
-            chunk = f.read(min(1 << 20, remaining))
-            if not chunk:
-                break
-            h.update(chunk)
-            remaining -= len(chunk)
-    h.update(str(os.path.getsize(path)).encode())
-    return h.hexdigest()
+def _identity(st: os.stat_result) -> tuple:
+    """What changes when a file's content may have: its size, modification time and inode."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
+
+def input_fingerprint(path: Path) -> tuple[str, tuple]:
+    """``(fingerprint, identity)`` of an input: the SHA-256 of all of its bytes and its size, and
+    the size, modification time and inode it had while they were read (``input_changed`` compares
+    against it, cheaply, before each page is saved). ``HSDError`` if it keeps changing."""
+    for _ in range(3):
+        before = _identity(os.stat(path))
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        if _identity(os.stat(path)) == before:
+            h.update(str(before[2]).encode())
+            return h.hexdigest(), before
+    raise HSDError(f"{path}: the file keeps changing while it is read; convert it once it is complete")
+
+
+def file_fingerprint(path: Path) -> str:
+    """SHA-256 of the whole file and its size, to tell the same input apart."""
+    return input_fingerprint(path)[0]
+
+
+def input_changed(path: Path, identity: tuple) -> bool:
+    """The input at ``path`` no longer has the size, modification time or inode of ``identity``."""
+    try:
+        return _identity(os.stat(path)) != identity
+    except OSError:
+        return True
+
+
+def refuse_symlinked_folders(markdown_path: Path) -> None:
+    """``HSDError`` when the figures folder or resume folder of ``markdown_path`` is a symbolic
+    link: hsd writes and deletes files in them, and would do it wherever the link points."""
+    md = Path(markdown_path)
+    for folder, what in ((images_dir_for(md), "figures folder"), (work_dir_for(md), "resume folder")):
+        if folder.is_symlink():
+            raise HSDError(f"{folder}: the {what} of {md.name} is a symbolic link; hsd never writes through "
+                           "one (remove the link or choose another -o)")
 
 
 def foreign_files(markdown_path: Path) -> list[Path]:
     """Existing files an output to ``markdown_path`` would replace that this tool did not write (or
     that were changed since): the Markdown unless its resume folder's manifest knows its content,
-    figure files no intact page file accounts for, and files where the figures or resume folder
-    would go."""
+    figure files no intact page file or figure record accounts for, and files where the figures
+    or resume folder would go. Anything that is not a regular file (a FIFO, socket, device or
+    symbolic link) is never this tool's."""
     md = Path(markdown_path)
     images_dir, work_dir = images_dir_for(md), work_dir_for(md)
     store = PageStore(work_dir, {})
     found = []
-    if md.is_file() and file_sha256(md) not in store.markdown_digests():
+    if os.path.lexists(md) and file_sha256(md) not in store.markdown_digests():
         found.append(md)
     for folder in (images_dir, work_dir):
         if os.path.lexists(folder) and not folder.is_dir():
             found.append(folder)
-    if images_dir.is_dir():
+    if images_dir.is_dir() and not images_dir.is_symlink():
         owned = store.owned_figures()
         for path in sorted(images_dir.iterdir()):
             if is_figure_name(path.name) and file_sha256(path) not in owned.get(path.name, ()):
@@ -249,6 +273,10 @@ class DocumentOutput:
     saved under other settings or another input are not reused. Nothing is written until the first
     page is saved. ``overwrite=False``: a figure file this tool did not write is never replaced
     (``HSDError`` naming it); the command line checks all of them up front (``foreign_files``).
+    The figures and resume folders are never followed through a symbolic link (``HSDError``).
+    A page is saved only while the input is the file it was fingerprinted as: one that changed
+    during the run (``input_changed``) stops it with ``HSDError``, so no page rendered from a
+    different file is ever kept under this fingerprint.
     """
 
     def __init__(self, input_path: Path, markdown_path: Path, settings: dict, resume: bool = True,
@@ -257,7 +285,9 @@ class DocumentOutput:
         self.markdown_path = Path(markdown_path)
         self.images_dir = images_dir_for(self.markdown_path)
         self.work_dir = work_dir_for(self.markdown_path)
-        self.key = {"input": file_fingerprint(self.input_path), "settings": settings}
+        refuse_symlinked_folders(self.markdown_path)
+        fingerprint, self._input_identity = input_fingerprint(self.input_path)
+        self.key = {"input": fingerprint, "settings": settings}
         self.resume = resume
         self.overwrite = overwrite
         self.store = PageStore(self.work_dir, self.key)
@@ -277,10 +307,15 @@ class DocumentOutput:
 
     def rejected_pages(self, pages) -> list[int]:
         """Pages of ``pages`` (1-based) whose saved file exists but does not verify: copied from
-        another page or document, written under other settings, edited or damaged."""
-        if not self.resume or not self.store.current:
+        another page or document, written under other settings, edited or damaged (also every
+        saved page when the manifest itself is damaged)."""
+        if not self.resume:
             return []
-        return [p for p in pages if self.store.page_path(p).exists() and self._verified(p) is None]
+        if not self.store.current:
+            if not self.store.manifest_damaged:
+                return []  # another input or other settings: redone as a matter of course
+            return [p for p in pages if os.path.lexists(self.store.page_path(p))]
+        return [p for p in pages if os.path.lexists(self.store.page_path(p)) and self._verified(p) is None]
 
     def _verified(self, page: int) -> PageResult | None:
         data = self.store.load(page)
@@ -289,7 +324,7 @@ class DocumentOutput:
         try:
             result = PageResult.from_dict(data["result"])
             shas = {int(k): str(v) for k, v in (data.get("figure_sha256") or {}).items()}
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
         if result.page != page:
             return None
@@ -321,22 +356,50 @@ class DocumentOutput:
         """At the first write: the resume folder, emptied of pages that cannot be reused."""
         if self._prepared:
             return
+        refuse_symlinked_folders(self.markdown_path)
+        if os.path.lexists(self.work_dir) and not self.work_dir.is_dir():
+            if not self.overwrite:
+                raise HSDError(f"{self.work_dir} exists and was not written by hsd; pass --overwrite to replace it")
+            os.unlink(self.work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.store.remove_partials()
+        if self.images_dir.is_dir():
+            remove_partials(self.images_dir)
         if not self.resume or not self.store.current:
             self._owned = self.store.owned_figures() if not self.overwrite else None
             remove_owned_figures(self.images_dir, self.store.clear())
             self.store.write_manifest(self.store.markdown_digests(), atomic_write_text)
         self._prepared = True
 
+    def check_input(self) -> None:
+        """``HSDError`` when the input is no longer the file this output was fingerprinted from."""
+        if input_changed(self.input_path, self._input_identity):
+            raise HSDError(f"{self.input_path}: the file changed while it was being converted; the pages "
+                           "finished before the change are kept for that version: run the same command again "
+                           "to convert the file as it is now")
+
     def save_page(self, result: PageResult, page_image=None) -> None:
+        """Save a finished page: its figures (recorded first, then written), then its page file."""
+        self.check_input()
         self._prepare()
-        shas = save_figures(result, page_image, self.images_dir, self._may_replace) if page_image is not None else {}
+        crops = figure_crops(result, page_image) if page_image is not None else {}
+        paths = {i: self.images_dir / figure_filename(result.page, i) for i in crops}
+        for path in paths.values():
+            if os.path.lexists(path):
+                self._may_replace(path)
+        shas = {i: hashlib.sha256(data).hexdigest() for i, data in crops.items()}
+        if crops:
+            self.store.record_figures(result.page, {str(k): v for k, v in shas.items()}, atomic_write_text)
+            for i, data in crops.items():
+                atomic_write_bytes(paths[i], data)
         links = {i: figure_link(self.images_dir.name, result.page, i) for i in sorted(shas)}
         result.figure_links = links
         payload = self.store.page_payload(result.page, result.to_dict(), {str(k): v for k, v in links.items()},
                                           {str(k): v for k, v in shas.items()})
+        make_room(self.store.page_path(result.page))
         atomic_write_text(self.store.page_path(result.page), json.dumps(payload, ensure_ascii=False))
+        if crops:
+            self.store.drop_figure_record(result.page)
         self._saved_now.add(result.page)
 
     def write_markdown(self, results: list[PageResult]) -> Path:

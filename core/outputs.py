@@ -3,23 +3,30 @@
 Naming (the same for the single-machine and the Ray path): one input with ``-o NAME.md`` writes
 NAME.md; otherwise ``-o OUT`` is a folder that mirrors the inputs' folders below their common
 parent, so ``c/x.pdf c/x-2.pdf c/sub/x.pdf -o out`` gives ``out/x.md``, ``out/x-2.md`` and
-``out/sub/x.md``. Inputs of one folder whose stems would give the same name (``x.pdf``, ``x.png``)
-keep their whole file name (``x.pdf.md``, ``x.png.md``), so two inputs never share an output.
+``out/sub/x.md``. Inputs whose stems would give the same name (``x.pdf``, ``x.png``) keep their
+whole file name (``x.pdf.md``, ``x.png.md``); where even those meet, a short hash of the input's
+path is added. Names meet when a file system that ignores case and Unicode normalisation (macOS's
+and Windows' defaults) would take them for one (``Scan.PDF`` and ``scan.png``, ``résumé`` in its
+composed and decomposed spellings, ``c/X/a.pdf`` and ``c/x/a.pdf``), so two inputs never share an
+output, a figures folder or a resume folder on any file system.
 
 Checks, all before any work and without loading a model: no output (Markdown, figures folder,
-resume folder, statistics) is or resolves to an input, and no existing file that this tool did not
-write is replaced unless ``overwrite`` is given.
+resume folder, statistics) is or resolves to an input, the figures and resume folders are not
+symbolic links, and no existing file that this tool did not write (nor anything that is not a
+regular file: a FIFO, socket, device or symbolic link) is replaced unless ``overwrite`` is given.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
+import unicodedata
 import warnings
 from pathlib import Path
 
 from core.errors import HSDError, HSDWarning
-from core.export import fit_name, foreign_files, images_dir_for, work_dir_for
+from core.export import fit_name, foreign_files, images_dir_for, refuse_symlinked_folders, work_dir_for
+from core.page_store import read_json
 
 
 def distinct_inputs(inputs) -> list[Path]:
@@ -58,21 +65,32 @@ def output_paths(inputs, output) -> list[Path]:
     folders = [os.path.dirname(os.path.abspath(p)) for p in inputs]
     base = os.path.commonpath(folders)
     relative = [os.path.relpath(f, base) for f in folders]
-    whole_name: set[int] = set()  # inputs named by their whole file name, not their stem
+    level = [0] * len(inputs)  # 0: the stem; 1: the whole file name; 2: that and a hash of the path
     while True:
-        names = [_output_name(p, i in whole_name) for i, p in enumerate(inputs)]
+        names = [_output_name(p, level[i], os.path.join(relative[i], p.name)) for i, p in enumerate(inputs)]
         taken: dict[tuple[str, str], list[int]] = {}
         for i, name in enumerate(names):
-            taken.setdefault((relative[i], name), []).append(i)
-        clash = {i for group in taken.values() if len(group) > 1 for i in group} - whole_name
-        if not clash:  # whole names of one folder's files are distinct, so this always ends
+            taken.setdefault((comparable_name(relative[i]), comparable_name(name)), []).append(i)
+        # in each clash, the names of the lowest level give way (a whole name outranks a stem)
+        clash = [i for group in taken.values() if len(group) > 1
+                 for i in group if level[i] == min(level[j] for j in group) < 2]
+        if not clash:  # level 2 names hash distinct paths, so this always ends
             break
-        whole_name |= clash
+        for i in clash:
+            level[i] += 1
     return [output / name if rel == "." else output / rel / name for rel, name in zip(relative, names)]
 
 
-def _output_name(path: Path, whole: bool) -> str:
-    base = path.name if whole else (path.stem or path.name)
+def comparable_name(name: str) -> str:
+    """``name`` as a file system that ignores case and Unicode normalisation compares it (APFS and
+    HFS+ by default, NTFS and FAT for case): two names with the same result are one file there."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
+
+
+def _output_name(path: Path, level: int, relative: str) -> str:
+    base = path.name if level else (path.stem or path.name)
+    if level >= 2:
+        base += "-" + hashlib.sha1(os.fsencode(relative)).hexdigest()[:8]
     return fit_name(base or "document", ".md")
 
 
@@ -91,6 +109,7 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
             raise HSDError(f"{target}: {what} would replace the input{same}; choose another -o")
 
     for out in outputs:
+        refuse_symlinked_folders(out)
         refuse_inputs(out, "the output")
         refuse_inputs(images_dir_for(out), "the figures folder of this output")
         refuse_inputs(work_dir_for(out), "the resume folder of this output")
@@ -105,6 +124,10 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
     found = [f for out in outputs for f in foreign_files(out)]
     if stats is not None and os.path.lexists(stats) and not _our_statistics(stats):
         found.append(stats)
+    _refuse_foreign(found)
+
+
+def _refuse_foreign(found: list[Path]) -> None:
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise HSDError(f"{found[0]} exists and was not written by hsd{more}; pass --overwrite to replace "
@@ -113,10 +136,27 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
 
 def _our_statistics(path: Path) -> bool:
     """A statistics file as ``--stats`` writes it (one document's, or ``{"documents": [...]}``)."""
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
+    data = read_json(path)
     docs = data.get("documents") if isinstance(data, dict) else None
     docs = docs if isinstance(docs, list) else [data]
     return all(isinstance(d, dict) and {"file", "output", "settings", "totals", "pages"} <= set(d) for d in docs)
+
+
+def _our_drafts(path: Path) -> bool:
+    """A file as ``hsd draft --json`` writes it: ``{"file": ..., "pages": [{"page": ..., "regions": [...]}]}``."""
+    data = read_json(path)
+    pages = data.get("pages") if isinstance(data, dict) and "file" in data else None
+    return isinstance(pages, list) and all(isinstance(p, dict) and {"page", "regions"} <= set(p) for p in pages)
+
+
+def refuse_unsafe_json_output(path: Path, input_path: Path, overwrite: bool = False) -> None:
+    """``HSDError`` (one line) when ``hsd draft --json PATH`` would replace its input, a folder, or
+    an existing file it did not write (anything but a JSON file of drafted regions, and anything
+    that is not a regular file) and ``overwrite`` is not set."""
+    path = Path(path)
+    if os.path.realpath(path) == os.path.realpath(input_path):
+        raise HSDError(f"{path}: --json would replace the input; choose another file")
+    if path.is_dir() and not path.is_symlink():
+        raise HSDError(f"{path}: is a folder; --json names the file to write")
+    if not overwrite and os.path.lexists(path) and not _our_drafts(path):
+        _refuse_foreign([path])

@@ -207,7 +207,8 @@ class DocumentRun:
             plan = plan_document(document, output, request.pages)
             yield DocumentPlanned(path=str(request.input), output=str(output.markdown_path),
                                   page_count=document.page_count, pages=tuple(i + 1 for i in plan.pages),
-                                  kept=tuple(i + 1 for i in plan.pages if i in plan.kept))
+                                  kept=tuple(i + 1 for i in plan.pages if i in plan.kept),
+                                  damaged=document.damaged)
             for message in notices:
                 yield Notice(message)
             if plan.rejected:
@@ -221,11 +222,14 @@ class DocumentRun:
             if plan.to_convert:
                 yield from self._convert(document, plan, output, results)
         finally:
+            damaged = document.damaged  # pages that failed to render while it ran count too
             document.close()  # after ``_convert`` has joined the thread that drafted from it
         ordered = [results[i] for i in plan.pages]
         output.write_markdown(ordered)
-        yield DocumentDone(markdown_path=str(output.markdown_path),
-                           stats=document_stats(str(request.input), str(request.output), settings, ordered))
+        stats = document_stats(str(request.input), str(request.output), settings, ordered)
+        if damaged:
+            stats["damaged"] = damaged
+        yield DocumentDone(markdown_path=str(output.markdown_path), stats=stats)
 
     def _convert(self, document, plan: DocumentPlan, output, results: dict) -> Iterator[object]:
         from core.engine import default_model
@@ -283,6 +287,7 @@ class DocumentRun:
                     if result.error is None:
                         self.converted.append(page.number)
                     emit(PageDone(page=page.number, result=result))
+                    del page  # its rendered image goes before the next page is rendered
             emit(_Finished())
         except BaseException as exc:  # raised on the caller's thread
             emit(_Raised(exc))

@@ -1,8 +1,24 @@
-"""Argument types shared by the sub-commands."""
+"""Arguments shared by the sub-commands, and the checks that run before any work.
+
+Everything here answers without torch, transformers or a model (``device_present`` imports torch,
+and runs only right before a model would load anyway), so a mistyped value is one line at once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import sys
+
+from core.errors import HSDError
+
+#: Where ``hsd convert`` and ``hsd draft`` read the password of encrypted PDFs (a command-line
+#: argument is visible to every user of the machine in the process list).
+PASSWORD_ENV = "HSD_PASSWORD"
+
+#: Device names the loader passes to torch: cpu, cuda, cuda:N, mps, xpu, xpu:N.
+_DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d{1,3})?")
 
 
 def whole_number(low: int, high: int, what: str):
@@ -16,3 +32,90 @@ def whole_number(low: int, high: int, what: str):
             raise argparse.ArgumentTypeError(f"{what} must be between {low} and {high}, got {number}")
         return number
     return parse
+
+
+def dpi_value(value: str) -> int:
+    """``--dpi``: a render resolution that gives a readable page (36-1200)."""
+    return whole_number(36, 1200, "dpi")(value)
+
+
+def threshold(value: str) -> float:
+    """``--tau``: an acceptance threshold above 0 and at most 1."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not 0.0 < number <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"tau must be above 0 and at most 1, got {value}")
+    return number
+
+
+def device_name(value: str) -> str:
+    """``--device``: cpu, cuda, cuda:N, mps, xpu or xpu:N (spelled as torch spells them)."""
+    if not _DEVICE.fullmatch(value):
+        shown = value if value.isprintable() and len(value) <= 40 else repr(value[:40])
+        raise argparse.ArgumentTypeError(f"{shown!s} is not a device; use cpu, cuda, cuda:N or mps")
+    return value
+
+
+def device_present(device: str | None) -> None:
+    """``HSDError`` when ``device`` names an accelerator this machine does not have (``cuda:99``,
+    ``cuda`` on a machine without one). Imports torch: call it right before the model loads."""
+    if not device or device.startswith("cpu"):
+        return
+    import torch
+
+    kind, _, index = device.partition(":")
+    backend = {"cuda": getattr(torch, "cuda", None), "xpu": getattr(torch, "xpu", None),
+               "mps": getattr(torch.backends, "mps", None)}.get(kind)
+    if backend is None or not backend.is_available():
+        raise HSDError(f"--device {device}: this machine has no usable {kind.upper()} device "
+                       f"(torch {torch.__version__}); use --device cpu or leave --device out")
+    count = backend.device_count() if hasattr(backend, "device_count") else 1
+    if index and int(index) >= count:
+        raise HSDError(f"--device {device}: this machine has {count} {kind.upper()} device"
+                       f"{'' if count == 1 else 's'} ({kind}:0{f' to {kind}:{count - 1}' if count > 1 else ''})")
+
+
+def add_password_arguments(parser) -> None:
+    """``--password`` / ``--ask-password`` (and the environment variable their help names)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--ask-password", action="store_true",
+                       help="ask for the password of encrypted PDFs (not shown; read from standard input "
+                            f"when it is not a terminal); or set {PASSWORD_ENV}")
+    group.add_argument("--password", default=None, metavar="PW",
+                       help=f"password of encrypted PDFs; other users see it in the process list, so prefer "
+                            f"the environment variable {PASSWORD_ENV} or --ask-password")
+
+
+def resolve_password(args) -> None:
+    """Fill ``args.password`` from the prompt (``--ask-password``) or ``HSD_PASSWORD``; an explicit
+    ``--password`` wins over the environment."""
+    if getattr(args, "ask_password", False):
+        args.password = _ask_password()
+    elif getattr(args, "password", None) is None:
+        args.password = os.environ.get(PASSWORD_ENV) or None
+
+
+def _ask_password() -> str:
+    if sys.stdin is not None and sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass("password of the encrypted PDF: ", stream=sys.stderr)
+    line = sys.stdin.readline() if sys.stdin is not None else ""
+    if not line:
+        raise HSDError("--ask-password: nothing to read on standard input")
+    return line.rstrip("\r\n")
+
+
+
+def check_document(path, password: str | None = None) -> None:
+    """An input's checks before any model: the import-free ones first (a mistyped name is one
+    line before PyMuPDF loads), then ``core.documents.check_document`` (opens it; says when it is
+    damaged)."""
+    from core.inputs import check_input
+
+    check_input(path)
+    from core.documents import check_document as open_and_check
+
+    open_and_check(path, password)

@@ -13,10 +13,14 @@ import sys
 from core.errors import HSDError
 
 
+#: The line ``hsd --help`` shows for this command.
+SUMMARY = "benchmark HSD against the baselines on a corpus folder"
+
+
 def register(sub) -> None:
     from core.bench.runner import DEFAULT_METHODS, RANDOM_HUNYUAN, TARGETS
 
-    p = sub.add_parser("bench", help="benchmark HSD against the baselines on a corpus folder",
+    p = sub.add_parser("bench", help=SUMMARY,
                        description=__doc__.split("\n\n")[0] + " Every page is counted; drafter time is "
                        "included in wall-clock; all ratios come from the same run.")
     p.add_argument("corpus", metavar="CORPUS", help="folder with pairs/NAME.pdf and NAME.md beside each")

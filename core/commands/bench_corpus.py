@@ -7,9 +7,13 @@ from pathlib import Path
 from core.commands.arguments import whole_number
 
 
+#: The line ``hsd --help`` shows for this command.
+SUMMARY = "make a corpus for 'hsd bench' from Markdown files"
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "bench-corpus", help="make a corpus for 'hsd bench' from Markdown files",
+        "bench-corpus", help=SUMMARY,
         description="Typeset each Markdown SOURCE (a .md file or a wheel's METADATA) as a PDF, write the "
         "reference Markdown beside it, and optionally an image-only scan of it, in the layout 'hsd bench' "
         "reads (OUT/pairs/NAME.pdf + NAME.md). Use it to check the benchmark on documents the engine "

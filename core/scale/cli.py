@@ -24,6 +24,19 @@ def add_arguments(parser) -> None:
                    help="CPUs reserved per model actor (default 1)")
 
 
+def warn_damaged(inputs, password) -> None:
+    """One ``hsd: warning:`` line per damaged input (those that cannot be opened at all are
+    reported by the run, which opens them again)."""
+    from core.documents import check_document
+    from core.errors import HSDError
+
+    for path in inputs:
+        try:
+            check_document(path, password)
+        except HSDError:
+            continue
+
+
 _ADDRESS = re.compile(r"^(local|auto|(ray|ray\+\w+|https?)://\S+|[\w.\-]+:\d+)$")
 
 
@@ -47,9 +60,14 @@ def run(args) -> int:
         raise HSDError(f"convert needs at least one INPUT (is {args.ray!r} meant as one? it does not exist)"
                        if address != "local" else "convert needs at least one INPUT")
     # named and checked exactly as without --ray, before Ray or a model starts
-    inputs = distinct_inputs(expand_inputs(inputs))
+    inputs = distinct_inputs(expand_inputs(inputs, output=Path(args.output)))
     refuse_unsafe_outputs(inputs, output_paths(inputs, Path(args.output)),
                           Path(args.stats) if args.stats else None, overwrite=args.overwrite)
+    if args.model and address == "local":  # a cluster's nodes may hold a folder this machine lacks
+        from core.targets.loader import check_model_folder
+
+        check_model_folder(args.model)
+    warn_damaged(inputs, args.password)
     from core.scale.ray_pipeline import RayOptions, convert_with_ray
 
     options = RayOptions(address=address, actors=args.ray_actors, batch_size=args.ray_batch_size,

@@ -2,32 +2,51 @@
 
 Hub models and the tiny demo models of ``hsd tiny-model`` go through the same ``from_pretrained``
 calls. Weights are read from safetensors only, and remote code runs only when the user asks for it.
+
+``check_model_folder`` decides from the file system alone what certainly cannot load (a folder that
+does not exist, has no ``config.json``, names a family we do not support or holds no safetensors),
+so the command line says so in one line before torch is imported; this module imports torch and
+transformers only when a model is loaded.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 from pathlib import Path
-
-import torch
-from safetensors import SafetensorError
+from typing import TYPE_CHECKING
 
 from core.errors import ModelLoadError
-from core.targets.base import Target
-from core.targets.profiles import FAMILY_MODULES, Profile, get_profile
+from core.targets.families import FAMILY_MODULES
+
+if TYPE_CHECKING:
+    import torch
+
+    from core.targets.base import Target
+    from core.targets.profiles import Profile
 
 log = logging.getLogger(__name__)
 
 #: What users get without naming a model: HunyuanOCR (0.9B), the paper's best-accelerated target.
 DEFAULT_MODEL = "tencent/HunyuanOCR"
 
-_DTYPES = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
-           "float16": torch.float16, "fp32": torch.float32, "float32": torch.float32}
+#: dtype names users may give -> torch attribute.
+_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
+           "fp32": "float32", "float32": "float32"}
+
+#: A hub id: ``org/name``.
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+#: A config.json larger than this is not a model's configuration (real ones are a few KB).
+_MAX_CONFIG_BYTES = 4 << 20
 
 
-def pick_device(device: str | None = None) -> torch.device:
+def pick_device(device: str | None = None) -> "torch.device":
     """``device`` if given, else cuda, then mps, then cpu."""
+    import torch
+
     if device:
         return torch.device(device)
     if torch.cuda.is_available():
@@ -37,28 +56,78 @@ def pick_device(device: str | None = None) -> torch.device:
     return torch.device("cpu")
 
 
-def pick_dtype(device: torch.device, dtype: str | None = None) -> torch.dtype:
+def pick_dtype(device: "torch.device", dtype: str | None = None) -> "torch.dtype":
     """``dtype`` by name if given; bf16 on CUDA, fp32 elsewhere (CPU bf16 matmuls are slow, MPS fp16 overflows)."""
+    import torch
+
     if dtype:
         try:
-            return _DTYPES[dtype.lower()]
+            return getattr(torch, _DTYPES[dtype.lower()])
         except KeyError:
             raise ModelLoadError(f"unknown dtype {dtype!r}; use one of bf16, fp16, fp32") from None
     return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
-def _not_found(name: str, cause: Exception) -> ModelLoadError:
+def _cannot_load(name: str, reason: str) -> ModelLoadError:
+    example = name if _HUB_ID.fullmatch(name) else DEFAULT_MODEL
     return ModelLoadError(
-        f"could not load model {name!r} ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}). "
+        f"could not load model {name!r} ({reason}). "
         "Pass a local folder that holds the model (config.json, *.safetensors, tokenizer and processor files), "
-        "for example one downloaded earlier with `huggingface-cli download`, or check the hub id; "
+        f"for example one downloaded earlier with `hf download {example} --local-dir DIR`, or check the hub id; "
         "for a demo without any download, build a tiny model with `hsd tiny-model DIR --arch hunyuan_vl` "
         "and pass DIR."
     )
 
 
+def _not_found(name: str, cause: Exception) -> ModelLoadError:
+    text = str(cause).splitlines()[0] if str(cause) else ""
+    return _cannot_load(name, f"{type(cause).__name__}: {text}")
+
+
 def _looks_like_path(name: str) -> bool:
-    return Path(name).is_absolute() or name.startswith(("./", "../", "~", ".\\", "..\\")) or "\\" in name
+    """Not a hub id ("org/name"): an absolute or explicitly relative path, or one whose first
+    folder exists here (``models/tiny`` beside a ``models`` folder)."""
+    if Path(name).is_absolute() or name.startswith(("./", "../", "~", ".\\", "..\\")) or "\\" in name:
+        return True
+    if not _HUB_ID.fullmatch(name):
+        return "/" in name
+    return Path(name.split("/", 1)[0]).is_dir()
+
+
+def _unsupported(name: str, model_type) -> ModelLoadError:
+    what = f"is a {model_type!r} model" if model_type else "names no model_type in its config.json"
+    return ModelLoadError(f"model {name!r} {what}; supported families are {', '.join(FAMILY_MODULES)}")
+
+
+def check_model_folder(name_or_path) -> None:
+    """``ModelLoadError`` (one line naming what is missing) when ``name_or_path`` certainly cannot
+    load, decided from the file system alone (no torch, no network): a path that does not exist or
+    is a file, a folder without ``config.json``, a config that is not JSON or names a family we do
+    not support, a folder without ``*.safetensors`` weights. A hub id that is not a local folder
+    passes: only the loader can look it up."""
+    name = str(name_or_path)
+    local = Path(name).expanduser()
+    if not local.is_dir():
+        if local.exists():
+            raise _cannot_load(name, "it is a file, not a model folder")
+        if _looks_like_path(name) or os.path.lexists(local):
+            raise _cannot_load(name, "no such folder")
+        return
+    config = local / "config.json"
+    if not config.is_file():
+        raise _cannot_load(name, "the folder has no config.json")
+    try:
+        if config.stat().st_size > _MAX_CONFIG_BYTES:
+            raise ValueError("far too large for a model configuration")
+        data = json.loads(config.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise _cannot_load(name, f"its config.json cannot be read: {str(exc).splitlines()[0][:120]}") from None
+    model_type = data.get("model_type") if isinstance(data, dict) else None
+    if not isinstance(model_type, str) or model_type not in FAMILY_MODULES:
+        raise _unsupported(name, model_type)
+    if not any(local.glob("*.safetensors")):
+        other = "; it holds only .bin weights, which are never loaded" if any(local.glob("*.bin")) else ""
+        raise _cannot_load(name, f"the folder has no *.safetensors weights{other}")
 
 
 def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,
@@ -67,15 +136,18 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
 
     Raises ``ModelLoadError`` when the model cannot be found or read, or its family is not supported.
     """
+    # Folders that cannot load fail at once, not after torch's import or the hub's network retries.
+    check_model_folder(name_or_path)
+    from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForImageTextToText
+
+    from core.targets.base import Target
+    from core.targets.profiles import get_profile
 
     name = str(name_or_path)
     local = Path(name).expanduser()
     if local.is_dir():
         name = str(local)
-    elif _looks_like_path(name):
-        # Not a hub id ("org/name"): fail at once rather than after the hub's network retries.
-        raise _not_found(name, FileNotFoundError(f"no such folder: {local}"))
     torch_device = pick_device(device)
     torch_dtype = pick_dtype(torch_device, dtype)
     try:
@@ -84,9 +156,7 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
         raise _not_found(name, exc) from exc
     model_type = getattr(config, "model_type", None)
     if model_type not in FAMILY_MODULES:
-        raise ModelLoadError(
-            f"model {name!r} is a {model_type!r} model; supported families are "
-            f"{', '.join(FAMILY_MODULES)}")
+        raise _unsupported(name, model_type)
     profile = get_profile(model_type)
     try:
         model = AutoModelForImageTextToText.from_pretrained(

@@ -267,3 +267,44 @@ def test_bad_page_range(spec):
 def test_page_range_of_single_pages_round_trips(pages):
     spec = ",".join(map(str, pages))
     assert parse_page_range(spec, 50) == sorted({p - 1 for p in pages})
+
+
+# -- damaged documents -----------------------------------------------------------------------------
+
+def test_a_pdf_mupdf_repaired_is_damaged_and_a_sound_one_is_not(tmp_path, report_pdf):
+    with open_document(report_pdf) as doc:
+        assert doc.damaged is None
+    data = report_pdf.read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: data.rfind(b"xref")])  # no xref, no trailer: MuPDF rebuilds them
+    with open_document(cut) as doc:
+        assert doc.repaired and doc.damaged.startswith("the PDF is damaged: MuPDF had to repair it")
+
+
+def test_pages_that_cannot_be_read_are_named_in_damaged(report_pdf, monkeypatch):
+    with open_document(report_pdf) as doc:
+        def broken(index):
+            raise RuntimeError("object out of range")
+
+        monkeypatch.setattr(doc.fitz_doc, "load_page", broken)
+        with pytest.raises(CorruptDocumentError):
+            doc.page(1)
+        assert doc.unreadable_pages == {2}
+        assert doc.damaged == "the PDF is damaged: page 2 could not be read"
+
+
+def test_check_document_warns_once_for_a_damaged_pdf(tmp_path, report_pdf):
+    import warnings
+
+    from core.documents import check_document
+    from core.errors import HSDWarning
+
+    data = report_pdf.read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: data.rfind(b"xref")])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_document(report_pdf)
+        check_document(cut)
+    assert [str(w.message) for w in caught if w.category is HSDWarning] == [
+        f"{cut}: the PDF is damaged: MuPDF had to repair it, so pages may be missing, blank or incomplete"]

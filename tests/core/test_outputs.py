@@ -60,3 +60,20 @@ def test_figure_folders_of_odd_names_are_linked_plainly():
         assert not set(link) & set("<>() \n[]\"'")
         assert unquote(link) == f"{folder.name}/page-0001-figure-01.png"
     assert images_dir_for(Path("/out/doc.md")).name == "doc_images"
+
+
+def test_names_are_compared_as_case_and_normalisation_insensitive_file_systems_do():
+    import unicodedata
+
+    from core.outputs import comparable_name
+
+    assert comparable_name("Scan.PDF") == comparable_name("scan.pdf")
+    assert comparable_name(unicodedata.normalize("NFC", "Résumé")) == comparable_name(unicodedata.normalize("NFD", "résumé"))
+    assert comparable_name("a.pdf") != comparable_name("b.pdf")
+
+
+def test_a_whole_name_outranks_a_stem_and_a_hash_settles_the_rest(tmp_path):
+    got = [p.name for p in output_paths([tmp_path / n for n in ["Scan.PDF", "scan.png", "X.pdf", "x.pdf", "y.pdf"]],
+                                        tmp_path / "out")]
+    assert got[:2] == ["Scan.PDF.md", "scan.png.md"] and got[4] == "y.md"
+    assert got[2].startswith("X.pdf-") and got[3].startswith("x.pdf-") and got[2].lower() != got[3].lower()

@@ -35,12 +35,15 @@ def text_pdf(path: Path, pages: int = 2, width: float = 420, height: float = 560
     return Path(path)
 
 
-def raw_pdf(path: Path, page_streams: list, width: float = 200, height: float = 200) -> Path:
+def raw_pdf(path: Path, page_streams: list, width: float = 200, height: float = 200, padding: int = 0) -> Path:
     """A PDF built byte by byte: one page per content stream, Helvetica as F1, a correct xref.
 
-    A stream may be ``(data, extra)`` where ``extra`` goes into the stream dictionary."""
+    A stream may be ``(data, extra)`` where ``extra`` goes into the stream dictionary. ``padding``:
+    an unused stream of that many zero bytes before the pages (so that they lie past it in the file)."""
     objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b"",
                             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    if padding:
+        objects.append(b"<< /Length %d >>\nstream\n" % padding + bytes(padding) + b"\nendstream")
     kids = []
     for stream in page_streams:
         stream, extra = stream if isinstance(stream, tuple) else (stream, b"")
@@ -84,6 +87,16 @@ def truncated_pdf(path: Path, keep: float = 0.6) -> Path:
     data = tmp.read_bytes()
     tmp.unlink()
     Path(path).write_bytes(data[: int(len(data) * keep)])
+    return Path(path)
+
+
+def cut_pdf(path: Path, pages: int = 160, keep: int = 60_000) -> Path:
+    """A PDF of ``pages`` text pages cut after ``keep`` bytes, as an interrupted download or copy
+    leaves it: MuPDF repairs it and recovers some pages, blank or whole."""
+    text_pdf(path, pages=pages)
+    data = Path(path).read_bytes()
+    assert len(data) > keep
+    Path(path).write_bytes(data[:data.rfind(b"endobj", 0, keep)])  # cut inside the next object
     return Path(path)
 
 

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from core.targets.families import FAMILY_MODULES
 from core.targets.profiles.base import PageStyle, Profile
-
-#: ``config.model_type`` -> module under this package that defines ``PROFILE``.
-FAMILY_MODULES = {
-    "qwen2_5_vl": "qwen2_5_vl",
-    "qwen3_vl": "qwen3_vl",
-    "hunyuan_vl": "hunyuan_vl",
-    "paddleocr_vl": "paddleocr_vl",
-    "glm_ocr": "glm_ocr",
-}
 
 
 def get_profile(model_type: str) -> Profile:

@@ -47,7 +47,7 @@ def test_cli_rejects_a_missing_metadata_folder(tmp_path, capsys):
     from core.cli import main
 
     assert main(["tiny-model", str(tmp_path / "m"), "--arch", "glm_ocr", "--metadata", str(tmp_path / "nope")]) == 2
-    assert "metadata folder not found" in capsys.readouterr().out
+    assert "metadata folder not found" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
 
 

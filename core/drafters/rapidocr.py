@@ -25,7 +25,8 @@ import warnings
 import numpy as np
 
 from core.drafters.base import Region
-from core.drafters.layout import TextLine, rows_of
+from core.drafters.layout import TextLine, median_line_size, rows_of
+from core.drafters.layout_check import LayoutReport, reads_as_prose, slot, text_in_figure, uncovered_lines
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.errors import DrafterUnavailableError, HSDWarning
@@ -150,6 +151,8 @@ class RapidOCRDrafter:
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
         text_boxes: list[tuple] = []
+        report = LayoutReport()
+        ocr_lines = lines
         layout_model = self._layout_engine() if self.layout and lines else None
         groups = None
         if layout_model is not None:
@@ -168,6 +171,9 @@ class RapidOCRDrafter:
                 inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
                 if len(inside) < 4 or not _lines_side_by_side(inside):
                     continue
+                if reads_as_prose(inside):  # columns of running text: paragraphs, column by column
+                    report.prose_tables += 1
+                    continue
                 table_model = self._table_engine()
                 html = table_html(table_model, pixels, scale, box, inside) if table_model is not None else None
                 if html:
@@ -178,19 +184,36 @@ class RapidOCRDrafter:
         lines = mark_monospace(lines, [fit_of[id(line)] for line in lines])
         if groups is not None:
             from core.drafters.scan_layout import page_regions
-            return page_regions(groups, lines, tables, page.width, page.height, source=self.name,
-                                order=self.layout_order)
-        regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
-                                   size_tolerance=0.3)
-        for region in regions:
-            # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
-            # and a figure box sometimes swallows a text column: long text, or text that a text
-            # box also claims, stays text.
-            if region.label in ("text", "title") and len(region.text) < 100 \
-                    and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
-                    and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
-                region.label = "figure"
-                region.extra = {"role": "text_in_figure"}
+            regions = page_regions(groups, lines, tables, page.width, page.height, source=self.name,
+                                   order=self.layout_order, report=report)
+        else:
+            regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
+                                       size_tolerance=0.3)
+            body_size = median_line_size(lines)
+            for region in regions:
+                # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
+                # and a figure box sometimes swallows a text column: long text, text that a text box
+                # also claims, and sentences or headings in the body's size stay text.
+                if region.label in ("text", "title") and len(region.text) < 100 \
+                        and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
+                        and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
+                    if text_in_figure(region, lines, body_size):
+                        report.figure_text += 1
+                        continue
+                    region.label = "figure"
+                    region.extra = {"role": "text_in_figure"}
+        return self._cover(ocr_lines, regions, page, report)
+
+    def _cover(self, lines: list[TextLine], regions: list[Region], page, report: LayoutReport) -> list[Region]:
+        """Every OCR line's text in a draft: lines no region holds (a table's structure dropped them,
+        a layout box missed them) become regions of their own at their place in the reading order."""
+        missing = uncovered_lines(lines, regions)
+        if missing:
+            report.uncovered_lines += len(missing)
+            for region in lines_to_regions(missing, [], page.width, page.height, source=self.name, size_tolerance=0.3):
+                regions.insert(slot(region.bbox, regions), region)
+        if report.repaired and regions:
+            regions[0].extra = {**regions[0].extra, "layout_repairs": report.summary()}
         return regions
 
     def ocr_lines(self, pixels: np.ndarray, scale: float) -> tuple[list[TextLine], list[PitchFit | None]]:

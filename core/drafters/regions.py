@@ -211,4 +211,28 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
             return "title", "#" * level + " " + text, {"level": level}
     if block.lines[0].is_list_start:
         return "list", text, {}
+    if len(block.lines) <= 2 and looks_like_formula(text):
+        return "formula", text, {}
     return "text", text, {}
+
+
+#: Relations and operators that make a line a formula (with few words around them); ``-``, ``+``
+#: and ``/`` alone also join dates, ranges and compounds.
+_MATH_OPERATOR = re.compile(r"[=<>\u2264\u2265\u2260\u2248\u00b1\u00d7\u00f7\u2211\u220f\u222b\u221a\u2202\u221e"
+                            r"\u2208\u2209\u2282\u2286\u2192\u21d2\u2207\u2200\u2203^]")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+#: Words a formula may hold (functions, operators written out).
+_MATH_WORDS = frozenset("sin cos tan log exp lim max min sup inf det arg mod and for".split())
+
+
+def looks_like_formula(text: str) -> bool:
+    """True for a line of mathematics (``a² + 8 = 12``, ``x ∈ ∂U``): an operator or relation, and
+    at most one word of three letters or more per four symbols, functions aside."""
+    compact = text.replace(" ", "")
+    if len(compact) < 3 or not _MATH_OPERATOR.search(text) or _CJK_TEXT.search(text):
+        return False
+    words = [w for w in _WORD.findall(text) if w.lower() not in _MATH_WORDS]
+    return sum(len(w) for w in words) <= 0.25 * len(compact) and len(words) <= 2
+
+
+_CJK_TEXT = re.compile("[\u4e00-\u9fff\u3040-\u30ff]")

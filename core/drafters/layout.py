@@ -218,17 +218,49 @@ def table_cell_lines(lines: list[TextLine]) -> set[int]:
     right = max(ln.bbox[2] for ln in lines)
     short_width = (right - left) / 3
     by_top = sorted(lines, key=lambda ln: ln.bbox[1])
+    prose = paragraph_lines(by_top)
     cells: set[int] = set()
     for i, a in enumerate(by_top):
-        if a.bbox[2] - a.bbox[0] > short_width:
+        if a.bbox[2] - a.bbox[0] > short_width or id(a) in prose:
             continue
         for b in by_top[i + 1:]:
             if b.bbox[1] > a.bbox[3]:
                 break
             overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-            if overlap >= 0.6 * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width:
+            if overlap >= 0.6 * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width \
+                    and id(b) not in prose:
                 cells.update((id(a), id(b)))
     return cells
+
+
+#: A line of running text has at least this many words (a CJK character counts as half a word).
+PARAGRAPH_LINE_WORDS = 4
+
+
+def paragraph_lines(by_top: list[TextLine]) -> set[int]:
+    """ids of lines that read as running text: this many words or more, with a line of about the
+    same width right above or below in the same column. Three columns of justified text have lines
+    a third of the page wide that share their rows, as an unruled table's cells do; their words and
+    their stacking tell them apart. ``by_top``: the lines sorted by their top."""
+    out: set[int] = set()
+    for i, a in enumerate(by_top):
+        if _words(a.text) < PARAGRAPH_LINE_WORDS:
+            continue
+        for b in by_top[i + 1:]:
+            h = max(min(a.height, b.height), 1.0)
+            if b.bbox[1] > a.bbox[3] + 0.8 * h:
+                break
+            gap = b.bbox[1] - a.bbox[3]
+            overlap = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
+            if -0.3 * h <= gap <= 0.8 * h and overlap >= 0.8 * min(a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]) \
+                    and _words(b.text) >= PARAGRAPH_LINE_WORDS / 2:
+                out.update((id(a), id(b)))
+    return out
+
+
+def _words(text: str) -> float:
+    cjk = len(_CJK_CHAR.findall(text))
+    return len(_CJK_CHAR.sub(" ", text).split()) + cjk / 2
 
 
 def _rows_aligned(boxes, indices, columns) -> bool:

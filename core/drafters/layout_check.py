@@ -22,11 +22,12 @@ find; ``LayoutReport`` says what was found, and the drafter records it in the fi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from core.drafters.base import Region
-from core.drafters.layout import CJK_CHARS, TextLine, rows_of
+from core.drafters.layout import CJK_CHARS, TextLine, _words, rows_of
 from core.drafters.normalize import normalize_for_match
 
 #: A table's lines read as prose when at least this share of them are long ...
@@ -63,8 +64,7 @@ class LayoutReport:
 
 def words(text: str) -> float:
     """Words in ``text``: Latin words, and CJK characters at two to a word."""
-    cjk = len(_CJK.findall(text))
-    return len(_CJK.sub(" ", text).split()) + cjk / 2
+    return _words(text)
 
 
 def reads_as_prose(lines: list[TextLine]) -> bool:
@@ -142,3 +142,67 @@ def slot(box, regions: list[Region]) -> int:
 def _center_inside(box, outer) -> bool:
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     return outer[0] - 1 <= cx <= outer[2] + 1 and outer[1] - 1 <= cy <= outer[3] + 1
+
+
+#: A gap inside an OCR line is a column gutter candidate from this many line heights ...
+GUTTER_GAP_HEIGHTS = 0.6
+#: ... and is one when at least this many other lines end or start at its edges ...
+GUTTER_EDGE_LINES = 3
+#: ... and at most this share of them run across it with text.
+GUTTER_CROSSING_SHARE = 0.25
+
+
+def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[list[TextLine]]:
+    """Each line as the pieces it reads as: a line the OCR detector ran across a column gutter (two
+    columns' lines on one baseline, a narrow gutter) is cut where the gutter is. ``chars``: per line,
+    ``(character, x0, x1)`` of each of its non-space characters, in points (empty where unknown).
+
+    A wide gap between two characters is a gutter only with page-level evidence: other lines end
+    just left of it or start just right of it, and few lines run across it with text. A wide space
+    inside one justified line has none of that."""
+    candidates = []  # (line index, character index after the gap, gap x0, gap x1)
+    for i, (line, spans) in enumerate(zip(lines, chars)):
+        if len(spans) < 6 or len(spans) != sum(not c.isspace() for c in line.text):
+            continue
+        for k in range(1, len(spans)):
+            x0, x1 = spans[k - 1][2], spans[k][1]
+            if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height:
+                candidates.append((i, k, x0, x1))
+    gaps_of: dict[int, list[tuple[float, float]]] = {}
+    for i, _, x0, x1 in candidates:
+        gaps_of.setdefault(i, []).append((x0, x1))
+    cuts: dict[int, list[int]] = {}
+    for i, k, x0, x1 in candidates:
+        tolerance = lines[i].height
+        edges = crossing = 0
+        for j, other in enumerate(lines):
+            if j == i:
+                continue
+            if abs(other.bbox[2] - x0) <= tolerance or abs(other.bbox[0] - x1) <= tolerance:
+                edges += 1
+            elif other.bbox[0] < x0 and other.bbox[2] > x1 and not any(
+                    g0 < x1 and g1 > x0 for g0, g1 in gaps_of.get(j, ())):
+                crossing += 1  # runs across the gap with text (not through a gap of its own)
+        if edges >= GUTTER_EDGE_LINES and crossing <= GUTTER_CROSSING_SHARE * edges:
+            cuts.setdefault(i, []).append(k)
+    out = []
+    for i, line in enumerate(lines):
+        if i not in cuts:
+            out.append([line])
+            continue
+        out.append(_cut(line, chars[i], sorted(set(cuts[i]))))
+    return out
+
+
+def _cut(line: TextLine, spans: list[tuple[str, float, float]], at: list[int]) -> list[TextLine]:
+    """``line`` cut before its non-space characters number ``at``."""
+    positions = [p for p, c in enumerate(line.text) if not c.isspace()]
+    pieces, start = [], 0
+    for k in at + [len(spans)]:
+        end_char = positions[k] if k < len(positions) else len(line.text)
+        text = line.text[positions[start]:end_char].strip()
+        if text:
+            box = (spans[start][1], line.bbox[1], spans[k - 1][2], line.bbox[3])
+            pieces.append(dataclasses.replace(line, bbox=box, text=text))
+        start = k
+    return pieces

@@ -86,7 +86,9 @@ def _mpl_font_dir():
 @functools.lru_cache(maxsize=1)
 def fraktur_font() -> bytes:
     """A TrueType font whose Latin letters are STIX's Mathematical Fraktur glyphs (digits and
-    punctuation stay STIX's roman ones): a blackletter face the text layer reads as plain Latin."""
+    punctuation stay STIX's roman ones): a blackletter face the text layer reads as plain Latin.
+    Each glyph has one code point (the text layer maps glyphs back to text), so umlauts are not
+    drawn: the German text spells them "ae", "oe", "ue", as old prints often did."""
     import os
 
     from fontTools.ttLib import TTFont
@@ -101,14 +103,11 @@ def fraktur_font() -> bytes:
         upper, lower = chr(65 + i), chr(97 + i)
         remap[ord(upper)] = cmap[special.get(upper, 0x1D504 + i)]
         remap[ord(lower)] = cmap[0x1D51E + i]
-    umlauts = {"ä": "a", "ö": "o", "ü": "u", "Ä": "A", "Ö": "O", "Ü": "U"}
     keep = [c for c in cmap if c < 0x250]
     for table in ttf["cmap"].tables:
         if table.isUnicode():
             for code, glyph in remap.items():
                 table.cmap[code] = glyph
-            for umlaut, base in umlauts.items():  # the base letter; the dots are left off
-                table.cmap[ord(umlaut)] = remap[ord(base)]
     options = Options()
     options.notdef_outline = True
     subsetter = Subsetter(options)
@@ -417,6 +416,6 @@ class PageBuilder:
     def finish(self) -> tuple[bytes, list[Fragment], str]:
         for color, writer in self._writers.items():
             writer.write_text(self.page, color=color)
-        data = self.doc.tobytes(garbage=3, deflate=True)
+        data = self.doc.tobytes(garbage=3, deflate=True, no_new_id=True)  # same seed, same bytes
         self.doc.close()
         return data, self.fragments, "\n\n".join(self.blocks) + "\n"

@@ -375,7 +375,7 @@ def scanned(pdf: bytes, params: dict) -> bytes:
     with pymupdf.open() as out:
         new = out.new_page(width=size.width, height=size.height)
         new.insert_image(new.rect, stream=buf.getvalue())
-        return out.tobytes(garbage=3, deflate=True)
+        return out.tobytes(garbage=3, deflate=True, no_new_id=True)
 
 
 # --- the set ----------------------------------------------------------------------------------------

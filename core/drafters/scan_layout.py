@@ -104,9 +104,10 @@ def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tupl
 
 
 def group_regions(cls: str, lines: list[TextLine], page_width: float, page_height: float, body_size: float,
-                  source: str, report: LayoutReport | None = None) -> list[Region]:
+                  source: str, report: LayoutReport | None = None, barriers=()) -> list[Region]:
     """The regions of one layout group: its lines as paragraphs, labelled by the model's class."""
-    regions = lines_to_regions(lines, [], page_width, page_height, source=source, size_tolerance=0.3)
+    regions = lines_to_regions(lines, [], page_width, page_height, source=source, size_tolerance=0.3,
+                               barriers=barriers)
     label = CLASS_LABELS.get(cls, "text")
     for region in regions:
         if region.label in ("code", "table"):
@@ -134,7 +135,7 @@ def group_regions(cls: str, lines: list[TextLine], page_width: float, page_heigh
 
 def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables: list[tuple[tuple, str]],
                  page_width: float, page_height: float, source: str, order: str = "model",
-                 report: LayoutReport | None = None) -> list[Region]:
+                 report: LayoutReport | None = None, barriers: list[tuple[float, float]] = ()) -> list[Region]:
     """Regions in the model's reading order: one group at a time, ``tables`` (``(bbox, html)``, their
     lines already taken out) at their group's place; lines outside every box are drafted as the
     text layer would and slotted in before the first region below them in their column.
@@ -149,11 +150,12 @@ def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables:
         for box, html in table_at.pop(i, []):
             regions.append(Region("table", box, html, source))
         if group_lines:
-            regions += group_regions(cls, group_lines, page_width, page_height, body_size, source, report)
+            regions += group_regions(cls, group_lines, page_width, page_height, body_size, source, report, barriers)
     for items in table_at.values():  # no groups at all
         regions += [Region("table", box, html, source) for box, html in items]
     if loose:
-        for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3):
+        for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3,
+                                       barriers=barriers):
             regions.insert(slot(region.bbox, regions), region)
     return xycut_order(regions, body_size, page_height) if order == "xycut" else regions
 

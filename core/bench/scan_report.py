@@ -2,7 +2,8 @@
 
     hsd bench SET/born --target replay --tokenizer qwen --methods ar,hsd --out bench-born
     hsd bench SET/scan --target replay --tokenizer qwen --methods ar,hsd --out bench-scan
-    python -m core.bench.scan_report SET --born bench-born/bench.json --scan bench-scan/bench.json --out scan-report.md
+    python -m core.bench.scan_report SET --born bench-born/bench.json --scan bench-scan/bench.json \
+        --compare auto:layout=cdla --out scan-report.md
 
 Per kind (the file name up to ``_``), from the two runs and from drafting each page again with the
 runs' drafter:
@@ -75,23 +76,80 @@ def _passes(bench: dict) -> dict[str, dict]:
     return out
 
 
-def draft_pages(folder: Path, names: list[str], spec: str, log=None) -> dict[str, list]:
-    """The drafts of ``folder/pairs/NAME.pdf`` (first page) by the drafter ``spec``."""
+def draft_pages(folder: Path, names: list[str], specs: list[str], log=None) -> dict[str, dict[str, list]]:
+    """{spec: {name: regions}}: the drafts of ``folder/pairs/NAME.pdf`` (first page) by each drafter
+    spec. The OCR drafters of the specs share one OCR pass per page (their layouts differ, their
+    lines do not), so comparing layouts costs the layout models only."""
+    import hashlib
+
     from core.bench.runner import make_drafter
     from core.documents import open_document
 
-    drafter, _ = make_drafter(spec)
-    out = {}
+    drafters = {spec: make_drafter(spec)[0] for spec in specs}
+    memo: dict = {}
+
+    def shared(drafter, page):
+        ocr = drafter.choose(page) if hasattr(drafter, "choose") else drafter
+        if hasattr(ocr, "ocr_lines") and not getattr(ocr, "_shares_ocr", False):
+            own = ocr.ocr_lines
+
+            def ocr_lines(pixels, scale, own=own):
+                key = (hashlib.sha1(pixels.tobytes()).hexdigest(), scale)
+                if key not in memo:
+                    memo.clear()  # one page at a time
+                    memo[key] = own(pixels, scale)
+                return memo[key]
+
+            ocr.ocr_lines, ocr._shares_ocr = ocr_lines, True
+        return drafter
+
+    out: dict[str, dict[str, list]] = {spec: {} for spec in specs}
     for n, name in enumerate(names):
         with open_document(folder / "pairs" / f"{name}.pdf") as doc:
-            out[name] = drafter.draft(doc.page(0))
-        if log and (n + 1) % 20 == 0:
+            page = doc.page(0)
+            for spec, drafter in drafters.items():
+                out[spec][name] = shared(drafter, page).draft(page)
+        if log and (n + 1) % 10 == 0:
             log(f"drafted {n + 1}/{len(names)}")
     return out
 
 
-def kind_rows(set_dir: Path, born: dict, scan: dict, born_drafts: dict, scan_drafts: dict) -> list[dict]:
-    """One row per kind (and ``all``): passes, ratios, order and text reached on both halves."""
+def save_drafts(path: Path, drafts: dict[str, dict[str, list]]) -> None:
+    path.write_text(json.dumps({spec: {name: [r.to_dict() for r in regions] for name, regions in pages.items()}
+                                for spec, pages in drafts.items()}), encoding="utf-8")
+
+
+def load_drafts(path: Path) -> dict[str, dict[str, list]]:
+    from core.drafters.base import Region
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {spec: {name: [Region.from_dict(r) for r in regions] for name, regions in pages.items()}
+            for spec, pages in data.items()}
+
+
+def draft_quality(set_dir: Path, half: str, drafts: dict[str, list]) -> dict[str, dict]:
+    """Per kind and ``all``: mean reading order and text reached of ``drafts`` ({name: regions})."""
+    by_kind: dict[str, list[str]] = defaultdict(list)
+    for name in sorted(drafts):
+        by_kind[name.split("_", 1)[0]].append(name)
+    by_kind["all"] = sorted(drafts)
+    out = {}
+    for kind, names in by_kind.items():
+        orders, reached = [], []
+        for n in names:
+            layout = json.loads((set_dir / "layout" / f"{n}.json").read_text(encoding="utf-8"))
+            acc = order_accuracy(layout["regions"], drafts[n])
+            if acc is not None:
+                orders.append(acc)
+            reached.append(text_reached((set_dir / half / "pairs" / f"{n}.md").read_text(encoding="utf-8"), drafts[n]))
+        out[kind] = {"order": sum(orders) / len(orders) if orders else None,
+                     "reached": sum(reached) / len(reached) if reached else None, "pages": len(names)}
+    return out
+
+
+def kind_rows(born: dict, scan: dict, born_quality: dict, scan_quality: dict) -> list[dict]:
+    """One row per kind (and ``all``): passes and ratios of the two runs, with reading order and text
+    reached of both halves (``draft_quality``)."""
     born_p, scan_p = _passes(born), _passes(scan)
     by_kind: dict[str, list[str]] = defaultdict(list)
     for name in sorted(set(born_p) & set(scan_p)):
@@ -99,23 +157,13 @@ def kind_rows(set_dir: Path, born: dict, scan: dict, born_drafts: dict, scan_dra
     rows = []
     for kind, names in list(sorted(by_kind.items())) + [("all", sorted(set(born_p) & set(scan_p)))]:
         row = {"kind": kind, "pages": len(names)}
-        for half, passes, drafts in (("born", born_p, born_drafts), ("scan", scan_p, scan_drafts)):
+        for half, passes, quality in (("born", born_p, born_quality), ("scan", scan_p, scan_quality)):
             row[f"{half}_hsd"] = sum(passes[n]["hsd"] for n in names)
             row[f"{half}_ar"] = sum(passes[n]["ar"] for n in names)
             tokens, stage2 = sum(passes[n]["tokens"] for n in names), sum(passes[n]["stage2"] for n in names)
             row[f"{half}_mal"] = tokens / stage2 if stage2 else 0.0
-            orders, reached = [], []
-            for n in names:
-                if n not in drafts:
-                    continue
-                layout = json.loads((set_dir / "layout" / f"{n}.json").read_text(encoding="utf-8"))
-                acc = order_accuracy(layout["regions"], drafts[n])
-                if acc is not None:
-                    orders.append(acc)
-                ref = (set_dir / half / "pairs" / f"{n}.md").read_text(encoding="utf-8")
-                reached.append(text_reached(ref, drafts[n]))
-            row[f"{half}_order"] = sum(orders) / len(orders) if orders else None
-            row[f"{half}_reached"] = sum(reached) / len(reached) if reached else None
+            row[f"{half}_order"] = quality.get(kind, {}).get("order")
+            row[f"{half}_reached"] = quality.get(kind, {}).get("reached")
         row["ratio"] = row["scan_hsd"] / row["born_hsd"] if row["born_hsd"] else float("inf")
         row["worst"] = max(((scan_p[n]["hsd"] / max(1, born_p[n]["hsd"]), n) for n in names), default=(0.0, ""))
         rows.append(row)
@@ -139,26 +187,66 @@ def markdown_table(rows: list[dict]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="per-kind report of the generated scan set")
     parser.add_argument("set", help="the folder hsd bench-corpus --scan-set wrote")
-    parser.add_argument("--born", required=True, help="bench.json of hsd bench SET/born")
-    parser.add_argument("--scan", required=True, help="bench.json of hsd bench SET/scan")
-    parser.add_argument("--drafter", default=None, help="drafter spec for the order and text columns "
-                        "(default: each run's own)")
-    parser.add_argument("--out", default=None, help="write the table here (and rows as JSON beside it)")
+    parser.add_argument("--born", help="bench.json (or pages.jsonl) of hsd bench SET/born")
+    parser.add_argument("--scan", help="bench.json (or pages.jsonl) of hsd bench SET/scan")
+    parser.add_argument("--drafter", default="auto", help="drafter spec of the order and text columns (default auto)")
+    parser.add_argument("--compare", default="", help="more drafter specs whose order and text columns are "
+                        "reported beside it, drafted with the same OCR (e.g. auto:layout=cdla)")
+    parser.add_argument("--drafts", default=None, help="keep the drafts in this JSON file (reused when present)")
+    parser.add_argument("--out", default=None, help="write the tables here (and rows as JSON beside it)")
     args = parser.parse_args(argv)
     set_dir = Path(args.set)
-    born = json.loads(Path(args.born).read_text(encoding="utf-8"))
-    scan = json.loads(Path(args.scan).read_text(encoding="utf-8"))
-    names = sorted({r["doc"] for r in scan["pages"]} & {r["doc"] for r in born["pages"]})
-    log = lambda s: print(s, flush=True)  # noqa: E731
-    born_drafts = draft_pages(set_dir / "born", names, args.drafter or born["info"]["drafter"])
-    scan_drafts = draft_pages(set_dir / "scan", names, args.drafter or scan["info"]["drafter"], log)
-    rows = kind_rows(set_dir, born, scan, born_drafts, scan_drafts)
-    table = markdown_table(rows)
-    print(table)
+    specs = [args.drafter] + [s for s in args.compare.split(",") if s]
+    names = sorted(p.stem for p in (set_dir / "scan" / "pairs").glob("*.pdf"))
+    cache = Path(args.drafts) if args.drafts else None
+    if cache and cache.is_file():
+        drafts = load_drafts(cache)
+    else:
+        log = lambda s: print(s, flush=True)  # noqa: E731
+        drafts = {"born:" + spec: pages for spec, pages in draft_pages(set_dir / "born", names, specs[:1]).items()}
+        drafts.update(draft_pages(set_dir / "scan", names, specs, log))
+        if cache:
+            save_drafts(cache, drafts)
+    text = ""
+    if args.born and args.scan:
+        born, scan = _bench(Path(args.born)), _bench(Path(args.scan))
+        rows = kind_rows(born, scan, draft_quality(set_dir, "born", drafts["born:" + specs[0]]),
+                         draft_quality(set_dir, "scan", drafts[specs[0]]))
+        text += markdown_table(rows)
+    quality = {spec: draft_quality(set_dir, "scan", drafts[spec]) for spec in specs}
+    text += "\n" + compare_table(quality)
+    print(text)
     if args.out:
-        Path(args.out).write_text(table, encoding="utf-8")
-        Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        Path(args.out).write_text(text, encoding="utf-8")
+        Path(args.out).with_suffix(".json").write_text(json.dumps(
+            {"rows": rows if args.born and args.scan else [], "quality": quality}, indent=1), encoding="utf-8")
     return 0
+
+
+def compare_table(quality: dict[str, dict[str, dict]]) -> str:
+    """Reading order and text reached per kind for each drafter spec (scans)."""
+    specs = list(quality)
+    kinds = sorted(k for k in quality[specs[0]] if k != "all") + ["all"]
+    lines = ["| kind | " + " | ".join(f"`{s}` order / text" for s in specs) + " |", "|---" * (len(specs) + 1) + "|"]
+    for kind in kinds:
+        cells = []
+        for spec in specs:
+            q = quality[spec].get(kind, {})
+            cells.append(f"{_pct(q.get('order'))} / {_pct(q.get('reached'))}")
+        lines.append(f"| {'**all**' if kind == 'all' else kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{100 * v:.1f} %"
+
+
+def _bench(path: Path) -> dict:
+    """A bench run's ``bench.json``, or its ``pages.jsonl`` (a run still going, or stopped)."""
+    if path.suffix == ".jsonl":
+        pages = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return {"pages": [p.get("record", p) for p in pages if "methods" in p.get("record", p)]}
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":

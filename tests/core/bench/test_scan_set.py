@@ -91,7 +91,7 @@ def test_order_accuracy_and_text_reached():
     assert text_reached("abcdef", [region(0, "abc")]) == 0.25  # one trigram of four
 
 
-def test_kind_rows_compare_the_same_pages_born_and_scanned(tmp_path):
+def test_kind_rows_compare_the_same_pages_born_and_scanned():
     def bench(passes):
         return {"info": {"drafter": "auto"}, "pages": [
             {"doc": name, "methods": {"hsd": {"forward_passes": p, "generated_tokens": 10 * p, "stage2_passes": p},
@@ -99,9 +99,10 @@ def test_kind_rows_compare_the_same_pages_born_and_scanned(tmp_path):
 
     born = bench({"slide_000": 10, "slide_001": 10, "form_000": 20})
     scan = bench({"slide_000": 15, "slide_001": 20, "form_000": 20})
-    rows = kind_rows(tmp_path, born, scan, {}, {})
+    rows = kind_rows(born, scan, {"slide": {"order": 1.0, "reached": 1.0}}, {"slide": {"order": 0.5, "reached": 0.9}})
     by_kind = {r["kind"]: r for r in rows}
     assert by_kind["slide"]["ratio"] == 1.75 and by_kind["form"]["ratio"] == 1.0
     assert by_kind["all"]["born_hsd"] == 40 and by_kind["all"]["scan_hsd"] == 55
     assert by_kind["slide"]["worst"] == (2.0, "slide_001")
     assert "| **all** | 3 | 40 / 55 | 1.38x |" in markdown_table(rows)
+    assert by_kind["slide"]["scan_order"] == 0.5 and by_kind["form"]["scan_order"] is None

@@ -193,11 +193,14 @@ def main(argv=None) -> int:
     parser.add_argument("--compare", default="", help="more drafter specs whose order and text columns are "
                         "reported beside it, drafted with the same OCR (e.g. auto:layout=cdla)")
     parser.add_argument("--drafts", default=None, help="keep the drafts in this JSON file (reused when present)")
+    parser.add_argument("--docs", default=None, help="only pages whose names start with one of these (comma-separated)")
     parser.add_argument("--out", default=None, help="write the tables here (and rows as JSON beside it)")
     args = parser.parse_args(argv)
     set_dir = Path(args.set)
     specs = [args.drafter] + [s for s in args.compare.split(",") if s]
     names = sorted(p.stem for p in (set_dir / "scan" / "pairs").glob("*.pdf"))
+    if args.docs:
+        names = [n for n in names if any(n.startswith(prefix) for prefix in args.docs.split(","))]
     cache = Path(args.drafts) if args.drafts else None
     if cache and cache.is_file():
         drafts = load_drafts(cache)

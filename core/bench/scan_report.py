@@ -187,8 +187,8 @@ def markdown_table(rows: list[dict]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="per-kind report of the generated scan set")
     parser.add_argument("set", help="the folder hsd bench-corpus --scan-set wrote")
-    parser.add_argument("--born", help="bench.json (or pages.jsonl) of hsd bench SET/born")
-    parser.add_argument("--scan", help="bench.json (or pages.jsonl) of hsd bench SET/scan")
+    parser.add_argument("--born", help="bench.json (or pages.jsonl) of hsd bench SET/born; shards comma-separated")
+    parser.add_argument("--scan", help="bench.json (or pages.jsonl) of hsd bench SET/scan; shards comma-separated")
     parser.add_argument("--drafter", default="auto", help="drafter spec of the order and text columns (default auto)")
     parser.add_argument("--compare", default="", help="more drafter specs whose order and text columns are "
                         "reported beside it, drafted with the same OCR (e.g. auto:layout=cdla)")
@@ -245,7 +245,11 @@ def _pct(v) -> str:
 
 
 def _bench(path: Path) -> dict:
-    """A bench run's ``bench.json``, or its ``pages.jsonl`` (a run still going, or stopped)."""
+    """A bench run's ``bench.json``, or its ``pages.jsonl`` (a run still going, or stopped); several,
+    comma-separated (shards over disjoint pages), are read as one."""
+    if "," in str(path):
+        parts = [_bench(Path(p)) for p in str(path).split(",")]
+        return {"info": parts[0].get("info", {}), "pages": [rec for part in parts for rec in part["pages"]]}
     if path.suffix == ".jsonl":
         pages = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         return {"pages": [p.get("record", p) for p in pages if "methods" in p.get("record", p)]}

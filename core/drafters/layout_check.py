@@ -152,8 +152,11 @@ def _center_inside(box, outer) -> bool:
 GUTTER_GAP_HEIGHTS = 0.6
 #: ... and is one when at least this many other lines end or start at its edges ...
 GUTTER_EDGE_LINES = 3
-#: ... and at most this share of them run across it with text.
+#: ... and at most this share of them run across it with text. Lines and pieces shorter than
+#: ``GUTTER_SIDE_HEIGHTS`` line heights are no evidence: the gap after a clause number ("7.4.2   The
+#: joint ...") lines up down the page as a gutter does, but a column is wider than a number.
 GUTTER_CROSSING_SHARE = 0.25
+GUTTER_SIDE_HEIGHTS = 3.0
 
 
 def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[tuple[float, float]]:
@@ -174,14 +177,17 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
         if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
             for k in range(1, len(spans)):
                 x0, x1 = spans[k - 1][2], spans[k][1]
-                if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height:
+                wide = min(x0 - spans[0][1], spans[-1][2] - x1) >= GUTTER_SIDE_HEIGHTS * line.height
+                if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height and wide:
                     candidates.append((i, x0, x1, line.height))
     for row in rows_of(lines):
         ordered = sorted(row, key=lambda ln: ln.bbox[0])
         for a, b in zip(ordered, ordered[1:]):
             ia, ib = lines.index(a), lines.index(b)
             x0, x1 = ink(ia)[1], ink(ib)[0]
-            if x1 - x0 >= GUTTER_GAP_HEIGHTS * min(a.height, b.height):
+            h = min(a.height, b.height)
+            wide = min(x0 - ink(ia)[0], ink(ib)[1] - x1) >= GUTTER_SIDE_HEIGHTS * h
+            if x1 - x0 >= GUTTER_GAP_HEIGHTS * h and wide:
                 candidates.append((None, x0, x1, min(a.height, b.height)))
     gaps_of: dict[int, list[tuple[float, float]]] = {}
     for i, x0, x1, _ in candidates:
@@ -194,7 +200,7 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
             if j == i:
                 continue
             left, right = ink(j)
-            if abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h:
+            if (abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h) and right - left >= GUTTER_SIDE_HEIGHTS * h:
                 edges += 1
             elif left < x0 and right > x1 and not any(min(g1, x1) - max(g0, x0) >= 0.5 * (x1 - x0)
                                                       for g0, g1 in gaps_of.get(j, ())):

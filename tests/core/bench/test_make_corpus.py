@@ -129,3 +129,19 @@ def test_characters_the_text_layer_cannot_give_back_become_question_marks(tmp_pa
     assert "?" in reference  # at least the heavy corners had no Unicode map
     for char in set(reference):
         assert char.isascii() or char in text  # every symbol of the reference is on the text layer
+
+
+def test_cli_writes_the_scan_set_from_a_seed(tmp_path, capsys, monkeypatch):
+    from core.bench import scan_set
+
+    calls = []
+
+    def fake(out, seed, per_kind, kinds=scan_set.KINDS, log=None):
+        calls.append((seed, per_kind))
+        return ["slide_000"]
+
+    monkeypatch.setattr(scan_set, "make_scan_set", fake)
+    assert main(["bench-corpus", "--scan-set", "--seed", "3", "--per-kind", "2", "--out", str(tmp_path / "s")]) == 0
+    assert calls == [(3, 2)] and "run: hsd bench" in capsys.readouterr().out
+    assert main(["bench-corpus", "--out", str(tmp_path / "e")]) == 2  # neither sources nor --scan-set
+    assert main(["bench-corpus", "x.md", "--scan-set", "--out", str(tmp_path / "e")]) == 2

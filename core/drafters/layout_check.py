@@ -1,0 +1,240 @@
+"""A page-level check of an OCR page's layout: what would garble the drafts, and its repair.
+
+A layout model's mistakes are cheap to see from the OCR lines it was given, and expensive when
+they reach the drafts: a "table" over three columns of prose is drafted cell by cell across the
+columns, a line outside every box is missing from the drafts, a title called a picture is left to
+the model to read alone. ``RapidOCRDrafter`` runs these checks on every page and repairs what they
+find; ``LayoutReport`` says what was found, and the drafter records it in the first region's
+``extra["layout_repairs"]`` (shown by ``hsd draft``).
+
+* ``reads_as_prose``: a table box whose lines are long and wrap from one line to the next under
+  each other, as running text does; the box is not a table (its lines become paragraphs, ordered
+  column by column).
+* ``uncovered_lines``: OCR lines whose text no region's draft holds; each becomes a region of
+  its own, at its place in the reading order (invariant: every OCR line's text appears in exactly
+  one region's draft).
+* ``text_in_figure``: a region labelled figure whose lines are sentences or a heading in the
+  body's size or larger is text (a title, a paragraph): labels and legends in figures are short
+  and small.
+* Formula lines labelled text are found where all text is labelled (``regions.label_block``,
+  ``looks_like_formula``), for the text layer and OCR alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+from core.drafters.base import Region
+from core.drafters.layout import CJK_CHARS, TextLine, _words, rows_of
+from core.drafters.normalize import normalize_for_match
+
+#: A table's lines read as prose when at least this share of its rows of two lines or more hold
+#: two long lines side by side ...
+PROSE_LONG_SHARE = 0.5
+#: ... (this many words or more; a CJK character counts as half a word) ...
+PROSE_LINE_WORDS = 5
+#: ... and at least this share of them wrap onto the line under them in the same column.
+PROSE_WRAP_SHARE = 0.35
+#: A figure's text is a sentence or heading when it has at least this many words (CJK: twice as
+#: many characters) and its lines are at least this share of the body's size.
+FIGURE_TEXT_WORDS = 4
+FIGURE_TEXT_SIZE = 0.9
+
+_CJK = re.compile(f"[{CJK_CHARS}]")
+_SENTENCE_END = re.compile(r"[.!?:;。！？：；]\s*$")
+
+
+@dataclass
+class LayoutReport:
+    """What the check found on one page and repaired."""
+    prose_tables: int = 0
+    uncovered_lines: int = 0
+    figure_text: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.prose_tables or self.uncovered_lines or self.figure_text)
+
+    def summary(self) -> dict:
+        return {k: v for k, v in (("prose_tables", self.prose_tables), ("uncovered_lines", self.uncovered_lines),
+                                  ("figure_text", self.figure_text)) if v}
+
+
+def words(text: str) -> float:
+    """Words in ``text``: Latin words, and CJK characters at two to a word."""
+    return _words(text)
+
+
+def reads_as_prose(lines: list[TextLine]) -> bool:
+    """True if the lines inside a table box read as running text: columns of long lines side by
+    side (most rows that hold two lines or more hold two long ones), many of which wrap onto the
+    next line of their column (the upper line fills the column and does not end a sentence). A
+    table's cells are short; where one column holds long text (a description), its neighbours hold
+    numbers."""
+    if len(lines) < 4:
+        return False
+    rows = [row for row in rows_of(lines) if len(row) >= 2]
+    side_by_side = sum(sum(words(ln.text) >= PROSE_LINE_WORDS for ln in row) >= 2 for row in rows)
+    if len(rows) < 2 or side_by_side < PROSE_LONG_SHARE * len(rows):
+        return False
+    wraps = 0
+    for ln in lines:
+        below = _next_in_column(ln, lines)
+        if below is None or _SENTENCE_END.search(ln.text):
+            continue
+        column_right = max(ln.bbox[2], below.bbox[2])
+        fills = ln.bbox[2] >= column_right - 0.1 * (column_right - ln.bbox[0])
+        if fills and words(ln.text) >= PROSE_LINE_WORDS:
+            wraps += 1
+    return wraps >= PROSE_WRAP_SHARE * len(lines)
+
+
+def _next_in_column(line: TextLine, lines: list[TextLine]) -> TextLine | None:
+    """The line right under ``line`` that shares most of its horizontal extent, within a line's gap."""
+    h = max(line.height, 1.0)
+    best, best_gap = None, None
+    for other in lines:
+        gap = other.bbox[1] - line.bbox[3]
+        if other is line or gap < -0.3 * h or gap > 0.8 * h:
+            continue
+        overlap = min(line.bbox[2], other.bbox[2]) - max(line.bbox[0], other.bbox[0])
+        if overlap < 0.6 * min(line.bbox[2] - line.bbox[0], other.bbox[2] - other.bbox[0]):
+            continue
+        if best is None or gap < best_gap:
+            best, best_gap = other, gap
+    return best
+
+
+def uncovered_lines(lines: list[TextLine], regions: list[Region]) -> list[TextLine]:
+    """Lines whose text (letters, digits, CJK) no region's draft holds."""
+    drafts = [normalize_for_match(r.text) for r in regions]
+    out = []
+    for line in lines:
+        key = normalize_for_match(line.text)
+        if key and not any(key in d for d in drafts):
+            out.append(line)
+    return out
+
+
+def text_in_figure(region: Region, lines: list[TextLine], body_size: float) -> bool:
+    """True if a region labelled figure holds a sentence or heading (see module docstring)."""
+    inside = [ln for ln in lines if _center_inside(ln.bbox, region.bbox)]
+    if not inside:
+        return False
+    size = max(ln.size for ln in inside)
+    return words(region.text) >= FIGURE_TEXT_WORDS and size >= FIGURE_TEXT_SIZE * body_size \
+        and any(words(row_text) >= FIGURE_TEXT_WORDS for row_text in (" ".join(ln.text for ln in row)
+                                                                      for row in rows_of(inside)))
+
+
+def slot(box, regions: list[Region]) -> int:
+    """Where a region at ``box`` goes in reading order: before the first region below it that
+    shares its columns (before the page's footers when none does)."""
+    for i, region in enumerate(regions):
+        b = region.bbox
+        if b[1] >= box[1] and min(b[2], box[2]) > max(b[0], box[0]) and region.label not in ("header", "page_number"):
+            return i
+    end = len(regions)
+    while end and regions[end - 1].label in ("footer", "page_number"):
+        end -= 1
+    return end
+
+
+def _center_inside(box, outer) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return outer[0] - 1 <= cx <= outer[2] + 1 and outer[1] - 1 <= cy <= outer[3] + 1
+
+
+#: A gap inside an OCR line is a column gutter candidate from this many line heights ...
+GUTTER_GAP_HEIGHTS = 0.6
+#: ... and is one when at least this many other lines end or start at its edges ...
+GUTTER_EDGE_LINES = 3
+#: ... and at most this share of them run across it with text. Lines and pieces shorter than
+#: ``GUTTER_SIDE_HEIGHTS`` line heights are no evidence: the gap after a clause number ("7.4.2   The
+#: joint ...") lines up down the page as a gutter does, but a column is wider than a number.
+GUTTER_CROSSING_SHARE = 0.25
+GUTTER_SIDE_HEIGHTS = 3.0
+
+
+def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[tuple[float, float]]:
+    """The page's column gutters: x ranges ``(x0, x1)`` of wide gaps between characters, inside a
+    line or between two lines on one row, found on at least three rows, that other lines end just
+    left of or start just right of, and that few lines run across with text. ``chars``: per line, ``(character, x0, x1)`` of each
+    of its non-space characters, in points (empty where unknown).
+
+    The evidence is the page's: a wide space inside one justified line has none of it. The
+    detector's boxes are wider than the ink by about half a line height, so two columns' lines can
+    be a few points apart or one box, while the ink leaves a gutter."""
+    def ink(i):
+        spans = chars[i]
+        return (spans[0][1], spans[-1][2]) if spans else (lines[i].bbox[0], lines[i].bbox[2])
+
+    candidates = []  # (line index or None, gap x0, gap x1, height)
+    for i, (line, spans) in enumerate(zip(lines, chars)):
+        if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
+            for k in range(1, len(spans)):
+                x0, x1 = spans[k - 1][2], spans[k][1]
+                wide = min(x0 - spans[0][1], spans[-1][2] - x1) >= GUTTER_SIDE_HEIGHTS * line.height
+                if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height and wide:
+                    candidates.append((i, x0, x1, line.height))
+    for row in rows_of(lines):
+        ordered = sorted(row, key=lambda ln: ln.bbox[0])
+        for a, b in zip(ordered, ordered[1:]):
+            ia, ib = lines.index(a), lines.index(b)
+            x0, x1 = ink(ia)[1], ink(ib)[0]
+            h = min(a.height, b.height)
+            wide = min(x0 - ink(ia)[0], ink(ib)[1] - x1) >= GUTTER_SIDE_HEIGHTS * h
+            if x1 - x0 >= GUTTER_GAP_HEIGHTS * h and wide:
+                candidates.append((None, x0, x1, min(a.height, b.height)))
+    gaps_of: dict[int, list[tuple[float, float]]] = {}
+    for i, x0, x1, _ in candidates:
+        if i is not None:
+            gaps_of.setdefault(i, []).append((x0, x1))
+    gutters = []
+    for i, x0, x1, h in candidates:
+        edges = crossing = 0
+        for j, other in enumerate(lines):
+            if j == i:
+                continue
+            left, right = ink(j)
+            if (abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h) and right - left >= GUTTER_SIDE_HEIGHTS * h:
+                edges += 1
+            elif left < x0 and right > x1 and not any(min(g1, x1) - max(g0, x0) >= 0.5 * (x1 - x0)
+                                                      for g0, g1 in gaps_of.get(j, ())):
+                crossing += 1  # runs across the gap with text (not through a gap of its own)
+        recurs = sum(1 for c in candidates if c[1] < x1 and c[2] > x0) - 1  # the same gap on other rows
+        if edges >= GUTTER_EDGE_LINES and crossing <= GUTTER_CROSSING_SHARE * edges and recurs >= GUTTER_EDGE_LINES - 1:
+            gutters.append((x0, x1))
+    return gutters
+
+
+def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]],
+                     gutters: list[tuple[float, float]]) -> list[list[TextLine]]:
+    """Each line as the pieces it reads as: a line the OCR detector ran across a column gutter (two
+    columns' lines on one baseline) is cut where a gutter (``column_gutters``) is."""
+    out = []
+    for line, spans in zip(lines, chars):
+        at = []
+        if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
+            h = line.height
+            at = [k for k in range(1, len(spans))  # the gap holds a whole gutter
+                  if any(spans[k - 1][2] <= g0 + 0.5 * h and spans[k][1] >= g1 - 0.5 * h for g0, g1 in gutters)]
+        out.append(_cut(line, spans, at) if at else [line])
+    return out
+
+
+def _cut(line: TextLine, spans: list[tuple[str, float, float]], at: list[int]) -> list[TextLine]:
+    """``line`` cut before its non-space characters number ``at``."""
+    positions = [p for p, c in enumerate(line.text) if not c.isspace()]
+    pieces, start = [], 0
+    for k in at + [len(spans)]:
+        end_char = positions[k] if k < len(positions) else len(line.text)
+        text = line.text[positions[start]:end_char].strip()
+        if text:
+            box = (spans[start][1], line.bbox[1], spans[k - 1][2], line.bbox[3])
+            pieces.append(dataclasses.replace(line, bbox=box, text=text))
+        start = k
+    return pieces

@@ -1,0 +1,185 @@
+"""The page-level layout check: layouts that would garble the drafts are recognised and repaired.
+
+The OCR drafter runs here with its engines replaced by stand-ins (OCR lines, layout boxes and a
+table recogniser given by the test), so each layout mistake is built exactly, without models.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from PIL import Image
+
+from core.drafters import layout_check, ocr_layout
+from core.drafters.layout import TextLine
+from core.drafters.layout_check import reads_as_prose, uncovered_lines, words
+from core.drafters.normalize import normalize_for_match
+from core.drafters.rapidocr import RapidOCRDrafter
+from core.drafters.regions import looks_like_formula
+
+WORDS = ("harbour budget council survey railway museum licence archive district estimate treaty panel "
+         "review factory valley bridge schedule permit record index season measure station network").split()
+
+
+class FakePage:
+    width, height = 612.0, 792.0
+    last_render_scale = 2.0
+    document = None
+
+    def render(self, dpi=None):
+        return Image.new("RGB", (1224, 1584), "white")
+
+
+def drafter_with(monkeypatch, lines, boxes, table=None, layout="cdla"):
+    """A RapidOCRDrafter whose OCR returns ``lines``, whose layout model returns ``boxes`` and whose
+    table recogniser is ``table(lines) -> html`` (None: no table structure)."""
+    drafter = RapidOCRDrafter(dpi=144, layout=layout)
+    monkeypatch.setattr(drafter, "ocr_lines", lambda pixels, scale: (list(lines), [None] * len(lines)))
+    monkeypatch.setattr(drafter, "_layout_engine", lambda: object())
+    monkeypatch.setattr(drafter, "_table_engine", lambda: object())
+    monkeypatch.setattr(ocr_layout, "detect_layout", lambda model, pixels, scale: boxes)
+    monkeypatch.setattr(ocr_layout, "table_html",
+                        lambda model, pixels, scale, box, inside: table(inside) if table else None)
+    return drafter
+
+
+def prose_columns(rng, columns=3, rows=24, x0=40.0, width=170.0, gutter=12.0, top=80.0):
+    """Justified text in ``columns`` columns: every line full width, unique words."""
+    lines = []
+    for c in range(columns):
+        for r in range(rows):
+            text = " ".join(rng.choice(WORDS) + str(rng.randint(100, 999)) for _ in range(6))
+            x = x0 + c * (width + gutter)
+            lines.append(TextLine((x, top + r * 12.0, x + width, top + r * 12.0 + 10.0), text, 8.0))
+    return lines
+
+
+def assert_each_line_in_exactly_one_draft(lines, regions):
+    drafts = [normalize_for_match(r.text) for r in regions]
+    for line in lines:
+        key = normalize_for_match(line.text)
+        holders = sum(key in d for d in drafts)
+        assert holders == 1, f"{line.text!r} is in {holders} drafts"
+
+
+def test_a_table_over_three_columns_of_prose_is_read_column_by_column(monkeypatch):
+    rng = random.Random(1)
+    lines = prose_columns(rng)
+    body = (30.0, 70.0, 590.0, 400.0)
+
+    def across(inside):  # what a table recogniser does with it: rows across the columns
+        return "<table>" + "".join(f"<tr><td>{ln.text}</td></tr>" for ln in inside) + "</table>"
+
+    regions = drafter_with(monkeypatch, lines, [("table", body)], across).draft(FakePage())
+    assert not any(r.label == "table" for r in regions)
+    assert regions[0].extra["layout_repairs"] == {"prose_tables": 1}
+    text = "\n".join(r.text for r in regions)
+    first_column = [ln.text for ln in lines[:24]]
+    second_column = [ln.text for ln in lines[24:48]]
+    # each column's lines are read in order, and the first column before the second
+    positions = [text.index(t) for t in first_column + second_column]
+    assert positions == sorted(positions)
+    assert_each_line_in_exactly_one_draft(lines, regions)
+
+
+def test_a_real_table_stays_a_table(monkeypatch):
+    lines = []
+    for r in range(6):
+        for c, cell in enumerate([f"Row{r}", f"{r * 17}", f"{r * 3.5:.1f}", f"+{r}%"]):
+            x = 60 + c * 110
+            lines.append(TextLine((x, 100 + r * 18, x + 40, 110 + r * 18), cell, 8.0))
+
+    def grid(inside):
+        return "<table>" + "".join(f"<tr><td>{ln.text}</td></tr>" for ln in inside) + "</table>"
+
+    regions = drafter_with(monkeypatch, lines, [("table", (50, 90, 520, 220))], grid).draft(FakePage())
+    assert [r.label for r in regions] == ["table"]
+    assert "layout_repairs" not in regions[0].extra
+
+
+def test_lines_a_table_dropped_become_regions_of_their_own(monkeypatch):
+    lines = []
+    for r in range(5):
+        for c in range(3):
+            x = 60 + c * 120
+            lines.append(TextLine((x, 100 + r * 18, x + 60, 110 + r * 18), f"cell{r}x{c}", 8.0))
+    lines.append(TextLine((60, 300, 400, 312), "A closing note under the table, read by the OCR.", 8.0))
+
+    def lossy(inside):  # the structure model fills only some cells
+        return "<table>" + "".join(f"<tr><td>{ln.text}</td></tr>" for ln in inside[:9]) + "</table>"
+
+    regions = drafter_with(monkeypatch, lines, [("table", (50, 90, 450, 200))], lossy).draft(FakePage())
+    assert regions[0].label == "table"
+    assert regions[0].extra["layout_repairs"] == {"uncovered_lines": 6}
+    assert_each_line_in_exactly_one_draft(lines, regions)
+    # the dropped cells come right after the table, before the note below it
+    between = " ".join(r.text for r in regions[1:-1])
+    assert all(f"cell{r}x{c}" in between for r, c in [(3, 0), (3, 1), (3, 2), (4, 0), (4, 1), (4, 2)])
+    assert "closing note" in regions[-1].text
+
+
+def test_a_title_in_a_figure_box_stays_a_title(monkeypatch):
+    lines = [TextLine((150, 60, 460, 84), "Von der Neuen Versammlung der Stadt", 20.0),
+             TextLine((300, 300, 330, 308), "12", 6.0), TextLine((360, 300, 390, 308), "24", 6.0)]
+    for r in range(10):
+        lines.append(TextLine((60, 120 + r * 14, 550, 131 + r * 14),
+                              f"Die Verwaltung der Stadt beschloss im Jahre {1700 + r} die neue Ordnung.", 9.0))
+    boxes = [("figure", (140, 50, 470, 90)), ("figure", (280, 280, 420, 320))]
+    regions = drafter_with(monkeypatch, lines, boxes).draft(FakePage())
+    labels = {r.text.lstrip("# "): r.label for r in regions}
+    assert labels["Von der Neuen Versammlung der Stadt"] == "title"
+    assert "figure" in labels.values()  # the axis labels stay figure content
+    assert regions[0].extra["layout_repairs"] == {"figure_text": 1}
+
+
+@pytest.mark.parametrize("layout", ["cdla", "pymupdf"])
+def test_every_ocr_line_is_in_exactly_one_draft(monkeypatch, layout):
+    """The invariant, on pages of random lines under random layout boxes (tables that keep some of
+    their cells, figures, text boxes that miss lines), with either layout model's path."""
+    for seed in range(6):
+        rng = random.Random(seed)
+        lines = prose_columns(rng, columns=rng.randint(1, 3), rows=rng.randint(4, 20))
+        boxes = []
+        for _ in range(rng.randint(1, 4)):
+            x0, y0 = rng.uniform(20, 400), rng.uniform(60, 300)
+            boxes.append((rng.choice(["table", "figure", "text"]),
+                          (x0, y0, x0 + rng.uniform(60, 300), y0 + rng.uniform(30, 200))))
+
+        def some_cells(inside, rng=rng):
+            return "<table>" + "".join(f"<tr><td>{ln.text}</td></tr>" for ln in inside if rng.random() < 0.6) + "</table>"
+
+        drafter = drafter_with(monkeypatch, lines, boxes, some_cells)
+        if layout == "pymupdf":
+            from core.drafters import scan_layout
+            drafter.layout = "pymupdf"
+            monkeypatch.setattr(scan_layout, "layout_groups", lambda w, h, image, lns, boxes=boxes: [
+                ({"table": "table", "figure": "picture"}.get(label, "text"), box) for label, box in boxes])
+        assert_each_line_in_exactly_one_draft(lines, drafter.draft(FakePage()))
+
+
+def test_reads_as_prose_and_words():
+    rng = random.Random(3)
+    assert reads_as_prose(prose_columns(rng, columns=2, rows=8))
+    cells = [TextLine((60 + c * 100, 100 + r * 16, 100 + c * 100, 110 + r * 16), f"{r * c}", 8.0)
+             for r in range(6) for c in range(4)]
+    assert not reads_as_prose(cells)
+    assert words("一二三四") == 2 and words("two words") == 2
+
+
+def test_uncovered_lines_compare_letters_and_digits_only():
+    from core.drafters.base import Region
+    lines = [TextLine((0, 0, 10, 10), "inflam-", 8.0), TextLine((0, 12, 10, 22), "Ｆｕｌｌ width", 8.0),
+             TextLine((0, 24, 10, 34), "missing", 8.0)]
+    regions = [Region("text", (0, 0, 10, 22), "inflammation, Full width", "t")]
+    assert [ln.text for ln in uncovered_lines(lines, regions)] == ["missing"]
+    assert layout_check.slot((0, 40, 10, 50), regions) == 1
+
+
+@pytest.mark.parametrize("text, formula", [
+    ("a²+8=12", True), ("a2 + 8 = 12", True), ("x ∈ ∂U", True), ("y = ax + b", True),
+    ("Total = 12", False), ("The value is x = 5 in every case", False), ("2019-2020", False),
+    ("SUMMARY: The rule = law", False), ("合计 = 12", False),
+])
+def test_formula_lines(text, formula):
+    assert looks_like_formula(text) is formula

@@ -35,14 +35,15 @@ def acceptance_color(rate: float | None) -> QColor:
 
 
 def region_rate(stats, mode: str = "hsd") -> float | None:
-    """The acceptance rate a region is coloured by: its Stage 1 rate where Stage 1 verified it; in
-    ``page`` mode the share of its draft that the page-level pass accepted; None when nothing was
-    verified (figures, empty drafts, ``ar`` mode)."""
-    if stats is None:
+    """The acceptance rate a region is coloured by: its Stage 1 rate where Stage 1 verified it on its
+    crop; else, where the page pass read its draft (``hsd`` and ``page``), the share of its draft
+    that the page accepted; None when nothing checked it (figures, empty drafts, ``ar`` mode, a
+    ``regions`` run that left it out)."""
+    if stats is None or mode == "ar":
         return None
     if stats.verified and stats.drafted_tokens:
         return stats.acceptance_rate
-    if mode == "page" and stats.drafted_tokens:
+    if mode in ("hsd", "page") and stats.drafted_tokens:
         return min(1.0, stats.page_accepted_tokens / stats.drafted_tokens)
     return None
 
@@ -134,6 +135,7 @@ class PageView(QGraphicsView):
     """Zoomable page with the region overlay. ``zoom_fit`` keeps the page fitted on resize."""
 
     region_clicked = Signal(int)
+    background_clicked = Signal()   # a click on the page outside every region (not a drag)
     zoom_changed = Signal(float)
 
     def __init__(self, parent=None):
@@ -329,14 +331,26 @@ class PageView(QGraphicsView):
         if self._fit:
             self.zoom_fit_width() if self._fit_width else self.zoom_fit()
 
-    def mousePressEvent(self, event):  # noqa: N802
+    def _region_at(self, point) -> "RegionItem | None":
         # Not itemAt(...).parentItem(): on a top-level item PySide's parentItem() passes the item's
         # ownership to Python, and the page item would later be deleted twice.
-        item = next((i for i in self.items(event.position().toPoint()) if isinstance(i, RegionItem)), None)
+        return next((i for i in self.items(point) if isinstance(i, RegionItem) and i.isVisible()), None)
+
+    def mousePressEvent(self, event):  # noqa: N802
+        self._pressed_at = event.position().toPoint()
+        item = self._region_at(self._pressed_at)
         if item is not None:
             self.highlight_region(item.index)
             self.region_clicked.emit(item.index)
         super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event):  # noqa: N802
+        super().mouseReleaseEvent(event)
+        pressed, self._pressed_at = getattr(self, "_pressed_at", None), None
+        point = event.position().toPoint()
+        if (pressed is not None and (point - pressed).manhattanLength() < 4 and self.page_item is not None
+                and self._region_at(point) is None):
+            self.background_clicked.emit()
 
 
 def _label_font() -> QFont:

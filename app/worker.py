@@ -1,14 +1,13 @@
-"""The background conversion: a QObject worker that runs the engine in a QThread.
+"""The background conversion: a QObject worker that runs one document in a QThread and forwards the
+run's typed events (``core.events``) as they are, on one signal.
 
-The worker converts one document the way ``hsd convert`` does: both run
-``core.resume.convert_with_resume``, which takes the pages already finished under the same input and
-settings from its work folder and converts the others one at a time, saving each at once; at the end
-``write_markdown`` writes the document. So the Markdown the app shows is the bytes the CLI writes.
-
-Engine events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
-``cancel()`` may be called from any thread: it sets a flag that the engine polls between forward
-passes (``should_cancel``), so a cancel takes effect within one pass. Errors never escape ``run``:
-they become the ``error`` signal and ``finished("failed")``.
+The worker converts a document the way ``hsd convert`` does (the pages an earlier run finished under
+the same input and settings are taken back from its work folder, the others converted and saved one
+at a time, the Markdown written at the end), so the Markdown the app shows is the bytes the CLI
+writes. Its ``event`` signal carries each event object, queued into the GUI thread; the window's
+conversion controller reads them. ``pause()``, ``resume()`` and ``cancel()`` may be called from any
+thread: the run polls them between forward passes, so a pause or a cancel takes effect within one
+pass. Errors never escape ``run``: they end it with ``finished("failed", message)``.
 """
 
 from __future__ import annotations
@@ -17,8 +16,9 @@ import hashlib
 import os
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
@@ -30,6 +30,7 @@ class ConversionJob:
     path: Path
     settings: ConversionSettings
     work_dir: Path                 # cache folder holding this document's output and resume files
+    page_count: int = 0
     password: str | None = None
     fresh: bool = False               # ignore pages finished by an earlier run
 
@@ -70,40 +71,36 @@ class EngineCache:
         return self._engine
 
 
-@dataclass
-class JobResult:
-    status: str                        # "done", "cancelled" or "failed"
-    results: list = field(default_factory=list)
-    markdown_path: Path | None = None
-
-
 class ConversionWorker(QObject):
     """Converts one ``ConversionJob``; move to a QThread and connect ``QThread.started`` to ``run``."""
 
-    started = Signal(int)                      # pages in this job
-    progress = Signal(int, int, str)           # pages done, pages total, message
-    page_started = Signal(int, int, int)       # page (1-based), index in job, total
-    regions_drafted = Signal(int, object)      # page, list[Region]
-    region_verified = Signal(int, int, object, str)  # page, region index, RegionStats, text
-    text_appended = Signal(int, str)           # page, Markdown delta
-    page_done = Signal(object)                 # PageResult (markdown links set as the export writes them)
-    error = Signal(str)                        # a message for the user
-    warning = Signal(str)                      # core degraded something (HSDWarning), the job goes on
-    finished = Signal(str)                     # "done", "cancelled" or "failed"
+    event = Signal(object)          # a core.events object, in the run's order
+    finished = Signal(str, str)     # "done", "cancelled" or "failed"; a message for the user ("" if none)
 
     def __init__(self, job: ConversionJob, engines: EngineCache):
         super().__init__()
         self.job = job
         self.engines = engines
         self._cancel = threading.Event()
-        self.outcome = JobResult("failed")
+        self._running = threading.Event()
+        self._running.set()
 
     # -- called from any thread -------------------------------------------------------------------
 
     def cancel(self) -> None:
         self._cancel.set()
+        self._running.set()
+
+    def pause(self) -> None:
+        """Hold the run at its next check (between forward passes) until ``resume`` or ``cancel``."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
 
     def is_cancelled(self) -> bool:
+        """The run's check between passes: waits here while paused."""
+        self._running.wait()
         return self._cancel.is_set()
 
     # -- worker thread ----------------------------------------------------------------------------
@@ -112,129 +109,116 @@ class ConversionWorker(QObject):
     def run(self) -> None:
         from core.errors import CancelledError, HSDError
 
-        status = "failed"
-        _running.worker = self
+        status, message = "failed", ""
         try:
             with self.engines.lock:
-                self._convert()
+                convert_with_events(self.job, self.engines, load_engine, self.event.emit, self.is_cancelled)
             status = "done"
         except CancelledError:
             status = "cancelled"
         except HSDError as exc:
-            self.error.emit(str(exc))
+            message = str(exc)
         except MemoryError:
-            self.error.emit("Out of memory. Try a lower DPI, fewer pages or the CPU device.")
+            message = "Out of memory. Try a lower DPI, fewer pages or the CPU device."
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
-            self.error.emit(f"{exc.strerror or exc}{where}")
+            message = f"{exc.strerror or exc}{where}"
         except Exception as exc:  # a bug must not take the app down: report it
             traceback.print_exc()
-            self.error.emit(f"Unexpected error: {type(exc).__name__}: {exc}")
-        finally:
-            _running.worker = None
-        self.outcome.status = status
-        self.finished.emit(status)
-
-    def _convert(self) -> None:
-        from core.api import convert_document
-
-        job = self.job
-        config = job.settings.engine_config()
-        results = self.outcome.results
-        total = 0
-
-        def started(output, indices) -> None:
-            nonlocal total
-            total = len(indices)
-            self.started.emit(total)
-
-        def before_page(n: int, i: int) -> None:
-            self._index, self._total = n, total
-            self.progress.emit(n, total, f"Converting page {i + 1} ({n + 1} of {total})")
-
-        def page_done(done, reused: bool) -> None:
-            n = len(results)
-            if reused:
-                self.page_started.emit(done.page, n, total)
-            results.append(done)
-            self.page_done.emit(done)
-            self.progress.emit(n + 1, total, f"Page {done.page} done ({n + 1} of {total})")
-
-        convert_document(config, job.path, job.markdown_path, engine=lambda n: self._engine(config, n, total),
-                         pages=job.settings.pages or None, password=job.password, fresh=job.fresh,
-                         on_event=self._on_event, should_cancel=self.is_cancelled, on_start=started,
-                         before_page=before_page, on_page=page_done)
-        self.outcome.markdown_path = job.markdown_path
-
-    def _engine(self, config, n: int, total: int):
-        """The engine with its model and drafter loaded here, in the worker thread, so that a missing
-        model or drafter is one clear error instead of a failure on every page."""
-        engine = self.engines.get(config)
-        if engine.loaded_target is None:
-            self.progress.emit(n, total, f"Loading model {config.model or 'default'}…")
-        engine.target
-        try:
-            engine.drafter
-        except ImportError as exc:  # a drafter whose module or dependency is missing in this install
-            from core.errors import DrafterUnavailableError
-
-            raise DrafterUnavailableError(f"The {config.drafter!r} drafter is not available here ({exc}). "
-                                          "Choose another drafter in Settings.") from None
-        return engine
-
-    def _on_event(self, event) -> None:
-        from core.events import PageStarted, RegionsDrafted, RegionVerified, TextAppended
-
-        if isinstance(event, TextAppended):
-            self.text_appended.emit(event.page, event.text)
-        elif isinstance(event, RegionVerified):
-            self.region_verified.emit(event.page, event.region, event.stats, event.text)
-        elif isinstance(event, RegionsDrafted):
-            self.regions_drafted.emit(event.page, list(event.regions))
-        elif isinstance(event, PageStarted):
-            self.page_started.emit(event.page, self._index, self._total)
+            message = f"Unexpected error: {type(exc).__name__}: {exc}"
+        self.finished.emit(status, message)
 
 
-class _Running:
-    """The worker whose job is running, if any. Jobs run one at a time, and a warning may come from
-    a thread of the job's own (background drafting), so this is one slot, not per thread."""
+def load_engine(engine):
+    """``engine`` with its model and drafter loaded, in the worker thread, so that a missing model or
+    drafter is one clear error instead of a failure on every page."""
+    engine.target
+    try:
+        engine.drafter
+    except ImportError as exc:  # a drafter whose module or dependency is missing in this install
+        from core.errors import DrafterUnavailableError
 
-    worker: "ConversionWorker | None" = None
+        raise DrafterUnavailableError(f"The {engine.config.drafter!r} drafter is not available here ({exc}). "
+                                      "Choose another drafter in Settings.") from None
+    return engine
 
 
-_running = _Running()
+# -- adapter: the page-callback API of ``core.api.convert_document`` as a stream of events ----------
+#
+# Everything above and the rest of the app read ``core.events`` only. Until the façade yields a
+# document run's events itself, this one function makes them from ``convert_document``'s
+# callbacks; when it does, it is replaced by iterating that call.
 
 
-def relay_warnings() -> None:
-    """Send core's ``HSDWarning``s (a drafter step turned off, say) to the running job's worker, as
-    its ``warning`` signal; other warnings, and any outside a job, keep Python's handling.
-    Installed once per process, by the first worker; idempotent."""
+def convert_with_events(job: ConversionJob, engines: EngineCache, load: Callable, emit: Callable[[object], None],
+                        should_cancel: Callable[[], bool]) -> None:
+    """Convert ``job``, calling ``emit`` with each ``core.events`` object in the run's order.
+    ``load(engine)`` loads an engine's model and drafter (at the first page to convert)."""
+    import time
     import warnings
 
+    from core.api import convert_document
     from core.errors import HSDWarning
+    from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone,
+                             PageDrafting, PageKept, PageStarted)
 
-    if getattr(warnings.showwarning, "_hsd_relay", False):
-        return
-    # Python shows a warning once per code location; a new engine (other settings) warns anew.
-    warnings.filterwarnings("always", category=HSDWarning)
-    default = warnings.showwarning
+    config = job.settings.engine_config()
+    model = config.model or "default model"
+    plan: list[DocumentPlanned] = []
+    started: list[int] = []
 
-    def show(message, category, filename, lineno, file=None, line=None):
-        worker = _running.worker
-        if issubclass(category, HSDWarning) and worker is not None:
-            worker.warning.emit(str(message))
-        else:
-            default(message, category, filename, lineno, file, line)
+    def on_start(output, indices) -> None:
+        pages = tuple(i + 1 for i in indices)
+        kept = tuple(p for p in pages if output.finished(p) is not None)
+        plan.append(DocumentPlanned(path=str(job.path), output=str(job.markdown_path), page_count=job.page_count,
+                                    pages=pages, kept=kept))
+        emit(plan[0])
 
-    show._hsd_relay = True
-    warnings.showwarning = show
+    def engine_for(_position):
+        engine = engines.get(config)
+        if engine.loaded_target is not None:
+            return load(engine)
+        emit(ModelLoading(model))
+        t0 = time.monotonic()
+        load(engine)
+        emit(ModelLoaded(model, time.monotonic() - t0))
+        return engine
+
+    def page_started(event) -> None:  # the engine is given one page at a time: number it in the run
+        started.append(event.page)
+        emit(PageDrafting(page=event.page, drafter=config.drafter))  # its render and draft come first
+        emit(PageStarted(page=event.page, index=len(started) - 1, total=len(plan[0].to_convert)))
+
+    # the engine's events pass as they are, but for these two (PageDone follows once the page is saved)
+    rewrite = {PageStarted: page_started, PageDone: lambda event: None}
+
+    def on_event(event) -> None:
+        rewrite.get(type(event), emit)(event)
+
+    def on_page(result, reused: bool) -> None:
+        emit(PageKept(result.page, result) if reused else PageDone(result.page, result))
+
+    with warnings.catch_warnings():  # restores Python's handling when the run ends
+        default = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, HSDWarning):  # jobs run one at a time: a drafter thread's come here too
+                emit(Notice(str(message)))
+            else:
+                default(message, category, filename, lineno, file, line)
+
+        warnings.simplefilter("always", HSDWarning)
+        warnings.showwarning = show
+        stats = convert_document(config, job.path, job.markdown_path, engine=engine_for,
+                                 pages=job.settings.pages or None, password=job.password, fresh=job.fresh,
+                                 on_event=on_event, should_cancel=should_cancel, on_start=on_start, on_page=on_page)
+    emit(DocumentDone(str(job.markdown_path), stats))
 
 
 def start_worker(worker: ConversionWorker) -> QThread:
     """Run ``worker`` in a new QThread; the thread quits when the worker finishes.
 
     The caller keeps references to both until ``QThread.finished``."""
-    relay_warnings()
     thread = QThread()
     thread.setObjectName(f"convert-{worker.job.path.name}")
     worker.moveToThread(thread)

@@ -70,9 +70,15 @@ def window(qtbot, app_settings, engines):
     win.resize(1200, 760)
     win.show()
     yield win
-    if win.worker is not None:
-        win.cancel()
-        qtbot.waitUntil(lambda: win.worker is None, timeout=60000)
+    if win.conversion.worker is not None:
+        win.conversion.cancel()
+        qtbot.waitUntil(lambda: win.conversion.worker is None, timeout=60000)
+
+
+def streaming(window) -> bool:
+    """The running document has streamed Markdown for some page."""
+    doc = window.conversion.running
+    return doc is not None and any(r.text for r in doc.pages.values())
 
 
 def drop_files(widget, paths):

@@ -56,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
 
         QTimer.singleShot(0, lambda: _exit_if_idle(app, window, args.export_dir))
     code = app.exec()
-    if window.left_running:
-        # Quit mid-page while the worker could not stop at once (a model loading, a drafter reading a
-        # scan): its finished pages are saved already; waiting would keep a closed app running.
+    if window.quit_mid_conversion:
+        # Quit mid-conversion: the finished pages are saved already, and the worker (a model loading,
+        # a drafter reading a scan) or the loaded model's teardown could keep a closed app running.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

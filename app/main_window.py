@@ -39,9 +39,9 @@ from app.worker import EngineCache, document_cache_dir
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
 VIEW_DPI = 110
 MAX_VIEW_DPI = 400
-#: After Yes to quitting mid-conversion, how long the window waits for the worker to stop; past it
-#: the app exits anyway (finished pages are saved as they finish).
-QUIT_WAIT_MS = 1500
+#: After Yes to quitting mid-conversion, how long the window waits for the worker to stop (a cancel
+#: takes one forward pass); past it the app exits anyway.
+QUIT_WAIT_MS = 1000
 
 
 class MainWindow(QMainWindow):
@@ -56,7 +56,7 @@ class MainWindow(QMainWindow):
         self.follow = True
         self.last_error: str | None = None
         self.error_box: QMessageBox | None = None
-        self.left_running = False       # quit while the worker was still busy (main() ends the process)
+        self.quit_mid_conversion = False  # quit while converting: main() ends the process at once
         self._quit_confirmed = False
         self._page_cache: OrderedDict = OrderedDict()
         self.conversion = ConversionController(self.documents, self.app_settings, engines, self)
@@ -662,8 +662,11 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event):  # noqa: N802
         if self.conversion.busy and not self._quit_confirmed:
             self.conversion.pause()
-            if not self.confirm_quit():
+            try:
+                confirmed = self.confirm_quit()
+            finally:
                 self.conversion.resume()
+            if not confirmed:
                 event.ignore()
                 return
             self._quit_confirmed = True
@@ -671,8 +674,10 @@ class MainWindow(QMainWindow):
             window_state.save_layout(self, self.app_settings.q)
         if self.conversion.busy:
             # A cancel takes effect within one forward pass; a model loading or a drafter reading a
-            # scan cannot be interrupted: past QUIT_WAIT_MS the app exits without waiting for it.
-            self.left_running = not self.conversion.stop(QUIT_WAIT_MS)
+            # scan cannot be interrupted, and tearing down a loaded model can take seconds: the
+            # process ends without waiting for either (finished pages are saved as they finish).
+            self.conversion.stop(QUIT_WAIT_MS)
+            self.quit_mid_conversion = True
         for doc in self.documents:
             try:
                 doc.doc.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QProgressBar, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from app.progress import format_duration
 
@@ -127,7 +127,7 @@ class DownloadDialog(QDialog):
         self._clock = clock
         self._cancel = threading.Event()
         self._first: tuple[float, int] | None = None  # (time, bytes) of the first report: speed is this run's
-        self.done = self.total = 0
+        self.done_bytes = self.total_bytes = 0
         self.setWindowTitle(f"Downloading {hub_id}")
         self.setMinimumWidth(460)
         self.title = QLabel(f"<b>{hub_id}</b> is downloading into the Hugging Face cache.")
@@ -137,13 +137,16 @@ class DownloadDialog(QDialog):
         self.numbers = QLabel("Looking up its files on the hub…")
         self.numbers.setWordWrap(True)
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.buttons.rejected.connect(self.cancel)
+        self.button = QPushButton("Cancel")
+        self.button.clicked.connect(self.cancel)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(self.bar)
         layout.addWidget(self.numbers)
-        layout.addWidget(self.buttons)
+        layout.addLayout(buttons)
         self._progress.connect(self._show_progress)
         self._ended.connect(self._end)
         self.thread: threading.Thread | None = None
@@ -154,6 +157,12 @@ class DownloadDialog(QDialog):
         self.thread = threading.Thread(target=self._run, name="model-download", daemon=True)
         self.thread.start()
         self.open()
+
+    def reject(self) -> None:  # Escape or the window's close button: stop the download first
+        if self.state == "downloading":
+            self.cancel()
+        else:
+            super().reject()
 
     def cancel(self) -> None:
         if self.state == "downloading":
@@ -181,24 +190,25 @@ class DownloadDialog(QDialog):
         now = self._clock()
         if self._first is None:
             self._first = (now, done)
-        self.done, self.total = done, total
+        self.done_bytes, self.total_bytes = done, total
         if total:
             self.bar.setRange(0, 1000)
             self.bar.setValue(int(1000 * done / total))
         self.numbers.setText(self.progress_text(now))
 
     def progress_text(self, now: float) -> str:
-        parts = [f"{format_bytes(self.done)} of {format_bytes(self.total)}" if self.total else format_bytes(self.done)]
-        t0, d0 = self._first or (now, self.done)
-        speed = (self.done - d0) / (now - t0) if now > t0 else 0.0
+        done, total = format_bytes(self.done_bytes), format_bytes(self.total_bytes)
+        parts = [f"{done} of {total}" if self.total_bytes else done]
+        t0, d0 = self._first or (now, self.done_bytes)
+        speed = (self.done_bytes - d0) / (now - t0) if now > t0 else 0.0
         if speed > 0:
             parts.append(f"{format_bytes(speed)}/s")
-            if self.total:
-                parts.append(f"about {format_duration((self.total - self.done) / speed)} left")
+            if self.total_bytes:
+                parts.append(f"about {format_duration((self.total_bytes - self.done_bytes) / speed)} left")
         return " · ".join(parts)
 
     def _end(self, folder: str, error: str) -> None:
-        self.buttons.setStandardButtons(QDialogButtonBox.StandardButton.Close)
+        self.button.setText("Close")
         if folder:
             self.state = "done"
             self.accept()
@@ -210,6 +220,6 @@ class DownloadDialog(QDialog):
             self.failed.emit(error)
         else:
             self.state = "cancelled"
-            kept = f"{format_bytes(self.done)} are kept in the cache; " if self.done else ""
+            kept = f"{format_bytes(self.done_bytes)} are kept in the cache; " if self.done_bytes else ""
             self.numbers.setText(f"Download stopped: {kept}downloading again resumes.")
             self.failed.emit(f"The download of {self.hub_id} was stopped; downloading again resumes.")

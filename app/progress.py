@@ -110,16 +110,14 @@ class ProgressTracker:
     def seconds_left(self) -> float | None:
         """None until a page of this run has finished (nothing to estimate a page by)."""
         rate = self.tokens_per_second()
-        finished = self.done
-        if not finished or rate is None or self.done >= self.to_convert:
+        if not self.done or rate is None or self.done >= self.to_convert:
             return None
         current = self.page_tokens() if self.page is not None else 0.0
-        per_page = max(self.tokens / finished, current)
+        per_page = max(self.tokens / self.done, current)  # a page at least as long as the one converting
         if self.max_new_tokens:
             per_page = min(per_page, self.max_new_tokens)
-        unstarted = self.to_convert - self.done - (1 if self.page is not None else 0)
-        tokens_left = max(0.0, per_page - current) + max(0, unstarted) * per_page
-        return tokens_left / rate
+        tokens_left = (self.to_convert - self.done) * per_page - current
+        return max(0.0, tokens_left) / rate
 
     def bar_text(self) -> str:
         return f"{self.done} / {self.to_convert} pages"

@@ -33,7 +33,7 @@ from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.thumbnails import FrameLegend, PageList
 from app.welcome import WelcomePanel
-from app.widgets import ElidedLabel, StatusLine
+from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine
 from app.worker import EngineCache, document_cache_dir
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
@@ -87,16 +87,13 @@ class MainWindow(QMainWindow):
         self.queue = QListWidget()
         self.queue.setAcceptDrops(False)
         self.queue.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.queue.setWordWrap(False)
+        self.queue.setItemDelegate(NameFirstDelegate(self.queue))
         self.queue.currentRowChanged.connect(self._queue_row_changed)
         self.thumbs = PageList()
         self.thumbs.currentRowChanged.connect(self._thumb_row_changed)
-        self.frame_legend = FrameLegend()
-        pages_box = _titled("Pages", self.thumbs)
-        pages_box.layout().addWidget(self.frame_legend)
         left = self.left_splitter = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(_titled("Documents", self.queue))
-        left.addWidget(pages_box)
+        left.addWidget(_titled("Pages", self.thumbs))
         left.setSizes([180, 600])
 
         self.page_view = PageView()
@@ -107,6 +104,7 @@ class MainWindow(QMainWindow):
         self.page_view.zoom_changed.connect(lambda _z: self._sharpen_timer.start())
         self.page_view.zoom_changed.connect(self._show_zoom)
         self.legend = Legend()
+        self.frame_legend = FrameLegend()
         page_box = QWidget()
         page_layout = QVBoxLayout(page_box)
         page_layout.setContentsMargins(0, 0, 0, 0)
@@ -117,6 +115,7 @@ class MainWindow(QMainWindow):
         self.page_stack.addWidget(self.welcome)
         page_layout.addWidget(self.page_stack, 1)
         page_layout.addWidget(self.legend)
+        page_layout.addWidget(self.frame_legend)
 
         self.markdown_view = MarkdownView()
         self.inspector = DraftInspector()
@@ -145,17 +144,18 @@ class MainWindow(QMainWindow):
         self.progress.setTextVisible(True)
         self.progress.setFormat("%v / %m pages")
         self.progress.setVisible(False)
-        self.progress_label = ElidedLabel(mode=Qt.TextElideMode.ElideRight, min_chars=12)
+        self.progress_label = ElidedLabel(mode=Qt.TextElideMode.ElideRight, min_chars=24)
         self.progress_label.setVisible(False)
         self.zoom_label = QLabel()
         self.zoom_label.setToolTip("Zoom (100 % = printed size)")
-        self.settings_label = ElidedLabel(min_chars=10)
+        self.settings_label = ElidedLabel(mode=Qt.TextElideMode.ElideRight, min_chars=10)
         self.settings_label.setStyleSheet("color: palette(placeholder-text)")
-        self.statusBar().addWidget(self.status_label, 3)
-        self.statusBar().addWidget(self.progress_label, 2)
+        # the message takes what the others leave; each shrinks to its elided minimum before wrapping
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress_label)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.zoom_label)
-        self.statusBar().addPermanentWidget(self.settings_label, 1)
+        self.statusBar().addPermanentWidget(self.settings_label)
         self._show_settings_summary()
 
     def _build_actions(self) -> None:
@@ -402,13 +402,14 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _show_progress(self) -> None:
-        tracker = self.conversion.tracker
-        if self.conversion.running is None:
+        tracker, doc = self.conversion.tracker, self.conversion.running
+        if doc is None:
             return
         self.progress.setRange(0, max(1, tracker.to_convert))
         self.progress.setValue(tracker.done)
         self.progress.setFormat(tracker.bar_text())
-        self.progress_label.setText(tracker.text())
+        drafting = tracker.page is not None and page_story.page_state(doc, tracker.page) == "drafting"
+        self.progress_label.setText(tracker.text(page_story.state_label(doc, tracker.page) if drafting else ""))
 
     # -- showing documents and pages --------------------------------------------------------------
 
@@ -589,6 +590,7 @@ class MainWindow(QMainWindow):
         welcome = not self.documents and not self.models.usable()
         self.page_stack.setCurrentWidget(self.welcome if welcome else self.page_view)
         self.legend.setVisible(not welcome)
+        self.frame_legend.setVisible(not welcome)
 
     def build_demo_model(self) -> None:
         self.set_status("Building the tiny demo model (a few seconds)…")

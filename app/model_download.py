@@ -9,6 +9,7 @@ with Cancel; without a connection it says in one sentence what to do.
 
 from __future__ import annotations
 
+import html
 import threading
 import time
 from pathlib import Path
@@ -80,8 +81,8 @@ def download_model(hub_id: str, progress: Callable[[int, int], None]) -> Path:
 def offline_advice(hub_id: str) -> str:
     """One sentence for a computer that cannot reach the hub."""
     return (f"The Hugging Face hub cannot be reached from this computer: on one that is online run "
-            f"`hf download {hub_id}` and copy its ~/.cache/huggingface/hub folder here, or choose a model "
-            f"folder in Settings > Model > Folder….")
+            f"`hf download {hub_id}` and copy its ~/.cache/huggingface/hub folder here, or choose the model's "
+            f"folder (Settings > Model > Folder…).")
 
 
 def download_error(hub_id: str, exc: BaseException) -> str:
@@ -130,7 +131,7 @@ class DownloadDialog(QDialog):
         self.done_bytes = self.total_bytes = 0
         self.setWindowTitle(f"Downloading {hub_id}")
         self.setMinimumWidth(460)
-        self.title = QLabel(f"<b>{hub_id}</b> is downloading into the Hugging Face cache.")
+        self.title = QLabel(f"<b>{html.escape(hub_id)}</b> is downloading into the Hugging Face cache.")
         self.title.setWordWrap(True)
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
@@ -215,7 +216,8 @@ class DownloadDialog(QDialog):
             self.downloaded.emit(folder)
         elif error:
             self.state = "failed"
-            self.bar.setRange(0, 1)
+            self.title.setText(f"<b>{html.escape(self.hub_id)}</b> could not be downloaded.")
+            self.bar.hide()
             self.numbers.setText(error)
             self.failed.emit(error)
         else:

@@ -78,8 +78,12 @@ class ModelSetup(QObject):
         return dialog
 
     def connect_chooser(self, chooser, then=None) -> None:
+        def download(hub_id: str) -> None:
+            dialog = self.start_download(hub_id, then)
+            dialog.failed.connect(lambda message: chooser.result.setText(f"✗ {message}"))
+
         chooser.model_chosen.connect(lambda model: self.use(model, then))
-        chooser.download_requested.connect(lambda hub_id: self.start_download(hub_id, then))
+        chooser.download_requested.connect(download)
         chooser.demo_failed.connect(lambda error: self.failed.emit("The demo model could not be built", error))
 
     def use(self, model: str, then=None) -> None:

@@ -36,14 +36,14 @@ def acceptance_color(rate: float | None) -> QColor:
 
 def region_rate(stats, mode: str = "hsd") -> float | None:
     """The acceptance rate a region is coloured by: its Stage 1 rate where Stage 1 verified it on its
-    crop; else, where the page pass read its draft (``hsd`` and ``page``), the share of its draft
-    that the page accepted; None when nothing checked it (figures, empty drafts, ``ar`` mode, a
-    ``regions`` run that left it out)."""
+    crop; else, where the page pass took some of its draft (``hsd`` and ``page``), the share it took;
+    None when nothing of it was verified (figures, empty drafts, ``ar`` mode, a draft the page
+    accepted none of: rejected, or never reached on a page cut at the token limit)."""
     if stats is None or mode == "ar":
         return None
     if stats.verified and stats.drafted_tokens:
         return stats.acceptance_rate
-    if mode in ("hsd", "page") and stats.drafted_tokens:
+    if mode in ("hsd", "page") and stats.drafted_tokens and stats.page_accepted_tokens:
         return min(1.0, stats.page_accepted_tokens / stats.drafted_tokens)
     return None
 
@@ -58,6 +58,8 @@ def unverified_reason(region, stats, mode: str = "hsd") -> str:
         return "a figure: the model writes no text for it"
     if not stats.drafted_tokens:
         return "the draft was empty"
+    if mode in ("hsd", "page"):
+        return "the page took none of its draft (the model wrote other text here, or stopped before it)"
     return "the model did not check this draft"
 
 
@@ -85,6 +87,7 @@ class RegionItem(QGraphicsRectItem):
         super().__init__(QRectF(x0, y0, max(1.0, x1 - x0), max(1.0, y1 - y0)))
         self.index = index
         self.region = region
+        self.highlighted = False
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.set_stats(stats, mode)
@@ -96,7 +99,7 @@ class RegionItem(QGraphicsRectItem):
         fill = QColor(self.color)
         fill.setAlpha(FILL_ALPHA)
         self.setBrush(QBrush(fill))
-        self._apply_pen(highlight=False)
+        self._apply_pen(self.highlighted)  # new numbers keep a selected region selected
         self.setToolTip(region_tooltip(self.index, self.region, stats, mode))
 
     def _apply_pen(self, highlight: bool) -> None:
@@ -107,6 +110,7 @@ class RegionItem(QGraphicsRectItem):
         self.setPen(pen)
 
     def set_highlighted(self, on: bool) -> None:
+        self.highlighted = on
         self._apply_pen(on)
         self.setZValue(2 if on else 1)
 
@@ -382,8 +386,7 @@ class Legend(QWidget):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        self.labels = [QLabel("Draft accepted:"), QLabel("0%"), QLabel("100%"),
-                       QLabel("not verified (hover a region for why)")]
+        self.labels = [QLabel("Regions, draft accepted:"), QLabel("0%"), QLabel("100%"), QLabel("not verified")]
         layout.addWidget(self.labels[0])
         layout.addWidget(self.labels[1])
         self.bar = _GradientBar()

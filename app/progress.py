@@ -122,14 +122,16 @@ class ProgressTracker:
     def bar_text(self) -> str:
         return f"{self.done} / {self.to_convert} pages"
 
-    def text(self) -> str:
+    def text(self, page_note: str = "") -> str:
+        """The progress line; ``page_note`` says what the converting page does when it is not
+        decoding text yet (its drafter reading it, say)."""
         parts = []
         if self.kept:
             parts.append(f"{self.kept} kept")
         if self.loading:
             parts.append("loading the model")
         elif self.page is not None:
-            parts.append(f"page {self.page}: {self.page_chars:,} chars")
+            parts.append(f"page {self.page}: {page_note or f'{self.page_chars:,} chars'}")
         rate = self.tokens_per_second()
         parts.append(f"{rate:.1f} tokens/s" if rate is not None else "— tokens/s")
         parts.append(format_duration(self.elapsed))

@@ -57,19 +57,20 @@ def thumbnail_icon(base: QPixmap, state: str, color: QColor) -> QIcon:
 def legend_html() -> str:
     swatch = '<span style="color:{}">■</span>&nbsp;{}'
     parts = [swatch.format(STATE_COLOR[state].name(), words) for state, words in LEGEND]
-    return ("<b>Page frames</b>: " + " ".join(parts) +
-            " · converted: coloured like the regions (draft accepted), ⚠ cut at the token limit")
+    return "Page frames: " + " ".join(parts) + " · converted: as the regions · ⚠ token limit"
 
 
 class FrameLegend(QLabel):
-    """The frame colours of the page list, in words."""
+    """The frame colours of the page list, in words (below the regions' colour scale)."""
 
     def __init__(self, parent=None):
         super().__init__(legend_html(), parent)
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
-        self.setToolTip("A page's frame says where it is in the conversion; once converted its colour is the "
-                        "share of its drafts the model accepted (red 0 %, amber 50 %, green 100 %)")
+        self.setContentsMargins(6, 0, 6, 2)
+        self.setToolTip("A page's frame in the page list says where it is in the conversion; once converted, "
+                        "its colour is the share of its drafts the model accepted, on the regions' scale above "
+                        "(red 0 %, amber 50 %, green 100 %); ⚠: the page was cut at the token limit")
 
 
 class PageList(QListWidget):
@@ -111,6 +112,7 @@ class PageList(QListWidget):
         for n in range(1, doc.page_count + 1):
             item = QListWidgetItem(QIcon(self._placeholder), str(n))
             item.setTextAlignment(Qt.AlignmentFlag.AlignHCenter)
+            item.setSizeHint(self.gridSize())  # the label's width is the grid's, not the first label's
             self.addItem(item)
             self.mark(n)
         self.blockSignals(False)

@@ -81,7 +81,7 @@ class ModelChooser(QWidget):
             self.result.setText(f"✓ {model}: {check.text()}. Ready to convert.")
             self.model_chosen.emit(model)
         elif check.downloadable:
-            self.result.setText(f"{model} is not on this computer yet: downloading it…")
+            self.result.setText(f"{model} is not on this computer yet: downloading it (see its window)…")
             self.download_requested.emit(model)
         else:
             self.result.setText(f"✗ {model} cannot be used: {check.text()}.")

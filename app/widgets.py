@@ -1,12 +1,13 @@
-"""Small widgets that keep the window's text on one line: ``ElidedLabel`` (a label elided to its width,
-the whole text in its tooltip) and ``StatusLine`` (the status bar's message: one line, its details
-in a dialog on click)."""
+"""Small widgets that keep the window's text in its place: ``ElidedLabel`` (a label elided to its
+width, the whole text in its tooltip), ``StatusLine`` (the status bar's message: one line, its
+details in a dialog on click) and ``NameFirstDelegate`` (list items whose first line, a name, is
+elided in the middle and whose next lines wrap)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QLabel, QMessageBox, QSizePolicy
+from PySide6.QtWidgets import QLabel, QMessageBox, QSizePolicy, QStyledItemDelegate, QStyleOptionViewItem
 
 
 class ElidedLabel(QLabel):
@@ -27,7 +28,7 @@ class ElidedLabel(QLabel):
             font.setBold(True)
             self.setFont(font)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt)
@@ -106,3 +107,36 @@ class StatusLine(ElidedLabel):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.details_box = box
+
+
+class NameFirstDelegate(QStyledItemDelegate):
+    """Items of a list as wide as its viewport: the first line (a file name) elided in the middle,
+    the lines after it wrapped; the whole text belongs in the item's tooltip."""
+
+    PAD = 8
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.view = view
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.setUniformItemSizes(False)
+        view.setResizeMode(view.ResizeMode.Adjust)
+
+    def _width(self) -> int:
+        return max(40, self.view.viewport().width() - self.PAD)
+
+    def initStyleOption(self, option, index):  # noqa: N802 (Qt)
+        super().initStyleOption(option, index)
+        first, _, rest = str(index.data() or "").partition("\n")
+        first = option.fontMetrics.elidedText(first, Qt.TextElideMode.ElideMiddle, self._width())
+        option.text = first + ("\u2028" + rest if rest else "")  # the line break Qt lays out
+        option.features |= QStyleOptionViewItem.ViewItemFeature.WrapText
+
+    def sizeHint(self, option, index):  # noqa: N802
+        text = str(index.data() or "")
+        fm = option.fontMetrics
+        first, _, rest = text.partition("\n")
+        height = fm.lineSpacing()
+        if rest:
+            height += fm.boundingRect(QRect(0, 0, self._width(), 100000), Qt.TextFlag.TextWordWrap, rest).height()
+        return QSize(self._width(), height + self.PAD)

@@ -346,6 +346,8 @@ def test_a_region_the_page_pass_verified_tells_one_story_everywhere(qtbot, windo
     doc.pages[1].finished(result)
     window.show_page(1)
     window.inspection.select(1)
+    window.inspection.refresh("hsd", running=False)  # new numbers keep the selection drawn
+    assert window.page_view.region_items[1].pen().widthF() > 2
     assert window.inspector.state == "verified" and "not verified" not in window.inspector.header.text()
     assert "page Markdown accepted" in window.inspector.verified_label.text()
     assert "60% of its draft accepted" in window.status_label.text() and "1 stretch" in window.status_label.text()
@@ -506,13 +508,25 @@ sys.exit(app_main.main(['--settings', {str(ini)!r}, {str(pdf)!r}]))
 
 def test_names_and_labels_are_elided_in_the_middle_with_a_tooltip(qtbot, window, tmp_path):
     from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QStyleOptionViewItem
 
     from app.page_story import STATE_LABEL
 
     name = "docling_code_and_formula_with_a_really_long_name_from_a_report.pdf"
     window.add_files([make_pdf(tmp_path / name)], convert=False)
-    assert window.queue.textElideMode() == Qt.TextElideMode.ElideMiddle and not window.queue.wordWrap()
     assert str(tmp_path / name) in window.queue.item(0).toolTip()
+    window.left_splitter.parentWidget().setMinimumWidth(0)
+    window.main_splitter.setSizes([180, 600, 600])
+    qtbot.wait(20)
+    queue = window.queue
+    assert queue.horizontalScrollBar().maximum() == 0  # never scrolled sideways: elided
+    option = QStyleOptionViewItem()
+    option.initFrom(queue)
+    option.rect = queue.visualItemRect(queue.item(0))
+    queue.itemDelegate().initStyleOption(option, queue.model().index(0, 0))
+    shown = option.text.split("\u2028")[0]
+    assert "…" in shown and shown.startswith("docling_") and shown.endswith(".pdf")
+    assert option.fontMetrics.horizontalAdvance(shown) <= queue.viewport().width()
     thumbs = window.thumbs
     assert thumbs.textElideMode() == Qt.TextElideMode.ElideMiddle
     fm, grid, icon = thumbs.fontMetrics(), thumbs.gridSize(), thumbs.iconSize()
@@ -569,6 +583,10 @@ def test_a_page_shows_drafting_ocr_with_its_elapsed_time(qtbot, window, tmp_path
     assert "drafting (OCR) · 12 s" in window.thumbs.item(1).text()
     window.show_page(2)
     assert "drafting (OCR) · 12 s" in window.markdown_title.text()
+    run_events(window, doc, [PageStarted(2, 0, 2)])  # the decode waits for the drafts
+    assert "page 2: drafting (OCR) · 12 s" in window.progress_label.text()
+    rect = window.thumbs.visualItemRect(window.thumbs.item(1))
+    assert rect.width() >= window.thumbs.fontMetrics().horizontalAdvance("drafting (OCR) · 12 s")
     run_events(window, doc, [RegionsDrafted(2, [Region("text", (20, 20, 300, 80), "t", "rapidocr")], 12.0)])
     assert "drafting" not in window.thumbs.item(1).text()
     assert len(window.page_view.region_items) == 1

@@ -8,30 +8,7 @@ import shutil
 
 import pytest
 
-from tests.app.conftest import make_pdf, streaming
-
-
-@pytest.fixture
-def blank_settings(tmp_path, monkeypatch):
-    """Settings of a first start: no model configured, and the default model not on this computer."""
-    from PySide6.QtCore import QSettings
-
-    from app import model_check
-    from app.settings import AppSettings
-
-    monkeypatch.setattr(model_check, "cached_hub_folder", lambda hub_id: None)
-    settings = AppSettings(QSettings(str(tmp_path / "first.ini"), QSettings.Format.IniFormat))
-    settings.set_cache_dir(tmp_path / "cache")
-    return settings
-
-
-def _window(qtbot, settings, engines=None):
-    from app.main_window import MainWindow
-
-    win = MainWindow(settings, engines=engines)
-    qtbot.addWidget(win)
-    win.show()
-    return win
+from tests.app.conftest import make_pdf, open_window as _window, streaming
 
 
 # -- first run ------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from core.drafters.base import Region
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, PageDone, PageDrafting,
                          PageKept, PageStarted, RegionsDrafted, TextAppended)
 from core.results import PageResult, PageStats, RegionStats, TextSpan
-from tests.app.conftest import make_pdf, streaming
+from tests.app.conftest import make_pdf, open_window, streaming
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,28 +52,10 @@ def finish(window, status: str = "done") -> None:
     window.conversion._finished(status, "")
 
 
-@pytest.fixture
-def blank_settings(tmp_path, monkeypatch):
-    """A first start: no model chosen, the default model not downloaded."""
-    from PySide6.QtCore import QSettings
-
-    from app import model_check
-    from app.settings import AppSettings
-
-    monkeypatch.setattr(model_check, "cached_hub_folder", lambda hub_id: None)
-    settings = AppSettings(QSettings(str(tmp_path / "first.ini"), QSettings.Format.IniFormat))
-    settings.set_cache_dir(tmp_path / "cache")
-    return settings
-
-
 def _window(qtbot, settings, engines=None):
-    from app.main_window import MainWindow
-
-    win = MainWindow(settings, engines=engines)
+    win = open_window(qtbot, settings, engines)
     win.confirm_quit = lambda: True
-    qtbot.addWidget(win)
     win.resize(1200, 760)
-    win.show()
     return win
 
 

@@ -87,10 +87,6 @@ def model_name(model: str) -> str:
     return DEFAULT_MODEL
 
 
-def is_hub_id(model: str) -> bool:
-    return bool(HUB_ID.match(model)) and not Path(model).expanduser().is_dir()
-
-
 def check_model(model: str) -> ModelCheck:
     """A folder, or a hub id found in the local cache; ``""`` means the engine's default model."""
     model = model_name(model)

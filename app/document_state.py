@@ -1,6 +1,11 @@
-"""What the window knows about one open document: its pages' results, the streamed text and
-regions of the page converting, a cancelled page kept as partial, and drafter regions shown before
-any conversion (drafted in the background by ``DraftPreviewer``)."""
+"""What the window knows about one open document: one ``PageRecord`` per page (what the page shows:
+its drafter regions, their verification, the streamed or finished Markdown, its phase), the run's
+plan, and drafter regions shown before any conversion (drafted in the background by
+``DraftPreviewer``).
+
+Every pane reads a page from its record (``app.page_story`` turns a record into words), so the
+overlay, the inspector, the labels and the status bar cannot tell different stories.
+"""
 
 from __future__ import annotations
 
@@ -11,61 +16,126 @@ from PySide6.QtCore import QObject, Signal
 
 from app.settings import ConversionSettings
 
+#: A page's phase in the run: not touched yet, drafting, decoding, finished (``result`` set), or
+#: cancelled while decoding (``partial``: its drafts and what was verified are kept).
+PHASES = ("", "drafting", "decoding", "done", "partial")
+
+
+@dataclass
+class PageRecord:
+    """Everything one page shows. ``regions``/``region_stats``: the drafter's regions and, per
+    region, its ``RegionStats`` once verified (None before); ``text``: the page's Markdown so far."""
+
+    number: int
+    phase: str = ""
+    result: object = None                    # core PageResult once done (or failed)
+    kept: bool = False                       # taken back from an earlier run (no work in this run)
+    regions: list = field(default_factory=list)
+    region_stats: list | None = None
+    text: str = ""
+    preview: bool = False                    # regions from the preview drafter, nothing converted
+    drafter: str = ""                        # the drafter running on the page (while drafting)
+    drafting_since: float | None = None      # monotonic clock when its drafter started
+    decoding: bool = False                   # its decode has started (the drafter may still run)
+
+    def drafting(self, drafter: str, now: float) -> None:
+        self.phase, self.drafter, self.drafting_since = "drafting", drafter, now
+
+    def drafted(self, regions) -> None:
+        self.regions, self.region_stats, self.preview = list(regions), [None] * len(regions), False
+        self.drafting_since = None
+        if self.phase == "drafting":
+            self.phase = "decoding" if self.decoding else ""
+
+    def started(self) -> None:
+        self.decoding = True
+        if self.phase != "drafting":
+            self.phase = "decoding"
+
+    def finished(self, result, kept: bool = False) -> None:
+        self.result, self.kept, self.phase = result, kept, "done"
+        self.regions, self.region_stats = result.regions, result.region_stats
+        self.text, self.preview, self.drafting_since, self.decoding = "", False, None, False
+
+    def interrupted(self) -> None:
+        """The run stopped on this page: a page that had started keeps what it has, as partial."""
+        if self.phase in ("drafting", "decoding") and (self.text or self.regions):
+            self.phase = "partial"
+        elif self.phase in ("drafting", "decoding"):
+            self.phase = ""
+        self.drafting_since, self.decoding = None, False
+
 
 @dataclass
 class DocumentState:
     path: Path
     page_count: int
     doc: object = None                       # core Document opened for display (GUI thread only)
-    status: str = "queued"
+    status: str = "queued"                   # open, queued, converting, done, cancelled, failed
     error: str | None = None
-    warnings: list = field(default_factory=list)  # core's warnings during the last conversion
+    notices: list = field(default_factory=list)  # what core degraded during the last run
     password: str | None = None
     settings: ConversionSettings | None = None   # what the results were converted with
-    results: dict = field(default_factory=dict)  # page (1-based) -> PageResult
-    live_text: dict = field(default_factory=dict)  # page -> streamed Markdown so far
-    live_regions: dict = field(default_factory=dict)  # page -> [regions, [stats or None]]
-    markdown_path: Path | None = None        # the work folder's file written by write_markdown
+    pages: dict = field(default_factory=dict)    # page (1-based) -> PageRecord
+    in_range: tuple | None = None            # pages of the last run's range (None: all)
+    damaged: str | None = None               # why the file had to be repaired (from the run's plan)
+    markdown_path: Path | None = None        # the work folder's file written at the end of a run
     exported_markdown: Path | None = None    # where the user last exported the Markdown
     fresh: bool = False
-    previous: dict | None = None             # the last good result while a new run has produced nothing
+    previous: dict | None = None             # the last good pages while a new run has produced nothing
     finished_status: str = ""                # how the last run that produced pages ended
-    converting_page: int | None = None       # the page the running job works on
-    partial_pages: dict = field(default_factory=dict)  # page -> (regions, stats, text) of a cancelled page
-    preview_regions: dict = field(default_factory=dict)  # page -> drafter regions shown before converting
 
-    def keep_previous(self) -> None:
-        """Set the finished result aside at the start of a new run (restored if the run fails)."""
-        self.previous = None
-        if self.results:
-            self.previous = {"results": dict(self.results), "settings": self.settings,
-                             "status": self.finished_status or "done",
-                             "markdown_path": self.markdown_path}
-
-    def restore_previous(self) -> bool:
-        """Put the last good result back (a run that failed before any page); True if there was one."""
-        kept, self.previous = self.previous, None
-        if kept is None or self.results:
-            return False
-        self.results = kept["results"]
-        self.settings = kept["settings"]
-        self.status = self.finished_status = kept["status"]
-        self.markdown_path = kept["markdown_path"]
-        return True
+    def __post_init__(self):
+        for n in range(1, self.page_count + 1):
+            self.pages.setdefault(n, PageRecord(n))
 
     @property
     def name(self) -> str:
         return self.path.name
 
+    def page(self, number: int) -> PageRecord:
+        return self.pages[number]
+
+    @property
+    def results(self) -> dict:
+        """Page (1-based) -> PageResult of the finished pages (a new dict each time)."""
+        return {n: r.result for n, r in sorted(self.pages.items()) if r.result is not None}
+
+    def page_in_range(self, number: int) -> bool:
+        return self.in_range is None or number in self.in_range
+
+    def begin_run(self, in_range) -> None:
+        """A new run: set the finished pages aside (given back if the run fails before any page)
+        and start every page afresh, keeping the drafter regions shown."""
+        self.previous = None
+        if self.results:
+            self.previous = {"pages": self.pages, "settings": self.settings,
+                             "status": self.finished_status or "done", "markdown_path": self.markdown_path,
+                             "in_range": self.in_range, "damaged": self.damaged}
+        self.pages = {n: PageRecord(n, regions=list(r.regions), preview=bool(r.regions))
+                      for n, r in self.pages.items()}
+        self.in_range = tuple(in_range) if in_range is not None else None
+        self.error, self.notices, self.damaged, self.markdown_path = None, [], None, None
+
+    def restore_previous(self) -> bool:
+        """Put the last good pages back (a run that failed before any page); True if there were some."""
+        kept, self.previous = self.previous, None
+        if kept is None or self.results:
+            return False
+        self.pages, self.settings = kept["pages"], kept["settings"]
+        self.status = self.finished_status = kept["status"]
+        self.markdown_path, self.in_range, self.damaged = kept["markdown_path"], kept["in_range"], kept["damaged"]
+        return True
+
     def page_markdown(self, page: int) -> str:
         from core.api import page_markdown
 
-        result = self.results.get(page)
-        if result is not None:
-            return page_markdown(result, result.figure_links)
-        if page in self.partial_pages:
-            return self.partial_pages[page][2]
-        return self.live_text.get(page, "")
+        record = self.pages.get(page)
+        if record is None:
+            return ""
+        if record.result is not None:
+            return page_markdown(record.result, record.result.figure_links)
+        return record.text
 
     def document_markdown(self) -> str:
         """What ``hsd convert`` writes: the work folder's file once written, else the same assembly."""
@@ -73,9 +143,13 @@ class DocumentState:
 
         if self.status == "done" and self.markdown_path and self.markdown_path.exists():
             return self.markdown_path.read_text("utf-8")
-        pages = [page_markdown(r, r.figure_links) for _, r in sorted(self.results.items())]
-        live = [t for p, t in sorted(self.live_text.items()) if p not in self.results]
-        return assemble(pages + live) if pages or live else ""
+        parts = []
+        for _, record in sorted(self.pages.items()):
+            if record.result is not None:
+                parts.append(page_markdown(record.result, record.result.figure_links))
+            elif record.text and record.phase in ("drafting", "decoding"):
+                parts.append(record.text)
+        return assemble(parts) if parts else ""
 
 
 class DraftPreviewer(QObject):
@@ -103,8 +177,7 @@ class DraftPreviewer(QObject):
     def _run(self) -> None:
         import queue
 
-        from core.api import open_document
-        from core.api import get_drafter
+        from core.api import get_drafter, open_document
 
         drafters: dict = {}
         while True:

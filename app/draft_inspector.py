@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from app.page_view import region_rate, unverified_reason
 
 ACCEPTED_BG = "#c8f0d0"
 REWRITTEN_BG = "#ffd0cc"
@@ -144,73 +143,72 @@ class DraftInspector(QWidget):
         self.diff: DraftDiff | None = None
 
     def clear(self, message: str | None = None) -> None:
+        """Nothing inspected: every label back to its resting text (no stale drafter or source)."""
         self.region_index = None
         self.page = None
         self.state = "empty"
         self.diff = None
         self.header.setText(message or "Click a region on the page to compare its draft with the verified text.")
+        self.draft_label.setText("<b>Draft</b> (drafter)")
+        self.verified_label.setText("<b>Verified</b> (model)")
         self.draft_view.clear()
         self.verified_view.clear()
 
-    def show_region(self, result, index: int, mode: str = "hsd") -> None:
+    def show_story(self, story) -> None:
+        """One region as ``app.page_story.region_story`` tells it: draft and verified text compared
+        where the model verified it on a finished page, else the draft plain with the reason."""
+        if story is None:
+            self.clear()
+        elif story.verified and story.final:
+            self._show_verified(story)
+        else:
+            self._show_unverified(story)
+
+    def _show_verified(self, story) -> None:
         from core.api import clean_draft
 
-        if result is None or not 0 <= index < len(result.regions):
-            self.clear()
-            return
-        region = result.regions[index]
-        stats = result.region_stats[index] if index < len(result.region_stats) else None
-        verified, source = verified_text(result, index)
-        if region_rate(stats, mode) is None:
-            self.show_unverified(result.page, region, index, unverified_reason(region, stats, mode),
-                                 model_text=verified)
-            return
+        region, stats = story.region, story.stats
         draft = clean_draft(region.text) if region.text else ""
-        self.region_index = index
-        self.page = result.page
-        self.state = "verified"
-        self.diff = diff_words(draft, verified)
-        numbers = ""
-        if stats is not None:
-            numbers = (f" · drafted {stats.drafted_tokens} tokens, accepted {stats.accepted_tokens}"
-                       f" ({stats.acceptance_rate:.0%}), {stats.forward_passes} forward passes")
-            if stats.page_accepted_tokens:
-                numbers += f", {stats.page_accepted_tokens} accepted on the page"
-            if stats.fallback:
-                numbers += " · output degenerated, raw draft used"
-        self.header.setText(f"<b>Page {result.page}, region {index + 1}: {html.escape(region.label)}</b>"
+        self.region_index, self.page, self.state = story.index, story.page, "verified"
+        self.diff = diff_words(draft, story.verified_text)
+        numbers = f" · drafted {stats.drafted_tokens} tokens"
+        if stats.verified:
+            numbers += (f", accepted {stats.accepted_tokens} ({stats.acceptance_rate:.0%}) on the region, "
+                        f"{stats.forward_passes} forward passes")
+        if stats.page_accepted_tokens:
+            numbers += f", {stats.page_accepted_tokens} accepted on the page"
+        if stats.fallback:
+            numbers += " · output degenerated, raw draft used"
+        self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b>"
                             f"{numbers}<br>{self.diff.kept_words} of {self.diff.draft_words} draft words kept "
-                            f"({self.diff.kept_share:.0%}) · verified text: {source}")
-        self.verified_label.setText(f"<b>Verified</b> ({html.escape(source)})")
+                            f"({self.diff.kept_share:.0%}) · verified text: {html.escape(story.source)}")
+        self.verified_label.setText(f"<b>Verified</b> ({html.escape(story.source)})")
         self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
         self.draft_view.setHtml(runs_html(self.diff.draft, True) if draft else "<i>empty draft</i>")
-        self.verified_view.setHtml(runs_html(self.diff.verified, False) if verified else f"<i>{source}</i>")
+        self.verified_view.setHtml(runs_html(self.diff.verified, False) if story.verified_text
+                                   else f"<i>{html.escape(story.source)}</i>")
         _scroll_to_first_change(self.draft_view, self.diff.draft)
         _scroll_to_first_change(self.verified_view, self.diff.verified)
 
-
-    def show_unverified(self, page: int, region, index: int, reason: str, partial: bool = False,
-                        model_text: str = "") -> None:
+    def _show_unverified(self, story) -> None:
         """A draft nothing verified (yet): shown as it is, plain, with the reason, never marked rewritten."""
         from core.api import clean_draft
 
-        self.region_index = index
-        self.page = page
-        self.state = "unverified"
-        self.diff = None
+        region = story.region
+        self.region_index, self.page, self.state, self.diff = story.index, story.page, "unverified", None
         draft = clean_draft(region.text) if region.text else ""
-        note = " · partial: the conversion was cancelled on this page" if partial else ""
-        self.header.setText(f"<b>Page {page}, region {index + 1}: {html.escape(str(region.label))}</b> · "
-                            f"not verified: {html.escape(reason)}{note}")
+        note = " · partial: the conversion was cancelled on this page" if story.partial else ""
+        self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b> · "
+                            f"not verified: {html.escape(story.reason)}{note}")
         self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
-        self.verified_label.setText("<b>Verified</b> (nothing yet)")
+        self.verified_label.setText("<b>Verified</b> (nothing yet)" if not story.final else "<b>Verified</b> (none)")
         body = html.escape(draft).replace("\n", "<br>")
         self.draft_view.setHtml(f'<div style="font-family: monospace; white-space: pre-wrap">{body}</div>'
                                 if draft else "<i>empty draft</i>")
-        text = html.escape(model_text).replace("\n", "<br>")
-        self.verified_view.setHtml(f"<i>Not verified: {html.escape(reason)}.</i>" + (
+        text = html.escape(story.verified_text).replace("\n", "<br>")
+        self.verified_view.setHtml(f"<i>Not verified: {html.escape(story.reason)}.</i>" + (
             f'<p>The model wrote (not compared with the draft):</p><div style="font-family: monospace; '
-            f'white-space: pre-wrap">{text}</div>' if model_text else ""))
+            f'white-space: pre-wrap">{text}</div>' if story.verified_text else ""))
 
 
 def _scroll_to_first_change(view: QTextBrowser, runs: list[tuple[str, str]]) -> None:

@@ -1,93 +1,139 @@
-"""Region <-> Markdown: clicking a region inspects it and shows its Markdown; selecting or
-scrolling the Markdown highlights its region; the inspector follows page changes and finishes."""
+"""The shown page and its selected region, in one object: the overlay, the Markdown's links to its
+regions, the draft inspector and the status line all read the page's record through
+``app.page_story``, and are cleared together when the page or the document changes.
+
+Clicking a region inspects it and selects its Markdown; clicking the page outside every region
+deselects; selecting or scrolling the Markdown highlights its region.
+"""
 
 from __future__ import annotations
 
-from app.page_view import unverified_reason
+from PySide6.QtCore import QObject, Signal
+
+from app import page_story
+from app.markdown_view import map_spans
 
 
-class RegionInspection:
-    """Mixed into ``MainWindow`` (uses its page view, Markdown view, inspector and ``_spans``)."""
+class PageInspection(QObject):
+    status = Signal(str)   # the status line of what is selected (or of the page, once deselected)
 
-    def current_result(self):
-        if self.current is None or self.current_page is None:
-            return None
-        return self.current.results.get(self.current_page)
+    def __init__(self, page_view, markdown_view, inspector, show_inspector, parent=None):
+        super().__init__(parent)
+        self.page_view = page_view
+        self.markdown_view = markdown_view
+        self.inspector = inspector
+        self._show_inspector = show_inspector  # brings the inspector's tab forward
+        self.doc = None
+        self.page: int | None = None
+        self.mode = "hsd"
+        self.running = False
+        self.selected: int | None = None
+        self.spans: list = []
+        self._drawn: tuple | None = None      # (document, page, regions list) drawn on the page view
+        page_view.region_clicked.connect(self.select)
+        page_view.background_clicked.connect(self.deselect)
+        markdown_view.page_selection.connect(self._markdown_selection)
+        source = getattr(markdown_view, "source", None)
+        if source is not None:  # follow the page while the Markdown scrolls
+            source.verticalScrollBar().valueChanged.connect(self._markdown_scrolled)
 
-    def select_region(self, index: int) -> None:
+    @property
+    def record(self):
+        return self.doc.pages.get(self.page) if self.doc is not None and self.page is not None else None
+
+    def show(self, doc, page: int | None, mode: str, running: bool) -> None:
+        """A page is shown (its image already on the page view): its regions drawn, nothing selected
+        (a status line about a region of the last page gives way to this page's)."""
+        had = self.selected is not None
+        self.doc, self.page, self.selected, self._drawn = doc, page, None, None
+        self.inspector.clear()
+        self.refresh(mode, running)
+        if had and doc is not None and page is not None:
+            self.status.emit(page_story.page_line(doc, page))
+
+    def clear(self) -> None:
+        if self.selected is not None:
+            self.status.emit("")
+        self.doc = self.page = self.selected = self._drawn = None
+        self.spans = []
+        self.inspector.clear()
+
+    def refresh(self, mode: str, running: bool) -> None:
+        """The shown page's record changed: redraw its overlay and the selected region's story."""
+        self.mode, self.running = mode, running
+        record = self.record
+        if record is None:
+            return
+        drawn = self._drawn
+        if drawn is None or drawn[0] is not self.doc or drawn[1] != self.page or drawn[2] is not record.regions:
+            self.page_view.set_regions(record.regions, record.region_stats, mode)
+            self._drawn = (self.doc, self.page, record.regions)
+            if self.selected is not None:
+                self.page_view.highlight_region(self.selected)
+        else:
+            for i, stats in enumerate(record.region_stats or []):
+                self.page_view.update_region(i, stats)
+        self.spans = map_spans(record.result, self.doc.page_markdown(self.page)) if record.result else []
+        if self.selected is not None:
+            self._tell(self.selected, move=False)
+
+    def story(self, index: int):
+        return page_story.region_story(self.record, index, self.mode, self.running, self.spans)
+
+    def select(self, index: int) -> None:
         """A region was clicked: inspect it and show the Markdown it produced."""
-        result = self.current_result()
+        if self.story(index) is None:
+            self.deselect()
+            return
+        self.selected = index
         self.page_view.highlight_region(index)
-        if result is None:
-            self._inspect_unfinished(index)
-            return
-        self.inspector.show_region(result, index, self._mode())
-        self.bottom_tabs.setCurrentWidget(self.inspector)
-        ranges = [(s, e) for r, s, e in self._spans if r == index]
-        if ranges:
-            self.markdown_view.show_range(ranges[0][0], ranges[-1][1])
-            self.set_status(f"Region {index + 1}: {len(ranges)} stretch(es) of Markdown came from its draft")
-        else:
-            self.set_status(f"Region {index + 1}: no Markdown was accepted from its draft")
+        self._tell(index, move=True)
+        self._show_inspector()
 
-    def _mode(self) -> str:
-        doc = self.current
-        return (doc.settings if doc and doc.settings else self.app_settings.conversion()).mode
+    def deselect(self) -> None:
+        """Nothing selected: no highlight, an empty inspector, the page's own status line."""
+        had = self.selected is not None
+        self.selected = None
+        self.page_view.highlight_region(None)
+        self.inspector.clear()
+        if had and self.doc is not None and self.page is not None:
+            self.status.emit(page_story.page_line(self.doc, self.page))
 
-    def _inspect_unfinished(self, index: int) -> None:
-        """A region of a page not finished: its draft, plain, and why nothing is verified yet."""
-        doc, page = self.current, self.current_page
-        regions, stats = self._page_regions(doc, page) if doc and page else ([], None)
-        if not 0 <= index < len(regions):
-            self.inspector.clear("This page is not converted yet.")
+    def _tell(self, index: int, move: bool) -> None:
+        story = self.story(index)
+        if story is None:
+            self.deselect()
             return
-        region_stats = stats[index] if stats and index < len(stats) else None
-        partial = page in doc.partial_pages
-        if region_stats is not None and region_stats.verified:
-            reason = f"verified on the region ({region_stats.accepted_tokens} of {region_stats.drafted_tokens} " \
-                     "draft tokens accepted), the page was not finished"
-        elif doc is self.running:
-            reason = "the page is still converting"
-        elif partial:
-            reason = "the conversion was cancelled before this region was verified"
-        elif region_stats is not None:
-            reason = unverified_reason(regions[index], region_stats, self._mode())
-        else:
-            reason = "the page is not converted yet (these are the drafter's regions)"
-        self.inspector.show_unverified(page, regions[index], index, reason, partial=partial)
-        self.bottom_tabs.setCurrentWidget(self.inspector)
+        self.inspector.show_story(story)
+        if move and story.ranges:
+            self.markdown_view.show_range(story.ranges[0][0], story.ranges[-1][1])
+        self.status.emit(story.status_line())
 
-    def _refresh_inspector(self) -> None:
-        """Show the inspected region again from the page's newest data (never a stale view)."""
-        index = self.inspector.region_index
-        if index is None or self.inspector.page != self.current_page:
-            return
-        self.select_region(index)
+    # -- Markdown -> region -------------------------------------------------------------------------
+
+    def region_at_offset(self, offset: int) -> int | None:
+        for region, start, end in self.spans:
+            if start <= offset < end:
+                return region
+        return None
 
     def _markdown_scrolled(self, _value: int) -> None:
         """Follow the Markdown: highlight (and bring into view) the region whose text is at the top."""
         source = self.markdown_view.source
-        if not self._spans or not source.isVisible() or self.markdown_view.scope != "page":
+        if not self.spans or not source.isVisible() or self.markdown_view.scope != "page":
             return
         offset = source.cursorForPosition(source.viewport().rect().topLeft()).position()
         region = self.region_at_offset(offset)
         if region is None:
-            region = next((r for r, start, _ in self._spans if start >= offset and r is not None), None)
+            region = next((r for r, start, _ in self.spans if start >= offset and r is not None), None)
         if region is not None and region != self.page_view.highlighted:
             self.page_view.highlight_region(region, center=True)
-
-    def region_at_offset(self, offset: int) -> int | None:
-        for region, start, end in self._spans:
-            if start <= offset < end:
-                return region
-        return None
 
     def _markdown_selection(self, start: int, end: int) -> None:
         region = self.region_at_offset(start)
         if region is None and end > start:
             region = self.region_at_offset(end - 1)
         if region is not None:
+            self.selected = region
             self.page_view.highlight_region(region, center=True)
-            result = self.current_result()
-            if result is not None:
-                self.inspector.show_region(result, region, self._mode())
+            self._tell(region, move=False)

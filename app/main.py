@@ -51,16 +51,23 @@ def main(argv: list[str] | None = None) -> int:
         window.document_finished.connect(lambda _status: _exit_if_idle(app, window, args.export_dir))
     if args.files:
         window.add_files(args.files, convert=not args.no_convert)
-    if args.exit_when_done and not window.busy:  # nothing could be opened: quit once the loop runs
+    if args.exit_when_done and not window.conversion.busy:  # nothing could be opened: quit once the loop runs
         from PySide6.QtCore import QTimer
 
         QTimer.singleShot(0, lambda: _exit_if_idle(app, window, args.export_dir))
-    return app.exec()
+    code = app.exec()
+    if window.quit_mid_conversion:
+        # Quit mid-conversion: the finished pages are saved already, and the worker (a model loading,
+        # a drafter reading a scan) or the loaded model's teardown could keep a closed app running.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _exit_if_idle(app, window, export_dir: str | None) -> None:
     """Quit once nothing is queued or converting: 0 if every document converted without failed pages."""
-    if window.busy or any(doc.status == "queued" for doc in window.documents):
+    if window.conversion.busy or any(doc.status == "queued" for doc in window.documents):
         return
     ok = bool(window.documents) and all(
         doc.status == "done" and doc.results and not any(r.error for r in doc.results.values())

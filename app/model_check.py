@@ -2,8 +2,10 @@
 
 ``check_model_folder`` reads a folder's file names and ``config.json`` only: the family must be one
 the engine supports, the weights must be safetensors, and a tokenizer must be there. ``check_model``
-also accepts a hub id when the hub's local cache holds it (nothing is downloaded).
-``app_message`` rewrites an engine error for the app: it names the app's controls, not CLI flags.
+also accepts a hub id when the hub's local cache holds it; one that is not there yet is
+``downloadable`` (``app.model_download`` fetches it with a progress dialog).
+``app_message`` rewrites an engine error for the app: it names the app's controls, not CLI flags,
+and for a model folder that cannot load, what the folder lacks.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class ModelCheck:
     ok: bool
     family: str | None = None
     problems: list[str] = field(default_factory=list)
+    downloadable: bool = False      # a hub id not in the local cache yet
 
     def text(self) -> str:
         if self.ok:
@@ -74,26 +77,44 @@ def cached_hub_folder(hub_id: str) -> Path | None:
     return Path(found).parent if isinstance(found, str) else None
 
 
+def model_name(model: str) -> str:
+    """The model a setting names: ``""`` is the engine's default model."""
+    model = (model or "").strip()
+    if model:
+        return model
+    from core.api import DEFAULT_MODEL
+
+    return DEFAULT_MODEL
+
+
 def check_model(model: str) -> ModelCheck:
     """A folder, or a hub id found in the local cache; ``""`` means the engine's default model."""
-    model = (model or "").strip()
-    if not model:
-        from core.api import DEFAULT_MODEL
-
-        model = DEFAULT_MODEL
+    model = model_name(model)
     if Path(model).expanduser().is_dir():
         return check_model_folder(model)
     if HUB_ID.match(model):
         folder = cached_hub_folder(model)
         if folder is None:
-            return ModelCheck(False, problems=[f"{model} is not downloaded on this computer (the app never "
-                                               "downloads models)"])
+            return ModelCheck(False, problems=[f"{model} is not downloaded on this computer yet (converting "
+                                               "downloads it into the Hugging Face cache)"], downloadable=True)
         return check_model_folder(folder)
+    if _looks_like_folder(model):
+        return ModelCheck(False, problems=[f"{model} is not a folder"])
     return ModelCheck(False, problems=[f"{model} is neither a folder nor a hub id like org/name"])
 
 
-def app_message(message: str) -> str:
-    """An engine error as the app's user should read it: the cause, then what to do in the app."""
+def _looks_like_folder(model: str) -> bool:
+    return model.startswith(("/", "~", ".", "\\")) or "\\" in model or ":" in model[:3]
+
+
+def app_message(message: str, model: str | None = None) -> str:
+    """An engine error as the app's user should read it: the cause, then what to do in the app.
+    ``model``: the model setting of the run; a folder that cannot load is named with what it lacks."""
+    if message.startswith("could not load model") and model and Path(model).expanduser().is_dir():
+        check = check_model_folder(model)
+        if not check.ok:
+            return (f"The model folder {model} cannot be used: {check.text()}. Choose the model's own folder in "
+                    f"{MODEL_CONTROLS}, or use {DEMO_CONTROL}.")
     if message.startswith("could not load model"):
         cause = message.split(". Pass a local folder", 1)[0]
         return (f"{cause[0].upper()}{cause[1:]}. Choose the model's folder in {MODEL_CONTROLS} (it holds "

@@ -35,14 +35,15 @@ def acceptance_color(rate: float | None) -> QColor:
 
 
 def region_rate(stats, mode: str = "hsd") -> float | None:
-    """The acceptance rate a region is coloured by: its Stage 1 rate where Stage 1 verified it; in
-    ``page`` mode the share of its draft that the page-level pass accepted; None when nothing was
-    verified (figures, empty drafts, ``ar`` mode)."""
-    if stats is None:
+    """The acceptance rate a region is coloured by: its Stage 1 rate where Stage 1 verified it on its
+    crop; else, where the page pass took some of its draft (``hsd`` and ``page``), the share it took;
+    None when nothing of it was verified (figures, empty drafts, ``ar`` mode, a draft the page
+    accepted none of: rejected, or never reached on a page cut at the token limit)."""
+    if stats is None or mode == "ar":
         return None
     if stats.verified and stats.drafted_tokens:
         return stats.acceptance_rate
-    if mode == "page" and stats.drafted_tokens:
+    if mode in ("hsd", "page") and stats.drafted_tokens and stats.page_accepted_tokens:
         return min(1.0, stats.page_accepted_tokens / stats.drafted_tokens)
     return None
 
@@ -57,6 +58,8 @@ def unverified_reason(region, stats, mode: str = "hsd") -> str:
         return "a figure: the model writes no text for it"
     if not stats.drafted_tokens:
         return "the draft was empty"
+    if mode in ("hsd", "page"):
+        return "the page took none of its draft (the model wrote other text here, or stopped before it)"
     return "the model did not check this draft"
 
 
@@ -84,6 +87,7 @@ class RegionItem(QGraphicsRectItem):
         super().__init__(QRectF(x0, y0, max(1.0, x1 - x0), max(1.0, y1 - y0)))
         self.index = index
         self.region = region
+        self.highlighted = False
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.set_stats(stats, mode)
@@ -95,7 +99,7 @@ class RegionItem(QGraphicsRectItem):
         fill = QColor(self.color)
         fill.setAlpha(FILL_ALPHA)
         self.setBrush(QBrush(fill))
-        self._apply_pen(highlight=False)
+        self._apply_pen(self.highlighted)  # new numbers keep a selected region selected
         self.setToolTip(region_tooltip(self.index, self.region, stats, mode))
 
     def _apply_pen(self, highlight: bool) -> None:
@@ -106,6 +110,7 @@ class RegionItem(QGraphicsRectItem):
         self.setPen(pen)
 
     def set_highlighted(self, on: bool) -> None:
+        self.highlighted = on
         self._apply_pen(on)
         self.setZValue(2 if on else 1)
 
@@ -134,6 +139,7 @@ class PageView(QGraphicsView):
     """Zoomable page with the region overlay. ``zoom_fit`` keeps the page fitted on resize."""
 
     region_clicked = Signal(int)
+    background_clicked = Signal()   # a click on the page outside every region (not a drag)
     zoom_changed = Signal(float)
 
     def __init__(self, parent=None):
@@ -329,14 +335,26 @@ class PageView(QGraphicsView):
         if self._fit:
             self.zoom_fit_width() if self._fit_width else self.zoom_fit()
 
-    def mousePressEvent(self, event):  # noqa: N802
+    def _region_at(self, point) -> "RegionItem | None":
         # Not itemAt(...).parentItem(): on a top-level item PySide's parentItem() passes the item's
         # ownership to Python, and the page item would later be deleted twice.
-        item = next((i for i in self.items(event.position().toPoint()) if isinstance(i, RegionItem)), None)
+        return next((i for i in self.items(point) if isinstance(i, RegionItem) and i.isVisible()), None)
+
+    def mousePressEvent(self, event):  # noqa: N802
+        self._pressed_at = event.position().toPoint()
+        item = self._region_at(self._pressed_at)
         if item is not None:
             self.highlight_region(item.index)
             self.region_clicked.emit(item.index)
         super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event):  # noqa: N802
+        super().mouseReleaseEvent(event)
+        pressed, self._pressed_at = getattr(self, "_pressed_at", None), None
+        point = event.position().toPoint()
+        if (pressed is not None and (point - pressed).manhattanLength() < 4 and self.page_item is not None
+                and self._region_at(point) is None):
+            self.background_clicked.emit()
 
 
 def _label_font() -> QFont:
@@ -368,8 +386,7 @@ class Legend(QWidget):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        self.labels = [QLabel("Draft accepted:"), QLabel("0%"), QLabel("100%"),
-                       QLabel("not verified (hover a region for why)")]
+        self.labels = [QLabel("Regions, draft accepted:"), QLabel("0%"), QLabel("100%"), QLabel("not verified")]
         layout.addWidget(self.labels[0])
         layout.addWidget(self.labels[1])
         self.bar = _GradientBar()

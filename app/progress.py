@@ -1,24 +1,21 @@
-"""Progress people can read: the document's pages done / total, tokens per second, time elapsed
-and left, the running page's progress, and each thumbnail's state with its acceptance colour.
+"""Progress people can trust: the pages of this run, tokens per second and time left.
 
-``ProgressTracker`` is plain Python (clock injectable, so tests can drive it); ``page_state`` and
-``thumbnail_icon`` decide how a page looks in the thumbnail list.
+Rate and time left come from the work of this run only. Pages an earlier run finished
+(``DocumentPlanned.kept``, ``PageKept``) are neither counted as converted nor timed, and the model's
+loading time is not decoding time. Time left is estimated by tokens: the tokens a page needs (the
+mean of this run's pages, and never less than the page converting has already written) times the
+pages left, at this run's tokens per second.
+
+``ProgressTracker`` is plain Python fed the run's events (its clock injectable, so tests can drive
+it); the window shows ``text()`` beside the progress bar.
 """
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
-
-from app.page_view import acceptance_color
-
-STATE_LABEL = {"queued": "queued", "converting": "converting…", "done": "done", "failed": "failed",
-               "warning": "token limit", "partial": "partial", "open": ""}
-STATE_COLOR = {"queued": QColor(170, 170, 170), "converting": QColor(30, 110, 230), "failed": QColor(200, 30, 30),
-               "partial": QColor(150, 90, 200), "open": QColor(170, 170, 170)}
-FRAME = 4
+#: Characters per token before a page of this run has finished (Markdown in common tokenizers).
+CHARS_PER_TOKEN = 4.0
 
 
 def format_duration(seconds: float) -> str:
@@ -33,129 +30,116 @@ def format_duration(seconds: float) -> str:
 
 
 class ProgressTracker:
-    """Numbers of the running job; ``text()`` is the status line beside the progress bar."""
+    """Numbers of the running document, from its events."""
 
-    def __init__(self, total: int = 0, clock=time.monotonic):
+    def __init__(self, clock=time.monotonic, max_new_tokens: int | None = None):
         self.clock = clock
-        self.start(total)
+        self.max_new_tokens = max_new_tokens
+        self.start()
 
-    def start(self, total: int) -> None:
-        self.total = total
-        self.done = 0
-        self.tokens = 0
+    def start(self, max_new_tokens: int | None = None) -> None:
+        self.max_new_tokens = max_new_tokens or self.max_new_tokens
         self.started = self.clock()
-        self.page: int | None = None
-        self.page_chars = 0
+        self.pages = 0                # pages of the run's range
+        self.kept = 0                 # of them, taken back from an earlier run
+        self.to_convert = 0           # pages this run converts
+        self.done = 0                 # of them, finished (failed included)
+        self.tokens = 0               # tokens decoded by this run's finished pages
+        self.chars = 0                # their Markdown's length
+        self.page: int | None = None  # the page decoding now
+        self.page_chars = 0           # its Markdown so far
+        self.first_page: int | None = None
+        self.work_started: float | None = None  # first drafting or decoding of this run
         self.loading = False
 
+    # -- events ---------------------------------------------------------------------------------
+
+    def planned(self, pages, kept) -> None:
+        self.pages, self.kept = len(pages), len(set(kept) & set(pages))
+        todo = [p for p in pages if p not in set(kept)]
+        self.to_convert = len(todo)
+        self.first_page = todo[0] if todo else None
+
+    def model_loading(self) -> None:
+        self.loading = True
+
+    def model_loaded(self) -> None:
+        self.loading = False
+
+    def work(self) -> None:
+        """A page of this run started drafting or decoding."""
+        self.loading = False
+        if self.work_started is None:
+            self.work_started = self.clock()
+
     def page_started(self, page: int) -> None:
-        self.page = page
-        self.page_chars = 0
+        self.work()
+        self.page, self.page_chars = page, 0
 
     def text_appended(self, text: str) -> None:
         self.page_chars += len(text)
 
     def page_done(self, result) -> None:
         self.done += 1
-        self.tokens += result.stats.generated_tokens if result.stats is not None and not result.error else 0
+        if self.page == result.page:
+            self.page, self.page_chars = None, 0
+        if result.stats is not None and not result.error:
+            self.tokens += result.stats.generated_tokens
+            self.chars += len(result.markdown)
+
+    # -- numbers --------------------------------------------------------------------------------
 
     @property
     def elapsed(self) -> float:
         return self.clock() - self.started
 
+    @property
+    def working(self) -> float:
+        """Seconds this run has drafted and decoded (the model's loading excluded)."""
+        return self.clock() - self.work_started if self.work_started is not None else 0.0
+
+    def page_tokens(self) -> float:
+        """Tokens the converting page has written so far (from its characters)."""
+        per_char = self.tokens / self.chars if self.tokens and self.chars else 1 / CHARS_PER_TOKEN
+        return self.page_chars * per_char
+
     def tokens_per_second(self) -> float | None:
-        return self.tokens / self.elapsed if self.tokens and self.elapsed > 0 else None
+        tokens = self.tokens + self.page_tokens()
+        return tokens / self.working if tokens and self.working > 0 else None
 
     def seconds_left(self) -> float | None:
-        if not self.done or self.done >= self.total:
+        """None until a page of this run has finished (nothing to estimate a page by)."""
+        rate = self.tokens_per_second()
+        if not self.done or rate is None or self.done >= self.to_convert:
             return None
-        return self.elapsed / self.done * (self.total - self.done)
+        current = self.page_tokens() if self.page is not None else 0.0
+        per_page = max(self.tokens / self.done, current)  # a page at least as long as the one converting
+        if self.max_new_tokens:
+            per_page = min(per_page, self.max_new_tokens)
+        tokens_left = (self.to_convert - self.done) * per_page - current
+        return max(0.0, tokens_left) / rate
 
     def bar_text(self) -> str:
-        return f"{self.done} / {self.total} pages"
+        return f"{self.done} / {self.to_convert} pages"
 
-    def text(self) -> str:
-        parts = [f"{self.done} of {self.total} pages done"]
+    def text(self, page_note: str = "") -> str:
+        """The progress line; ``page_note`` says what the converting page does when it is not
+        decoding text yet (its drafter reading it, say)."""
+        parts = []
+        if self.kept:
+            parts.append(f"{self.kept} kept")
         if self.loading:
             parts.append("loading the model")
-        elif self.page is not None and self.done < self.total:
-            parts.append(f"page {self.page}: {self.page_chars:,} chars")
+        elif self.page is not None:
+            parts.append(f"page {self.page}: {page_note or f'{self.page_chars:,} chars'}")
         rate = self.tokens_per_second()
         parts.append(f"{rate:.1f} tokens/s" if rate is not None else "— tokens/s")
-        parts.append(f"{format_duration(self.elapsed)} elapsed")
+        parts.append(format_duration(self.elapsed))
         left = self.seconds_left()
-        parts.append(f"about {format_duration(left)} left" if left is not None else "time left after page 1")
+        if left is not None and left >= 1:
+            parts.append(f"about {format_duration(left)} left")
+        elif left is not None:
+            parts.append(f"finishing page {self.page}" if self.page is not None else "finishing")
+        elif self.done < self.to_convert and self.first_page is not None:
+            parts.append(f"time left after page {self.first_page}")
         return " · ".join(parts)
-
-
-def page_acceptance(result) -> float | None:
-    """Share of drafted tokens accepted on a finished page (verified regions only); None if none."""
-    drafted = accepted = 0
-    for stats in result.region_stats or []:
-        if stats is not None and stats.verified and stats.drafted_tokens:
-            drafted += stats.drafted_tokens
-            accepted += stats.accepted_tokens
-    return accepted / drafted if drafted else None
-
-
-def page_state(doc, page: int) -> str:
-    """queued, converting, done, warning (stopped at the token limit), failed, partial or open."""
-    result = doc.results.get(page)
-    if result is not None:
-        if result.error:
-            return "failed"
-        if result.stats is not None and result.stats.stop_reason == "max_new_tokens":
-            return "warning"
-        return "done"
-    if page in getattr(doc, "partial_pages", {}):
-        return "partial"
-    if doc.status == "converting":
-        return "converting" if page == getattr(doc, "converting_page", None) else "queued"
-    if doc.status == "queued":
-        return "queued"
-    return "open"
-
-
-def state_color(doc, page: int, state: str) -> QColor:
-    if state in ("done", "warning"):
-        return acceptance_color(page_acceptance(doc.results[page]))
-    return STATE_COLOR[state]
-
-
-def thumbnail_icon(base: QPixmap, state: str, color: QColor) -> QIcon:
-    """The page thumbnail with a frame in its state's colour (acceptance colour once done) and, for a
-    warning, a triangle in the corner."""
-    pixmap = QPixmap(base)
-    painter = QPainter(pixmap)
-    pen = QPen(color, FRAME if state != "open" else 1)
-    pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
-    painter.setPen(pen)
-    inset = FRAME // 2 if state != "open" else 0
-    painter.drawRect(inset, inset, pixmap.width() - 1 - 2 * inset, pixmap.height() - 1 - 2 * inset)
-    if state == "warning":
-        painter.setPen(QPen(QColor(120, 70, 0)))
-        painter.setBrush(QColor(245, 166, 35))
-        w = pixmap.width()
-        from PySide6.QtCore import QPointF
-        from PySide6.QtGui import QPolygonF
-
-        painter.drawPolygon(QPolygonF([QPointF(w - 22, 24), QPointF(w - 12, 6), QPointF(w - 2, 24)]))
-    painter.end()
-    return QIcon(pixmap)
-
-
-def thumbnail_tooltip(doc, page: int, state: str) -> str:
-    result = doc.results.get(page)
-    if state == "failed":
-        return f"page {page}: failed: {result.error}"
-    if state in ("done", "warning"):
-        s = result.stats
-        rate = page_acceptance(result)
-        text = (f"page {page}: {s.generated_tokens} tokens, {s.forward_passes} passes, "
-                f"draft accepted {'—' if rate is None else f'{rate:.0%}'}")
-        if state == "warning":
-            text += "\nwarning: stopped at the token limit, the page may be cut short (Settings > Max tokens)"
-        return text
-    if state == "partial":
-        return f"page {page}: cancelled while converting; drafts and what was verified are kept (partial)"
-    return f"page {page}: {STATE_LABEL[state] or 'not converted'}"

@@ -16,6 +16,9 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpin
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
+# The CLI's defaults, from their one place in core (light: no torch, no PyMuPDF).
+from core.tuning import DPI, MAX_NEW_TOKENS
+
 DEVICES = ("auto", "cpu", "cuda", "mps")
 MODE_HELP = {
     "hsd": "Drafts checked region by region, then on the whole page. Fastest; at tau 1 the text is exactly "
@@ -49,9 +52,9 @@ class ConversionSettings:
     scan_layout: str = "cdla"    # layout model of the OCR drafters on scans (core.api.SCAN_LAYOUTS)
     mode: str = "hsd"
     tau: float = 1.0
-    dpi: int = 144
+    dpi: int = DPI
     pages: str = ""              # page range such as "1-3,7"; "" = all pages
-    max_new_tokens: int = 4096   # per page
+    max_new_tokens: int = MAX_NEW_TOKENS   # per page
 
     def engine_config(self):
         """The engine configuration these settings describe (validated by ``EngineConfig``)."""
@@ -131,6 +134,14 @@ class AppSettings:
         self.q.setValue("recent_files", [])
         self.q.sync()
 
+    def used_anyway(self) -> str:
+        """A model the user chose to use although its check failed (Settings > Use anyway)."""
+        return str(self.q.value("model/used_anyway", "") or "")
+
+    def set_used_anyway(self, model: str) -> None:
+        self.q.setValue("model/used_anyway", model or "")
+        self.q.sync()
+
     def cache_dir(self) -> Path:
         """Where conversions keep finished pages (so converting again resumes, like ``hsd convert``)."""
         value = self.q.value("cache_dir", "")
@@ -198,7 +209,8 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         self.model = QLineEdit(settings.model)
         self.model.setMinimumWidth(460)
-        self.model.setPlaceholderText("a local model folder, or a hub id downloaded before (e.g. tencent/HunyuanOCR)")
+        self.model.setPlaceholderText("a model folder, or a hub id (downloaded on Convert if needed); "
+                                      "empty: the default model")
         self.browse = QPushButton("Folder…")
         self.browse.clicked.connect(self._browse)
         row = QHBoxLayout()
@@ -260,13 +272,22 @@ class SettingsDialog(QDialog):
         form.addRow("Pages", self.pages)
         self.max_new_tokens = QSpinBox()
         self.max_new_tokens.setRange(1, 65536)
+        self.dpi.setToolTip(f"Render resolution of the pages (default {DPI})")
+        self.max_new_tokens.setToolTip(f"A page stops here and is marked cut at the token limit (default "
+                                       f"{MAX_NEW_TOKENS})")
         self.max_new_tokens.setValue(settings.max_new_tokens)
         form.addRow("Max tokens per page", self.max_new_tokens)
         self.message = QLabel()
+        self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #b00020")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
+        self.use_anyway = buttons.addButton("Use anyway", QDialogButtonBox.ButtonRole.ActionRole)
+        self.use_anyway.setToolTip("Save this model although the check above found problems")
+        self.use_anyway.setVisible(False)
+        self.use_anyway.clicked.connect(lambda: self._accept(anyway=True))
+        self.used_anyway = ""
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.message)
@@ -278,7 +299,16 @@ class SettingsDialog(QDialog):
         text = self.model.text().strip()
         check = check_model(text)
         name = text or "the default model"
-        self.model_check.setText(f"✓ {check.text()}" if check.ok else f"✗ {name}: {check.text()}")
+        if check.ok:
+            self.model_check.setText(f"✓ {check.text()}")
+        elif check.downloadable:
+            self.model_check.setText(f"↓ {check.text()}")
+        else:
+            self.model_check.setText(f"✗ {name}: {check.text()}")
+        self._model_flagged = "" if check.ok or check.downloadable else check.text()
+        if hasattr(self, "use_anyway"):
+            self.use_anyway.setVisible(False)
+            self.message.clear()
 
     def _explain(self) -> None:
         drafter = self.drafter.currentText()
@@ -306,8 +336,14 @@ class SettingsDialog(QDialog):
                                   tau=round(self.tau.value(), 4), dpi=self.dpi.value(),
                                   pages=self.pages.text().strip(), max_new_tokens=self.max_new_tokens.value())
 
-    def _accept(self) -> None:
+    def _accept(self, anyway: bool = False) -> None:
         s = self.settings()
+        if self._model_flagged and not anyway:
+            self.message.setText(f"The model cannot be used: {self._model_flagged}. Choose another, or "
+                                 "click Use anyway to save it as it is.")
+            self.use_anyway.setVisible(True)
+            return
+        self.used_anyway = s.model if self._model_flagged else ""
         if self.unavailable.get(s.drafter):
             self.message.setText(f"The {s.drafter} drafter is not available here: {self.unavailable[s.drafter]}")
             return

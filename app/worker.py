@@ -1,14 +1,13 @@
-"""The background conversion: a QObject worker that runs the engine in a QThread.
+"""The background conversion: a QObject worker that runs one document in a QThread and forwards the
+run's typed events (``core.events``) as they are, on one signal.
 
-The worker converts one document the way ``hsd convert`` does: both iterate the run of
-``core.api.convert_document``, which takes the pages already finished under the same input and
-settings from its work folder and converts the others, saving each at once; at the end it writes
-the document. So the Markdown the app shows is the bytes the CLI writes.
-
-The run's events arrive in the worker thread and leave as Qt signals (queued into the GUI thread).
-``cancel()`` may be called from any thread: it sets a flag that the engine polls between forward
-passes (``should_cancel``), so a cancel takes effect within one pass. Errors never escape ``run``:
-they become the ``error`` signal and ``finished("failed")``.
+The worker converts a document the way ``hsd convert`` does (the pages an earlier run finished under
+the same input and settings are taken back from its work folder, the others converted and saved one
+at a time, the Markdown written at the end), so the Markdown the app shows is the bytes the CLI
+writes. Its ``event`` signal carries each event object, queued into the GUI thread; the window's
+conversion controller reads them. ``pause()``, ``resume()`` and ``cancel()`` may be called from any
+thread: the run polls them between forward passes, so a pause or a cancel takes effect within one
+pass. Errors never escape ``run``: they end it with ``finished("failed", message)``.
 """
 
 from __future__ import annotations
@@ -17,8 +16,9 @@ import hashlib
 import os
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
@@ -30,6 +30,7 @@ class ConversionJob:
     path: Path
     settings: ConversionSettings
     work_dir: Path                 # cache folder holding this document's output and resume files
+    page_count: int = 0
     password: str | None = None
     fresh: bool = False               # ignore pages finished by an earlier run
 
@@ -70,41 +71,36 @@ class EngineCache:
         return self._engine
 
 
-@dataclass
-class JobResult:
-    status: str                        # "done", "cancelled" or "failed"
-    results: list = field(default_factory=list)
-    markdown_path: Path | None = None
-
-
 class ConversionWorker(QObject):
     """Converts one ``ConversionJob``; move to a QThread and connect ``QThread.started`` to ``run``."""
 
-    started = Signal(int)                      # pages in this job
-    progress = Signal(int, int, str)           # pages done, pages total, message
-    page_started = Signal(int, int, int)       # page (1-based), index in job, total
-    regions_drafted = Signal(int, object)      # page, list[Region]
-    region_verified = Signal(int, int, object, str)  # page, region index, RegionStats, text
-    text_appended = Signal(int, str)           # page, Markdown delta
-    page_done = Signal(object)                 # PageResult (markdown links set as the export writes them)
-    error = Signal(str)                        # a message for the user
-    warning = Signal(str)                      # core degraded something (HSDWarning), the job goes on
-    finished = Signal(str)                     # "done", "cancelled" or "failed"
+    event = Signal(object)          # a core.events object, in the run's order
+    finished = Signal(str, str)     # "done", "cancelled" or "failed"; a message for the user ("" if none)
 
     def __init__(self, job: ConversionJob, engines: EngineCache):
         super().__init__()
         self.job = job
         self.engines = engines
         self._cancel = threading.Event()
-        self.outcome = JobResult("failed")
-        self._total = 0
+        self._running = threading.Event()
+        self._running.set()
 
     # -- called from any thread -------------------------------------------------------------------
 
     def cancel(self) -> None:
         self._cancel.set()
+        self._running.set()
+
+    def pause(self) -> None:
+        """Hold the run at its next check (between forward passes) until ``resume`` or ``cancel``."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
 
     def is_cancelled(self) -> bool:
+        """The run's check between passes: waits here while paused."""
+        self._running.wait()
         return self._cancel.is_set()
 
     # -- worker thread ----------------------------------------------------------------------------
@@ -113,121 +109,60 @@ class ConversionWorker(QObject):
     def run(self) -> None:
         from core.errors import CancelledError, HSDError
 
-        status = "failed"
-        _running.worker = self
+        status, message = "failed", ""
         try:
             with self.engines.lock:
-                self._convert()
+                convert_with_events(self.job, self.engines, load_engine, self.event.emit, self.is_cancelled)
             status = "done"
         except CancelledError:
             status = "cancelled"
         except HSDError as exc:
-            self.error.emit(str(exc))
+            message = str(exc)
         except MemoryError:
-            self.error.emit("Out of memory. Try a lower DPI, fewer pages or the CPU device.")
+            message = "Out of memory. Try a lower DPI, fewer pages or the CPU device."
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
-            self.error.emit(f"{exc.strerror or exc}{where}")
+            message = f"{exc.strerror or exc}{where}"
         except Exception as exc:  # a bug must not take the app down: report it
             traceback.print_exc()
-            self.error.emit(f"Unexpected error: {type(exc).__name__}: {exc}")
-        finally:
-            _running.worker = None
-        self.outcome.status = status
-        self.finished.emit(status)
-
-    def _convert(self) -> None:
-        from core.api import ConversionRequest, convert_document
-
-        job = self.job
-        config = job.settings.engine_config()
-        request = ConversionRequest(job.path, job.markdown_path, config, pages=job.settings.pages or None,
-                                    password=job.password, fresh=job.fresh)
-        engine = self.engines.get(config)
-        try:
-            engine.drafter  # built here, in the worker thread: one clear error instead of one per page
-        except ImportError as exc:  # a drafter whose module or dependency is missing in this install
-            from core.errors import DrafterUnavailableError
-
-            raise DrafterUnavailableError(f"The {config.drafter!r} drafter is not available here ({exc}). "
-                                          "Choose another drafter in Settings.") from None
-        with convert_document(request, engine=engine, should_cancel=self.is_cancelled) as run:
-            for event in run:
-                self._forward(event)
-        self.outcome.markdown_path = job.markdown_path
-
-    def _forward(self, event) -> None:
-        """The run's events as this worker's signals."""
-        from core.events import (DocumentPlanned, ModelLoading, Notice, PageDone, PageKept, PageStarted,
-                                 RegionsDrafted, RegionVerified, TextAppended)
-
-        results = self.outcome.results
-        if isinstance(event, TextAppended):
-            self.text_appended.emit(event.page, event.text)
-        elif isinstance(event, RegionVerified):
-            self.region_verified.emit(event.page, event.region, event.stats, event.text)
-        elif isinstance(event, RegionsDrafted):
-            self.regions_drafted.emit(event.page, list(event.regions))
-        elif isinstance(event, DocumentPlanned):
-            self._total = len(event.pages)
-            self.started.emit(self._total)
-        elif isinstance(event, ModelLoading):
-            self.progress.emit(len(results), self._total, f"Loading model {event.model}…")
-        elif isinstance(event, PageStarted):
-            n = len(results)
-            self.page_started.emit(event.page, n, self._total)
-            self.progress.emit(n, self._total, f"Converting page {event.page} ({n + 1} of {self._total})")
-        elif isinstance(event, (PageKept, PageDone)):
-            n = len(results)
-            if isinstance(event, PageKept):
-                self.page_started.emit(event.page, n, self._total)
-            results.append(event.result)
-            self.page_done.emit(event.result)
-            self.progress.emit(n + 1, self._total, f"Page {event.page} done ({n + 1} of {self._total})")
-        elif isinstance(event, Notice):
-            self.warning.emit(event.message)
+            message = f"Unexpected error: {type(exc).__name__}: {exc}"
+        self.finished.emit(status, message)
 
 
-class _Running:
-    """The worker whose job is running, if any. Jobs run one at a time, and a warning may come from
-    a thread of the job's own (background drafting), so this is one slot, not per thread."""
+def load_engine(engine):
+    """``engine`` with its drafter built, in the worker thread, so that a drafter missing from this
+    install is one clear error instead of a failure on every page (the run loads the model itself,
+    with ``ModelLoading`` / ``ModelLoaded`` events around it)."""
+    try:
+        engine.drafter
+    except ImportError as exc:  # a drafter whose module or dependency is missing in this install
+        from core.errors import DrafterUnavailableError
 
-    worker: "ConversionWorker | None" = None
+        raise DrafterUnavailableError(f"The {engine.config.drafter!r} drafter is not available here ({exc}). "
+                                      "Choose another drafter in Settings.") from None
+    return engine
 
 
-_running = _Running()
+def convert_with_events(job: ConversionJob, engines: EngineCache, load: Callable, emit: Callable[[object], None],
+                        should_cancel: Callable[[], bool]) -> None:
+    """Convert ``job`` through the document run of ``core.api.convert_document``, calling ``emit``
+    with each of its ``core.events`` objects, in order and as they are. ``load(engine)`` prepares
+    the engine in this thread before the run starts."""
+    from core.api import ConversionRequest, convert_document
 
-
-def relay_warnings() -> None:
-    """Send core's ``HSDWarning``s (a drafter step turned off, say) to the running job's worker, as
-    its ``warning`` signal; other warnings, and any outside a job, keep Python's handling.
-    Installed once per process, by the first worker; idempotent."""
-    import warnings
-
-    from core.errors import HSDWarning
-
-    if getattr(warnings.showwarning, "_hsd_relay", False):
-        return
-    # Python shows a warning once per code location; a new engine (other settings) warns anew.
-    warnings.filterwarnings("always", category=HSDWarning)
-    default = warnings.showwarning
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        worker = _running.worker
-        if issubclass(category, HSDWarning) and worker is not None:
-            worker.warning.emit(str(message))
-        else:
-            default(message, category, filename, lineno, file, line)
-
-    show._hsd_relay = True
-    warnings.showwarning = show
+    config = job.settings.engine_config()
+    request = ConversionRequest(job.path, job.markdown_path, config, pages=job.settings.pages or None,
+                                password=job.password, fresh=job.fresh)
+    engine = load(engines.get(config))
+    with convert_document(request, engine=engine, should_cancel=should_cancel) as run:
+        for event in run:
+            emit(event)
 
 
 def start_worker(worker: ConversionWorker) -> QThread:
     """Run ``worker`` in a new QThread; the thread quits when the worker finishes.
 
     The caller keeps references to both until ``QThread.finished``."""
-    relay_warnings()
     thread = QThread()
     thread.setObjectName(f"convert-{worker.job.path.name}")
     worker.moveToThread(thread)

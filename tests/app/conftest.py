@@ -61,6 +61,30 @@ def app_settings(tmp_path, tiny_model):
 
 
 @pytest.fixture
+def blank_settings(tmp_path, monkeypatch):
+    """Settings of a first start: no model configured, and the default model not on this computer."""
+    from PySide6.QtCore import QSettings
+
+    from app import model_check
+    from app.settings import AppSettings
+
+    monkeypatch.setattr(model_check, "cached_hub_folder", lambda hub_id: None)
+    settings = AppSettings(QSettings(str(tmp_path / "first.ini"), QSettings.Format.IniFormat))
+    settings.set_cache_dir(tmp_path / "cache")
+    return settings
+
+
+def open_window(qtbot, settings, engines=None):
+    """A shown main window on ``settings``, closed with the test."""
+    from app.main_window import MainWindow
+
+    win = MainWindow(settings, engines=engines)
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+@pytest.fixture
 def window(qtbot, app_settings, engines):
     from app.main_window import MainWindow
 
@@ -70,9 +94,15 @@ def window(qtbot, app_settings, engines):
     win.resize(1200, 760)
     win.show()
     yield win
-    if win.worker is not None:
-        win.cancel()
-        qtbot.waitUntil(lambda: win.worker is None, timeout=60000)
+    if win.conversion.worker is not None:
+        win.conversion.cancel()
+        qtbot.waitUntil(lambda: win.conversion.worker is None, timeout=60000)
+
+
+def streaming(window) -> bool:
+    """The running document has streamed Markdown for some page."""
+    doc = window.conversion.running
+    return doc is not None and any(r.text for r in doc.pages.values())
 
 
 def drop_files(widget, paths):

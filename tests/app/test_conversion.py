@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.app.conftest import DPI, MAX_NEW, drop_files, make_pdf
+from tests.app.conftest import DPI, MAX_NEW, drop_files, make_pdf, streaming
 
 pytestmark = pytest.mark.slow
 
@@ -60,18 +60,18 @@ def test_drop_convert_overlay_markdown_export(qtbot, window, sample_pdf, tmp_pat
     assert table.item(0, 2).text() == str(result.stats.forward_passes)
 
     # clicking a region inspects its draft
-    window.select_region(0)
+    window.inspection.select(0)
     assert window.inspector.region_index == 0
     assert window.page_view.highlighted == 0
     assert window.inspector.draft_view.toPlainText().strip()
 
     # export: byte-identical Markdown, JSON with regions and stats, never overwriting silently
     out_md = tmp_path / "export" / f"{sample_pdf.stem}.md"
-    assert window.export_markdown_to(out_md) == out_md
+    assert window.exports.markdown_to(out_md) == out_md
     assert out_md.read_bytes() == cli_bytes
     assert not (out_md.parent / f".{out_md.name}.hsd").exists()
     out_json = tmp_path / "export" / "stats.json"
-    assert window.export_json_to(out_json) == out_json
+    assert window.exports.json_to(out_json) == out_json
     data = json.loads(out_json.read_text("utf-8"))
     assert data["settings"] == cli_stats["settings"]
     assert len(data["pages"][0]["regions"]) == len(result.regions)
@@ -79,19 +79,19 @@ def test_drop_convert_overlay_markdown_export(qtbot, window, sample_pdf, tmp_pat
     assert data["totals"]["generated_tokens"] == cli_stats["totals"]["generated_tokens"]
 
     asked = []
-    monkeypatch.setattr(window, "ask_overwrite", lambda paths: asked.append(paths) or False)
+    monkeypatch.setattr(window.exports, "ask_overwrite", lambda paths: asked.append(paths) or False)
     out_md.write_text("mine", "utf-8")
-    assert window.export_markdown_to(out_md) is None
+    assert window.exports.markdown_to(out_md) is None
     assert out_md.read_text("utf-8") == "mine" and asked and asked[0][0] == out_md
-    assert window.export_json_to(out_json) is None
-    monkeypatch.setattr(window, "ask_overwrite", lambda paths: True)
-    assert window.export_markdown_to(out_md) == out_md
+    assert window.exports.json_to(out_json) is None
+    monkeypatch.setattr(window.exports, "ask_overwrite", lambda paths: True)
+    assert window.exports.markdown_to(out_md) == out_md
     assert out_md.read_bytes() == cli_bytes
 
     # copy to clipboard copies what the pane shows
     from PySide6.QtGui import QGuiApplication
 
-    window.copy_markdown()
+    window.exports.copy_markdown()
     assert QGuiApplication.clipboard().text() == cli_bytes.decode("utf-8")
 
     # converting the same document again reuses the finished page, like `hsd convert`
@@ -111,16 +111,15 @@ def test_cancel_stops_within_a_pass(qtbot, window, app_settings, tmp_path):
     drop_files(window, [pdf, other])
     assert [d.status for d in window.documents] == ["converting", "queued"]
     # cancel in the middle of page-level decoding (2000 tokens would take minutes)
-    qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()),
-                    timeout=120000)
-    assert window.busy and window.cancel_action.isEnabled()
+    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    assert window.conversion.busy and window.cancel_action.isEnabled()
     t0 = time.monotonic()
     with qtbot.waitSignal(window.document_finished, timeout=30000) as finished:
-        window.cancel()
+        window.conversion.cancel()
     assert finished.args == ["cancelled"]
     assert time.monotonic() - t0 < 15
     assert window.current.status == "cancelled"
-    assert window.worker is None and not window.busy
+    assert window.conversion.worker is None and not window.conversion.busy
     assert len(window.current.results) < 3
     assert "cancelled" in window.status_label.text()
     assert window.documents[1].status == "queued", "cancel pauses the queue"
@@ -134,25 +133,34 @@ def test_bad_file_shows_an_error(qtbot, window, tmp_path):
     drop_files(window, [bad])
     assert window.error_box is not None and window.error_box.isVisible()
     assert window.last_error and "broken.pdf" in window.status_label.text()
-    assert window.documents == [] and window.worker is None
+    assert window.documents == [] and window.conversion.worker is None
     window.error_box.close()
     window.add_files([text, tmp_path / "missing.pdf"])
     assert window.documents == [] and window.last_error
 
 
 
-def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf, tmp_path):
-    conversion = app_settings.conversion()
-    conversion.model = str(tmp_path / "no-such-model")
-    app_settings.set_conversion(conversion)
+def _model_fails_to_load(window, monkeypatch):
+    from core.errors import ModelLoadError
+
+    def broken(config):
+        raise ModelLoadError("could not load model 'm' (OSError: the disk went away). Pass a local folder ...")
+
+    monkeypatch.setattr(window.conversion.engines, "get", broken)
+
+
+def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf, monkeypatch):
+    _model_fails_to_load(window, monkeypatch)
     with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["failed"]
-    assert window.current.status == "failed" and window.last_error
+    assert window.current.status == "failed" and "the disk went away" in window.last_error
     assert window.error_box is not None and window.error_box.isVisible()
-    assert window.worker is None and window.isVisible()
+    assert window.conversion.worker is None and window.isVisible()
     # a bad page range is a message too, and the queue goes on afterwards
     window.error_box.close()
+    monkeypatch.undo()
+    conversion = app_settings.conversion()
     conversion.pages = "5-9"
     app_settings.set_conversion(conversion)
     with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
@@ -173,7 +181,7 @@ def test_a_page_decoded_without_drafts_is_named_in_the_status(qtbot, window, sam
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
     assert window.current.results[1].error is None
-    assert "pages 1 decoded without drafts" in window.status_label.text()
+    assert "page 1 decoded without drafts" in window.status_label.text()
 
 
 def test_a_core_warning_reaches_the_status_bar(qtbot, window, sample_pdf, monkeypatch):
@@ -194,7 +202,7 @@ def test_a_core_warning_reaches_the_status_bar(qtbot, window, sample_pdf, monkey
     with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
-    assert window.current.warnings == ["drafts without the layout step (test)"]
+    assert window.current.notices == ["drafts without the layout step (test)"]
     assert "warning: drafts without the layout step (test)" in window.status_label.text()
 
 
@@ -203,31 +211,28 @@ def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, 
     conversion.max_new_tokens = 2000
     app_settings.set_conversion(conversion)
     drop_files(window, [make_pdf(tmp_path / "long.pdf", pages=2)])
-    qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()),
-                    timeout=120000)
+    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
     asked = []
     window.confirm_quit = lambda: asked.append(1) or False  # "No": the window stays and goes on converting
     window.close()
-    assert asked and window.isVisible() and window.worker is not None
+    assert asked and window.isVisible() and window.conversion.worker is not None
     window.confirm_quit = lambda: asked.append(2) or True
     window.close()
     assert asked == [1, 2]
     assert not window.isVisible()
-    qtbot.waitUntil(lambda: window.worker is None, timeout=30000)
-    assert window.thread is None and window.documents[0].status == "cancelled"
+    qtbot.waitUntil(lambda: window.conversion.worker is None, timeout=30000)
+    assert window.conversion.thread is None and window.documents[0].status == "cancelled"
 
 
-def test_a_failed_reconvert_keeps_the_last_good_result(qtbot, window, app_settings, sample_pdf, tmp_path):
-    """Converting again with a wrong model folder fails; the finished result stays shown and exportable."""
+def test_a_failed_reconvert_keeps_the_last_good_result(qtbot, window, sample_pdf, tmp_path, monkeypatch):
+    """Converting again with a model that fails to load fails; the finished result stays shown and exportable."""
     with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
     doc = window.current
     good = dict(doc.results)
     good_markdown = window.markdown_view.document_text()
-    conversion = app_settings.conversion()
-    conversion.model = str(tmp_path / "not-a-model")
-    app_settings.set_conversion(conversion)
+    _model_fails_to_load(window, monkeypatch)
     with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
         window.convert_current(fresh=True)
     assert finished.args == ["failed"]
@@ -235,5 +240,5 @@ def test_a_failed_reconvert_keeps_the_last_good_result(qtbot, window, app_settin
     assert window.export_md_action.isEnabled() and window.export_json_action.isEnabled()
     assert window.markdown_view.document_text() == good_markdown
     assert "previous result is kept" in window.status_label.text()
-    out = window.export_markdown_to(tmp_path / "kept.md")
+    out = window.exports.markdown_to(tmp_path / "kept.md")
     assert out is not None and out.read_text("utf-8") == good_markdown

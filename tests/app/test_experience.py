@@ -8,30 +8,7 @@ import shutil
 
 import pytest
 
-from tests.app.conftest import make_pdf
-
-
-@pytest.fixture
-def blank_settings(tmp_path, monkeypatch):
-    """Settings of a first start: no model configured, and the default model not on this computer."""
-    from PySide6.QtCore import QSettings
-
-    from app import model_check
-    from app.settings import AppSettings
-
-    monkeypatch.setattr(model_check, "cached_hub_folder", lambda hub_id: None)
-    settings = AppSettings(QSettings(str(tmp_path / "first.ini"), QSettings.Format.IniFormat))
-    settings.set_cache_dir(tmp_path / "cache")
-    return settings
-
-
-def _window(qtbot, settings, engines=None):
-    from app.main_window import MainWindow
-
-    win = MainWindow(settings, engines=engines)
-    qtbot.addWidget(win)
-    win.show()
-    return win
+from tests.app.conftest import make_pdf, open_window as _window, streaming
 
 
 # -- first run ------------------------------------------------------------------------------------
@@ -64,13 +41,20 @@ def test_first_run_shows_the_welcome_panel_and_validates_on_the_spot(qtbot, blan
     assert win.page_stack.currentWidget() is win.welcome
     bad = tmp_path / "bad"
     bad.mkdir()
-    assert not win.welcome.try_model(str(bad))
-    assert "no config.json" in win.welcome.result.text()
+    assert not win.welcome.chooser.try_model(str(bad))
+    assert "no config.json" in win.welcome.chooser.result.text()
     assert blank_settings.conversion().model == ""
-    win.welcome.hub.setText("someone/not-downloaded")
-    win.welcome._use_hub()
-    assert "not downloaded on this computer" in win.welcome.result.text()
-    assert win.welcome.try_model(tiny_model)
+    def offline(hub_id, progress):  # no hub here: what huggingface_hub raises without a connection
+        raise OSError("Dry run cannot be performed as the repository cannot be accessed.")
+
+    win.models.download = offline
+    win.welcome.chooser.hub.setText("someone/not-downloaded")
+    win.welcome.chooser._use_hub()
+    assert "not on this computer yet" in win.welcome.chooser.result.text()
+    qtbot.waitUntil(lambda: win.models.dialog.state == "failed", timeout=10000)
+    assert "hf download someone/not-downloaded" in win.models.dialog.numbers.text()
+    assert blank_settings.conversion().model == ""
+    assert win.welcome.chooser.try_model(tiny_model)
     assert blank_settings.conversion().model == tiny_model
     assert win.page_stack.currentWidget() is win.page_view
 
@@ -87,22 +71,22 @@ def test_demo_model_is_built_in_one_click(qtbot, blank_settings, monkeypatch, tm
 
     monkeypatch.setattr("core.targets.tiny.build_tiny_model", fake_build)
     win = _window(qtbot, blank_settings)
-    with qtbot.waitSignal(win.welcome.model_chosen, timeout=30000) as chosen:
+    with qtbot.waitSignal(win.welcome.chooser.model_chosen, timeout=30000) as chosen:
         win.demo_action.trigger()  # Help > Build the tiny demo model (the panel's button does the same)
-        assert win.welcome.building and not win.welcome.demo_button.isEnabled()
-    assert built == [welcome.DEMO_ARCH] and not win.welcome.building
-    assert blank_settings.conversion().model == chosen.args[0] == str(win.welcome.demo_folder)
+        assert win.welcome.chooser.building and not win.welcome.chooser.demo_button.isEnabled()
+    assert built == [welcome.DEMO_ARCH] and not win.welcome.chooser.building
+    assert blank_settings.conversion().model == chosen.args[0] == str(win.welcome.chooser.demo_folder)
     assert win.page_stack.currentWidget() is win.page_view
 
 
 def test_opening_a_pdf_without_a_model_shows_its_drafts_at_once(qtbot, blank_settings, tmp_path):
     win = _window(qtbot, blank_settings)
     win.add_files([make_pdf(tmp_path / "a.pdf", pages=2)])
-    assert win.worker is None and win.current.status == "open"  # nothing converts without a model
-    assert "Settings > Model > Folder" in win.status_label.text()
+    assert win.conversion.worker is None and win.current.status == "open"  # nothing converts without a model
+    assert "Convert (Ctrl+R) leads to choosing one" in win.status_label.text()
     qtbot.waitUntil(lambda: len(win.page_view.region_items) > 0, timeout=30000)
     assert all(item.rate is None for item in win.page_view.region_items)
-    win.select_region(0)
+    win.inspection.select(0)
     assert win.inspector.state == "unverified"
     assert "not converted yet" in win.inspector.header.text()
     assert "line-through" not in win.inspector.draft_view.toHtml()
@@ -120,66 +104,48 @@ def test_model_errors_point_to_the_apps_controls():
 # -- progress and thumbnails ----------------------------------------------------------------------
 
 
-class _Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-def test_progress_text_has_pages_rate_elapsed_and_time_left():
-    from types import SimpleNamespace
-
-    from app.progress import ProgressTracker
-
-    clock = _Clock()
-    tracker = ProgressTracker(4, clock=clock)
-    assert tracker.text().startswith("0 of 4 pages done") and "time left after page 1" in tracker.text()
-    tracker.page_started(1)
-    tracker.text_appended("x" * 1200)
-    assert "page 1: 1,200 chars" in tracker.text()
-    clock.now += 30
-    tracker.page_done(SimpleNamespace(error=None, stats=SimpleNamespace(generated_tokens=300)))
-    text = tracker.text()
-    assert "1 of 4 pages done" in text and "10.0 tokens/s" in text
-    assert "30 s elapsed" in text and "about 1 min 30 s left" in text
-    assert tracker.bar_text() == "1 / 4 pages"
-
-
 def test_progress_bar_and_label_while_converting(qtbot, window, sample_pdf):
     window.add_files([sample_pdf])
-    qtbot.waitUntil(lambda: "pages done" in window.progress_label.text(), timeout=60000)
+    qtbot.waitUntil(lambda: "tokens/s" in window.progress_label.text(), timeout=60000)
     assert window.progress_label.isVisible() and "tokens/s" in window.progress_label.text()
     assert window.progress.format().endswith("pages")
     # the bar's text fits the bar
     fm = window.progress.fontMetrics()
     assert fm.horizontalAdvance(window.progress.format()) < window.progress.width()
-    qtbot.waitUntil(lambda: window.worker is None, timeout=120000)
+    qtbot.waitUntil(lambda: window.conversion.worker is None, timeout=120000)
     assert not window.progress_label.isVisible()
 
 
 def test_thumbnail_states_and_token_limit_warning(qtbot):
+    from pathlib import Path
     from types import SimpleNamespace
 
     from PySide6.QtGui import QColor, QPixmap
 
+    from app.document_state import DocumentState
+    from app.page_story import page_acceptance, page_state
     from app.page_view import acceptance_color
-    from app.progress import page_acceptance, page_state, thumbnail_icon
     from app.stats_panel import page_row
+    from app.thumbnails import thumbnail_icon
 
     def stats(stop="eos"):
         return SimpleNamespace(stop_reason=stop, generated_tokens=10, forward_passes=4, draft_error=None,
-                               mean_accepted_length=2.5, seconds={"total": 1.0})
+                               mean_accepted_length=2.5, seconds={"total": 1.0}, mode="hsd")
 
-    region = SimpleNamespace(verified=True, drafted_tokens=10, accepted_tokens=8)
-    done = SimpleNamespace(error=None, stats=stats(), region_stats=[region], page=1)
-    cut = SimpleNamespace(error=None, stats=stats("max_new_tokens"), region_stats=[], page=2)
-    bad = SimpleNamespace(error="boom", stats=None, region_stats=[], page=3)
-    doc = SimpleNamespace(results={1: done, 2: cut, 3: bad}, status="converting", converting_page=4,
-                          partial_pages={})
+    def result(page, stop="eos", error=None, region_stats=()):
+        return SimpleNamespace(page=page, error=error, stats=None if error else stats(stop), regions=[],
+                               region_stats=list(region_stats))
+
+    region = SimpleNamespace(verified=True, drafted_tokens=10, accepted_tokens=8, acceptance_rate=0.8)
+    doc = DocumentState(Path("x.pdf"), 5, status="converting")
+    done, cut, bad = result(1, region_stats=[region]), result(2, "max_new_tokens"), result(3, error="boom")
+    for r in (done, cut, bad):
+        doc.pages[r.page].finished(r)
+    doc.pages[4].started()
     assert [page_state(doc, p) for p in (1, 2, 3, 4, 5)] == ["done", "warning", "failed", "converting", "queued"]
-    doc.status, doc.partial_pages = "cancelled", {4: ([], [], "")}
+    doc.status = "cancelled"
+    doc.pages[4].text = "# so far"
+    doc.pages[4].interrupted()
     assert page_state(doc, 4) == "partial" and page_state(doc, 5) == "open"
     assert page_acceptance(done) == pytest.approx(0.8)
     base = QPixmap(100, 130)
@@ -274,13 +240,13 @@ def test_inspector_states_never_strike_unverified_and_never_go_stale(qtbot, wind
 
     with qtbot.waitSignal(window.document_finished, timeout=120000):
         window.add_files([sample_pdf])
-    result = window.current_result()
-    window.select_region(0)
+    result = window.inspection.record.result
+    window.inspection.select(0)
     assert window.inspector.state in ("verified", "unverified") and window.inspector.page == 1
     # a region nothing verified: shown plain, the reason given
     index = 0
-    result.region_stats[index] = RegionStats(label="text", bbox=(0, 0, 1, 1), drafted_tokens=5, verified=False)
-    window.select_region(index)
+    result.region_stats[index] = RegionStats(label="text", bbox=(0, 0, 1, 1), drafted_tokens=0, verified=False)
+    window.inspection.select(index)
     assert window.inspector.state == "unverified"
     assert "line-through" not in window.inspector.draft_view.toHtml()
     assert "not verified" in window.inspector.header.text()
@@ -382,20 +348,21 @@ def test_cancel_keeps_the_cancelled_pages_drafts_marked_partial(qtbot, window, a
     conversion.max_new_tokens = 2000
     app_settings.set_conversion(conversion)
     window.add_files([make_pdf(tmp_path / "long.pdf", pages=2)])
-    qtbot.waitUntil(lambda: window.running is not None and any(window.running.live_text.values()), timeout=120000)
-    doc = window.running
+    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    doc = window.conversion.running
     with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
-        window.cancel()
+        window.conversion.cancel()
     assert finished.args == ["cancelled"]
-    assert doc.partial_pages, "the cancelled page's drafts were dropped"
-    page = min(doc.partial_pages)
-    regions, stats, text = doc.partial_pages[page]
+    partial = [n for n, r in doc.pages.items() if r.phase == "partial"]
+    assert partial, "the cancelled page's drafts were dropped"
+    page = partial[0]
+    regions, text = doc.pages[page].regions, doc.pages[page].text
     assert regions and text
     window.show_page(page)
     assert len(window.page_view.region_items) == len(regions)
     assert "partial" in window.markdown_title.text()
     assert "partial" in window.status_label.text()
-    window.select_region(0)
+    window.inspection.select(0)
     assert window.inspector.state == "unverified" and "partial" in window.inspector.header.text()
 
 
@@ -403,18 +370,21 @@ def test_inspector_follows_a_region_from_converting_to_finished(qtbot, window, t
     """Inspecting a region while its page converts shows its draft as not verified yet; when the page
     finishes, the inspector shows the finished result without another click."""
     window.add_files([make_pdf(tmp_path / "live.pdf")])
-    qtbot.waitUntil(lambda: window.running is not None and 1 in window.running.live_regions
+    qtbot.waitUntil(lambda: window.conversion.running is not None and window.conversion.running.pages[1].phase
+                    in ("drafting", "decoding") and bool(window.conversion.running.pages[1].regions)
                     and bool(window.page_view.region_items), timeout=120000)
     with qtbot.waitSignal(window.document_finished, timeout=180000):
-        window.select_region(0)
+        window.inspection.select(0)
         assert window.inspector.page == 1 and window.inspector.region_index == 0
         assert window.inspector.state == "unverified"  # the page is not finished: nothing is final yet
         live_header = window.inspector.header.text()
         assert "still converting" in live_header or "the page was not finished" in live_header
-    result = window.current_result()
+    result = window.inspection.record.result
     assert result is not None
     header = window.inspector.header.text()
     assert "still converting" not in header and "the page was not finished" not in header
     assert window.inspector.region_index == 0 and window.inspector.page == 1
-    expected = "verified" if result.region_stats[0].verified and result.region_stats[0].drafted_tokens else "unverified"
+    from app.page_view import region_rate
+
+    expected = "verified" if region_rate(result.region_stats[0], "hsd") is not None else "unverified"
     assert window.inspector.state == expected

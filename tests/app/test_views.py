@@ -140,9 +140,14 @@ def test_draft_diff_marks_kept_and_rewritten(qtbot):
     assert verified_text(result, 1)[0] == "Hello world, this is text."
     result.region_outputs = ["", ""]
     assert verified_text(result, 1)[0] == result.markdown[9:]
+    from app.document_state import PageRecord
+    from app.page_story import region_story
+
     inspector = DraftInspector()
     qtbot.addWidget(inspector)
-    inspector.show_region(_result(), 1)
+    record = PageRecord(1)
+    record.finished(_result())
+    inspector.show_story(region_story(record, 1, "hsd", running=False))
     assert inspector.region_index == 1
     assert "wrld" in inspector.draft_view.toPlainText()
     assert "71%" in inspector.header.text()  # 5 of 7 draft words kept
@@ -200,13 +205,13 @@ def test_window_links_regions_and_markdown(qtbot, tmp_path):
     win.show()
     pdf = make_pdf(tmp_path / "two.pdf", pages=2)
     (doc,) = win.add_files([pdf], convert=False)
-    assert win.worker is None and doc.status == "open" and win.thumbs.count() == 2
+    assert win.conversion.worker is None and doc.status == "open" and win.thumbs.count() == 2
     assert win.app_settings.recent_files()[0].endswith("two.pdf")
-    doc.results[1] = _result()
+    doc.pages[1].finished(_result())
     win.show_page(1)
     assert len(win.page_view.region_items) == 2
     assert win.markdown_view.page_text() == "# Title\n\nHello world, this is text."
-    win.select_region(1)
+    win.inspection.select(1)
     assert win.markdown_view.source.textCursor().selectedText() == "Hello world, this is text."
     assert win.inspector.region_index == 1 and win.page_view.highlighted == 1
     cursor = win.markdown_view.source.textCursor()

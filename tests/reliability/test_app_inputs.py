@@ -32,9 +32,9 @@ def window(qtbot, tmp_path, model_dir, monkeypatch):
     qtbot.addWidget(win)
     win.show()
     yield win
-    if win.worker is not None:
-        win.cancel()
-        qtbot.waitUntil(lambda: win.worker is None, timeout=60000)
+    if win.conversion.worker is not None:
+        win.conversion.cancel()
+        qtbot.waitUntil(lambda: win.conversion.worker is None, timeout=60000)
 
 
 BAD = [("cut.pdf", h.truncated_pdf), ("garbage.pdf", h.garbage_pdf), ("zero.pdf", h.zero_page_pdf),
@@ -56,7 +56,7 @@ def test_bad_files_each_get_a_message(qtbot, window, tmp_path):
     assert len(errors) == len(paths), errors
     for path, message in zip(paths, errors):
         assert message and "\n" not in message.strip() and "Traceback" not in message
-    assert window.documents == [] and window.worker is None and window.isVisible()
+    assert window.documents == [] and window.conversion.worker is None and window.isVisible()
 
 
 def test_encrypted_pdf_with_a_wrong_password_then_cancel(qtbot, window, tmp_path, monkeypatch):
@@ -106,8 +106,8 @@ def test_a_failing_page_is_marked_and_the_rest_converts(qtbot, window, tmp_path,
     assert finished.args == ["done"]
     doc = window.documents[0]
     assert [bool(doc.results[p].error) for p in (1, 2, 3)] == [False, True, False]
-    assert "pages 2 failed" in window.status_label.text()
-    assert window.isVisible() and window.worker is None
+    assert "page 2 failed" in window.status_label.text()
+    assert window.isVisible() and window.conversion.worker is None
 
 
 # --- rendering model output that is huge or hostile ---------------------------------------------------

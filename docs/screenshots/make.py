@@ -1,13 +1,14 @@
-"""Screenshots of the real app in its main states, for the docs.
+"""Screenshots of the real app in its main states, for the docs (a tool of this repository, not part
+of the installed app).
 
-    python3 -m app.screenshots [--out docs/screenshots] [--tiny-model DIR]
+    python3 docs/screenshots/make.py [--out docs/screenshots] [--tiny-model DIR]
 
 Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless ``--show``) and saves:
 
 1. the first run (``01-empty.png``): the welcome panel, no model configured;
 2. the bundled sample converting, 3. converted with its overlay and statistics, 4. the draft
    inspector on one region. These use the benchmark's *replay* stand-in target
-   (``core.bench.replay.ReplayTarget``): its greedy output is the sample's reference Markdown, so
+   (``core.bench.replay.ReplayTarget``, imported from the benchmark directly): its greedy output is the sample's reference Markdown, so
    the Markdown is real and the acceptance is what the engine achieves with the text-layer drafts
    when the model reads the page exactly like the reference. No network runs; a caption under
    each screenshot says so;
@@ -29,7 +30,9 @@ from dataclasses import replace
 from pathlib import Path
 
 SIZE = (1280, 800)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script from anywhere: the app and core come from this checkout
+    sys.path.insert(0, str(ROOT))
 SAMPLE = ROOT / "resources" / "sample.pdf"
 REPLAY_CAPTION = ("Screenshot with the benchmark's replay stand-in target: its output is the sample's reference "
                   "Markdown (no model ran)")
@@ -59,7 +62,7 @@ class ReferenceDrafter:
     name = "textlayer"
 
     def __init__(self, target, page_references: list[str]):
-        from core.api import get_drafter
+        from core.drafters import get_drafter
 
         self.inner = get_drafter("textlayer")
         self.target = target
@@ -93,9 +96,9 @@ def replay_factory(pdf: Path, pause: float = 0.3):
     """An ``EngineCache`` factory: the engine with the replay target and the reference drafter."""
     from core.bench.corpus import prepare_reference, split_reference
     from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
-    from core.api import open_document
-    from core.api import get_drafter
-    from core.api import Engine
+    from core.documents import open_document
+    from core.drafters import get_drafter
+    from core.engine import Engine
 
     textlayer = get_drafter("textlayer")
     with open_document(pdf) as doc:
@@ -176,8 +179,8 @@ def _convert(app, window, pdf: Path, caption: str = REPLAY_CAPTION, converting_s
     window.markdown_view.set_scope("page")
     if converting_shot is not None:
         def streaming():
-            doc = window.running
-            return bool(doc and doc.converting_page == 1 and len(doc.live_text.get(1, "")) > 120)
+            doc = window.conversion.running
+            return bool(doc and doc.pages[1].phase == "decoding" and len(doc.pages[1].text) > 120)
 
         if pump(app, streaming, 300):
             window.markdown_view._render_now()  # the live view re-renders on a timer; draw the latest text
@@ -189,12 +192,11 @@ def _convert(app, window, pdf: Path, caption: str = REPLAY_CAPTION, converting_s
         print("conversion did not finish in time", file=sys.stderr)
         return False
     window.show_page(1)
-    window.set_status(f"{pdf.name}: converted")
     return True
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m app.screenshots", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python3 docs/screenshots/make.py", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="docs/screenshots", help="folder for the PNGs")
     parser.add_argument("--tiny-model", default=None, help="tiny model folder (default: build one here)")
     parser.add_argument("--show", action="store_true", help="use the real display instead of offscreen")
@@ -221,7 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     window.close()
     model_check.cached_hub_folder = real_cache
 
-    replay = ConversionSettings(model="replay-stand-in", device="cpu", drafter="textlayer", mode="hsd", tau=1.0,
+    model = args.tiny_model
+    if model is None:
+        from app.welcome import build_demo_model
+
+        model = str(build_demo_model(work / "tiny-model"))
+    # the replay engine ignores the model; a real folder keeps the app's model check satisfied
+    replay = ConversionSettings(model=model, device="cpu", drafter="textlayer", mode="hsd", tau=1.0,
                                 dpi=110, max_new_tokens=4096)
     window = _window(app, work, "replay", replay, EngineCache(replay_factory(SAMPLE)))
     window.settings_label.setText("replay stand-in target · hsd · tau 1 · textlayer")
@@ -230,23 +238,18 @@ def main(argv: list[str] | None = None) -> int:
     window.bottom_tabs.setCurrentWidget(window.stats_panel)
     pump(app, lambda: False, 0.3)
     save(window, out / "03-done-overlay.png", REPLAY_CAPTION)
-    result = window.current_result()
+    result = window.inspection.record.result
     # inspect the text region whose draft the model changed most
     mixed = [i for i, s in enumerate(result.region_stats)
              if s.verified and s.drafted_tokens >= 8 and result.regions[i].label != "page_number"]
     pick = min(mixed or range(len(result.regions)), key=lambda i: result.region_stats[i].acceptance_rate)
     window.labels_action.trigger()
-    window.select_region(pick)
+    window.inspection.select(pick)
     window.set_status("Region labels on (View > Show region labels); click a region to inspect its draft")
     pump(app, lambda: False, 0.3)
     save(window, out / "04-draft-inspection.png", REPLAY_CAPTION)
     window.close()
 
-    model = args.tiny_model
-    if model is None:
-        from app.welcome import build_demo_model
-
-        model = str(build_demo_model(work / "tiny-model"))
     tiny = ConversionSettings(model=model, device="cpu", drafter="textlayer", mode="hsd", tau=1.0, dpi=110,
                               pages="1", max_new_tokens=80)
     window = _window(app, work, "tiny", tiny, EngineCache())

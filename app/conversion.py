@@ -1,0 +1,256 @@
+"""The conversion controller: the window's queue of documents, converted one at a time in a
+background worker, and what the run's events do to the documents' page records.
+
+The controller owns the worker, its thread and the progress tracker. It reads only ``core.events``
+objects (one handler per event type) and updates ``DocumentState`` / ``PageRecord``; the window
+listens to its signals and redraws what changed. It never touches a widget.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app import page_story
+from app.model_check import app_message
+from app.progress import ProgressTracker
+from app.worker import ConversionJob, ConversionWorker, EngineCache, document_cache_dir, start_worker
+
+
+class ConversionController(QObject):
+    page_changed = Signal(object, int)      # document, page: the page's record changed
+    text_appended = Signal(object, int)     # document, page: its streamed Markdown grew
+    page_started = Signal(object, int)      # document, page: its decode started (the window may follow)
+    document_changed = Signal(object)       # document: its state or plan changed
+    progress_changed = Signal()             # the tracker's numbers changed (or a second passed)
+    message = Signal(str)                   # a status line
+    failed = Signal(str, str)               # title, message: a conversion could not run or failed
+    running_changed = Signal()              # a job started or ended
+    document_finished = Signal(str)         # status of a finished job ("done", "cancelled", "failed")
+
+    def __init__(self, documents: list, app_settings, engines: EngineCache | None = None, parent=None):
+        super().__init__(parent)
+        from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone,
+                                 PageDrafting, PageKept, PageStarted, RegionsDrafted, RegionVerified,
+                                 TextAppended)
+
+        self.documents = documents
+        self.app_settings = app_settings
+        self.engines = engines or EngineCache()
+        self.running = None
+        self.worker: ConversionWorker | None = None
+        self.thread = None
+        self.queue_paused = False
+        self.tracker = ProgressTracker()
+        self._handlers = {
+            DocumentPlanned: self._planned, PageKept: self._kept, ModelLoading: self._model_loading,
+            ModelLoaded: self._model_loaded, PageDrafting: self._drafting, RegionsDrafted: self._drafted,
+            PageStarted: self._started, RegionVerified: self._verified, TextAppended: self._text,
+            PageDone: self._done, Notice: self._notice, DocumentDone: self._written,
+        }
+        self._clock = QTimer(self)
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self._tick)
+
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None
+
+    # -- the queue ------------------------------------------------------------------------------
+
+    def queue(self, doc, fresh: bool = False) -> None:
+        if doc is self.running:
+            return
+        doc.status = "queued"
+        doc.fresh = fresh
+        self.document_changed.emit(doc)
+        self.queue_paused = False
+        self.start_next()
+
+    def start_next(self) -> None:
+        if self.worker is not None or self.queue_paused:
+            return
+        doc = next((d for d in self.documents if d.status == "queued"), None)
+        if doc is None:
+            self.running_changed.emit()
+            return
+        from core.api import parse_page_range
+
+        settings = self.app_settings.conversion()
+        try:
+            settings.engine_config()
+            in_range = [i + 1 for i in parse_page_range(settings.pages or None, doc.page_count)]
+        except Exception as exc:  # HSDError, or EngineConfig's ValueError
+            doc.status, doc.error = "failed", app_message(str(exc))
+            self.document_changed.emit(doc)
+            self.failed.emit(f"Cannot convert {doc.name}", doc.error)
+            self.document_finished.emit("failed")
+            self.start_next()
+            return
+        job = ConversionJob(path=doc.path, settings=settings, page_count=doc.page_count, password=doc.password,
+                            fresh=doc.fresh, work_dir=document_cache_dir(self.app_settings.cache_dir(), doc.path))
+        doc.begin_run(in_range if len(in_range) != doc.page_count else None)
+        doc.status, doc.settings, doc.fresh = "converting", settings, False
+        self.running = doc
+        self.tracker.start(settings.max_new_tokens)
+        worker = ConversionWorker(job, self.engines)
+        worker.event.connect(self._event)
+        worker.finished.connect(self._finished)
+        self.worker = worker
+        self.thread = start_worker(worker)
+        self._clock.start()
+        self.document_changed.emit(doc)
+        self.running_changed.emit()
+        self.progress_changed.emit()
+        self.message.emit(f"Starting {doc.name}…")
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.queue_paused = True
+            self.message.emit("Cancelling…")
+
+    def pause(self) -> None:
+        """Hold the running conversion at its next pass (while the user is asked something)."""
+        if self.worker is not None:
+            self.worker.pause()
+
+    def resume(self) -> None:
+        if self.worker is not None:
+            self.worker.resume()
+
+    def stop(self, wait_ms: int) -> bool:
+        """Cancel and wait up to ``wait_ms`` for the worker to stop; True if it has. Finished pages
+        are saved as they finish, so whatever happens after, they are kept."""
+        if self.worker is None:
+            return True
+        self.queue_paused = True
+        self.worker.cancel()
+        return self.thread is None or self.thread.wait(wait_ms)
+
+    # -- the run's events -------------------------------------------------------------------------
+
+    def _event(self, event) -> None:
+        if self.running is not None:
+            self._handlers[type(event)](self.running, event)
+
+    def _planned(self, doc, plan) -> None:
+        doc.in_range = plan.pages if len(plan.pages) != doc.page_count else None
+        doc.damaged = plan.damaged
+        self.tracker.planned(plan.pages, plan.kept)
+        self.document_changed.emit(doc)
+        self.progress_changed.emit()
+        if plan.damaged:
+            self.message.emit(f"{doc.name}: {plan.damaged}")
+
+    def _kept(self, doc, event) -> None:
+        doc.pages[event.page].finished(event.result, kept=True)
+        self.page_changed.emit(doc, event.page)
+
+    def _model_loading(self, doc, event) -> None:
+        self.tracker.model_loading()
+        self.progress_changed.emit()
+        self.message.emit(f"{doc.name}: loading model {event.model}…")
+
+    def _model_loaded(self, doc, event) -> None:
+        self.tracker.model_loaded()
+        self.progress_changed.emit()
+        self.message.emit(f"{doc.name}: model loaded in {event.seconds:.1f} s")
+
+    def _drafting(self, doc, event) -> None:
+        doc.pages[event.page].drafting(event.drafter, time.monotonic())
+        self.tracker.work()
+        self.page_changed.emit(doc, event.page)
+
+    def _drafted(self, doc, event) -> None:
+        doc.pages[event.page].drafted(event.regions)
+        self.page_changed.emit(doc, event.page)
+
+    def _started(self, doc, event) -> None:
+        doc.pages[event.page].started()
+        self.tracker.page_started(event.page)
+        self.page_changed.emit(doc, event.page)
+        self.page_started.emit(doc, event.page)
+        self.progress_changed.emit()
+        self.message.emit(f"{doc.name}: converting page {event.page} ({event.index + 1} of {event.total})")
+
+    def _verified(self, doc, event) -> None:
+        record = doc.pages[event.page]
+        if record.region_stats is not None and 0 <= event.region < len(record.region_stats):
+            record.region_stats[event.region] = event.stats
+            self.page_changed.emit(doc, event.page)
+
+    def _text(self, doc, event) -> None:
+        doc.pages[event.page].text += event.text
+        self.tracker.text_appended(event.text)
+        self.text_appended.emit(doc, event.page)
+        self.progress_changed.emit()
+
+    def _done(self, doc, event) -> None:
+        result = event.result
+        doc.pages[event.page].finished(result)
+        self.tracker.page_done(result)
+        self.page_changed.emit(doc, event.page)
+        self.progress_changed.emit()
+        if result.error:
+            self.message.emit(f"{doc.name}: page {result.page} failed: {result.error}")
+        elif result.draft_failure:
+            self.message.emit(f"{doc.name}: page {result.page}: the drafter failed ({result.draft_failure}); "
+                              "decoded without drafts (same text, slower)")
+        elif page_story.cut_at_limit(result):
+            self.message.emit(f"{doc.name}: page {result.page} was cut at the token limit "
+                              "(raise Max tokens per page in Settings)")
+
+    def _notice(self, doc, event) -> None:
+        """Core degraded something and went on (a drafter step whose package is missing, say): said
+        now, and again when the document is done."""
+        if event.message not in doc.notices:
+            doc.notices.append(event.message)
+        where = f"page {event.page}: " if event.page else ""
+        self.message.emit(f"{doc.name}: warning: {where}{event.message}")
+
+    def _written(self, doc, event) -> None:
+        doc.markdown_path = Path(event.markdown_path)
+
+    def _tick(self) -> None:
+        """Once a second: the elapsed and drafting times move on."""
+        self.progress_changed.emit()
+        doc = self.running
+        if doc is not None:
+            for number, record in doc.pages.items():
+                if record.phase == "drafting":
+                    self.page_changed.emit(doc, number)
+
+    # -- the end of a run ---------------------------------------------------------------------------
+
+    def _finished(self, status: str, message: str) -> None:
+        doc, thread = self.running, self.thread
+        self.running = self.worker = self.thread = None
+        self._clock.stop()
+        if thread is not None:
+            thread.quit()
+            thread.wait(5000)
+            thread.deleteLater()
+        if doc is not None:
+            doc.status = status
+            if message:
+                doc.error = app_message(message)
+            for record in doc.pages.values():
+                record.interrupted()
+            restored = status == "failed" and doc.restore_previous()
+            doc.previous = None
+            if doc.results and not restored:
+                doc.finished_status = status
+            self.document_changed.emit(doc)
+            if message:
+                self.failed.emit(f"Converting {doc.name} failed", doc.error)
+            if restored:
+                self.message.emit(f"{doc.name}: converting again failed; the previous result is kept "
+                                  f"({page_story.plural(len(doc.results), 'page')}, still exportable)")
+            else:
+                self.message.emit(page_story.finished_line(doc, status))
+        self.running_changed.emit()
+        self.document_finished.emit(status)
+        self.start_next()

@@ -1,0 +1,258 @@
+"""One story per page: every word the window says about a page, a region or a document, derived from
+the records in ``app.document_state`` and nowhere else.
+
+The thumbnail labels and tooltips, the document list, the inspector's header, the status line of a
+selected region and the summary at the end of a run and at export all come from these functions,
+so two panes cannot disagree (a region the inspector calls "not verified" is not the region the
+status bar says the Markdown came from).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from app.page_view import region_rate, unverified_reason
+
+#: The page states, in words (thumbnail labels, tooltips).
+STATE_LABEL = {"queued": "waiting", "drafting": "drafting", "converting": "converting", "done": "done",
+               "failed": "failed", "warning": "token limit", "partial": "partial", "open": "",
+               "not in range": "not in range"}
+DRAFTER_KIND = {"textlayer": "text layer", "rapidocr": "OCR", "paddle": "OCR", "auto": "OCR"}
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def page_state(doc, number: int) -> str:
+    """open, queued, not in range, drafting, converting, done, warning (cut at the token limit),
+    failed or partial (cancelled while converting)."""
+    record = doc.pages[number]
+    result = record.result
+    if result is not None:
+        if result.error:
+            return "failed"
+        return "warning" if cut_at_limit(result) else "done"
+    if record.phase == "partial":
+        return "partial"
+    if record.phase == "drafting":
+        return "drafting"
+    if record.phase == "decoding":
+        return "converting"
+    if not doc.page_in_range(number):
+        return "not in range"
+    return "queued" if doc.status in ("queued", "converting") else "open"
+
+
+def cut_at_limit(result) -> bool:
+    return not result.error and result.stats is not None and result.stats.stop_reason == "max_new_tokens"
+
+
+def drafting_label(record, now: float | None = None) -> str:
+    """``drafting (OCR) · 12 s`` while the page's drafter runs."""
+    kind = DRAFTER_KIND.get(record.drafter.split(":", 1)[0], "")
+    seconds = 0 if record.drafting_since is None else int((now or time.monotonic()) - record.drafting_since)
+    return f"drafting{f' ({kind})' if kind else ''} · {seconds} s"
+
+
+def state_label(doc, number: int, now: float | None = None) -> str:
+    state = page_state(doc, number)
+    if state == "drafting":
+        return drafting_label(doc.pages[number], now)
+    return STATE_LABEL[state]
+
+
+def page_acceptance(result) -> float | None:
+    """Share of drafted tokens the model accepted on a finished page (Stage 1 where it verified a
+    region, else the page pass); None if nothing was verified."""
+    drafted = accepted = 0
+    for stats in result.region_stats or []:
+        rate = region_rate(stats, result.stats.mode if result.stats else "hsd")
+        if rate is not None:
+            drafted += stats.drafted_tokens
+            accepted += rate * stats.drafted_tokens
+    return accepted / drafted if drafted else None
+
+
+def page_tooltip(doc, number: int) -> str:
+    state = page_state(doc, number)
+    record = doc.pages[number]
+    result = record.result
+    if state == "failed":
+        return f"page {number}: failed: {result.error}"
+    if state in ("done", "warning"):
+        s = result.stats
+        rate = page_acceptance(result)
+        text = (f"page {number}: {s.generated_tokens} tokens, {s.forward_passes} passes, "
+                f"draft accepted {'—' if rate is None else f'{rate:.0%}'}")
+        if record.kept:
+            text += " (kept from an earlier run)"
+        if state == "warning":
+            text += "\ncut at the token limit: the page may be incomplete (Settings > Max tokens per page)"
+        return text
+    if state == "partial":
+        return f"page {number}: cancelled while converting; its drafts and what was verified are kept (partial)"
+    if state == "not in range":
+        return f"page {number}: not in the page range of the conversion (Settings > Pages)"
+    if state == "drafting":
+        return f"page {number}: {drafting_label(record)}: its drafter is reading the page"
+    return f"page {number}: {STATE_LABEL[state] or 'not converted'}"
+
+
+def page_line(doc, number: int) -> str:
+    """The status line of a page just shown."""
+    state = page_state(doc, number)
+    if state in ("done", "warning"):
+        line = page_tooltip(doc, number).split("\n", 1)[0].replace(f"page {number}: ", "")
+        return f"Page {number}: {line}" + (" · cut at the token limit" if state == "warning" else "")
+    return page_tooltip(doc, number).replace(f"page {number}: ", f"Page {number}: ", 1)
+
+
+# -- documents ------------------------------------------------------------------------------------
+
+
+def trouble(doc) -> list[str]:
+    """What a finished document's "done" must not hide: pages cut at the token limit, failed pages,
+    a damaged file."""
+    results = list(doc.results.values())
+    cut = [r.page for r in results if cut_at_limit(r)]
+    failed = [r.page for r in results if r.error]
+    notes = []
+    if cut:
+        notes.append(f"{plural(len(cut), 'page')} cut at the token limit")
+    if failed:
+        notes.append(f"{_pages(failed)} failed")
+    if doc.damaged:
+        notes.append("damaged")
+    return notes
+
+
+def _pages(numbers: list[int], listed: int = 5) -> str:
+    """``page 2``, ``pages 2, 5`` or, past ``listed`` of them, ``7 pages``."""
+    if len(numbers) > listed:
+        return plural(len(numbers), "page")
+    return f"page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
+
+
+STATUS_TEXT = {"queued": "waiting", "converting": "converting…", "done": "done", "cancelled": "cancelled",
+               "failed": "failed", "open": "not converted"}
+
+
+def document_state_text(doc) -> str:
+    """``done · 5 pages cut at the token limit``: the document's state with what it hides."""
+    status = STATUS_TEXT.get(doc.status, doc.status)
+    if doc.status in ("queued", "converting", "open") and not doc.results:
+        return status
+    return " · ".join([status, *trouble(doc)])
+
+
+def document_line(doc) -> str:
+    """The second line of the document's entry in the list: its pages and state."""
+    pages = plural(doc.page_count, "page")
+    if doc.in_range is not None and len(doc.in_range) != doc.page_count:
+        pages = f"{len(doc.in_range)} of {pages}"
+    return f"{pages} · {document_state_text(doc)}"
+
+
+def document_tooltip(doc) -> str:
+    lines = [str(doc.path)]
+    if doc.damaged:
+        lines.append(f"damaged: {doc.damaged}")
+    if doc.error:
+        lines.append(doc.error)
+    lines += [f"note: {n}" for n in doc.notices]
+    return "\n".join(lines)
+
+
+def finished_line(doc, status: str) -> str:
+    """The status line when a run ends."""
+    results = list(doc.results.values())
+    if status == "done":
+        kept = sum(1 for r in doc.pages.values() if r.kept)
+        parts = [f"{doc.name}: done", f"{plural(len(results), 'page')}"
+                 + (f" ({kept} kept from an earlier run)" if kept else ""), *trouble(doc)]
+        undrafted = [r.page for r in results if r.draft_failure]
+        if undrafted:
+            parts.append(f"{_pages(undrafted)} decoded without drafts (drafter failed)")
+        if doc.notices:
+            parts.append("warning: " + "; ".join(doc.notices))
+        return " · ".join(parts)
+    if status == "cancelled":
+        partial = sorted(n for n, r in doc.pages.items() if r.phase == "partial")
+        note = f"; {_pages(partial)} kept as partial" if partial else ""
+        return (f"{doc.name}: cancelled; {plural(len(results), 'finished page')} kept{note} "
+                "(converting again resumes)")
+    return f"{doc.name}: failed" + (f": {doc.error}" if doc.error else "")
+
+
+# -- regions --------------------------------------------------------------------------------------
+
+
+@dataclass
+class RegionStory:
+    """What is true of one region of the shown page, for the inspector and the status line."""
+
+    page: int
+    index: int
+    region: object
+    stats: object = None
+    rate: float | None = None           # the acceptance its colour shows; None: grey
+    reason: str = ""                    # why it is not verified (rate None)
+    verified_text: str = ""
+    source: str = ""                    # where the verified text comes from
+    ranges: list = field(default_factory=list)  # (start, end) of its Markdown in the page text
+    partial: bool = False
+    final: bool = True                  # the page is finished: nothing will change
+
+    @property
+    def verified(self) -> bool:
+        return self.rate is not None
+
+    def status_line(self) -> str:
+        name = f"Region {self.index + 1}"
+        if not self.verified:
+            return f"{name}: not verified: {self.reason}"
+        share = f"{self.rate:.0%} of its draft accepted"
+        if not self.final:
+            return f"{name}: {share} on the region so far; the page was not finished"
+        if self.ranges:
+            return f"{name}: {share}; {plural(len(self.ranges), 'stretch')} of the Markdown came from its draft"
+        return f"{name}: {share}; none of the page's Markdown came from its draft"
+
+
+def region_story(record, index: int, mode: str, running: bool, spans=()) -> RegionStory | None:
+    """The story of region ``index`` of the page ``record`` (None: no such region). ``spans``: the
+    page's ``(region, start, end)`` in the Markdown shown; ``running``: its document converts now."""
+    from app.draft_inspector import verified_text
+
+    if record is None or not 0 <= index < len(record.regions):
+        return None
+    region = record.regions[index]
+    result = record.result
+    stats_list = record.region_stats or []
+    stats = stats_list[index] if index < len(stats_list) else None
+    story = RegionStory(record.number, index, region, stats, partial=record.phase == "partial",
+                        final=result is not None)
+    story.rate = region_rate(stats, mode)
+    if result is not None:
+        story.verified_text, story.source = verified_text(result, index)
+        story.ranges = [(s, e) for r, s, e in spans if r == index]
+    if story.rate is None:
+        story.reason = _unverified_reason(record, region, stats, mode, running)
+    elif not story.final:
+        story.reason = (f"verified on the region ({stats.accepted_tokens} of {stats.drafted_tokens} draft tokens "
+                        "accepted), the page was not finished")
+    return story
+
+
+def _unverified_reason(record, region, stats, mode: str, running: bool) -> str:
+    if record.result is not None:
+        return unverified_reason(region, stats, mode)
+    if record.phase == "partial":
+        return "the conversion was cancelled before this region was verified"
+    if running and record.phase in ("drafting", "decoding"):
+        return "the page is still converting"
+    if running:
+        return "the page waits its turn (these are the drafter's regions)"
+    return "the page is not converted yet (these are the drafter's regions)"

@@ -1,0 +1,142 @@
+"""Small widgets that keep the window's text in its place: ``ElidedLabel`` (a label elided to its
+width, the whole text in its tooltip), ``StatusLine`` (the status bar's message: one line, its
+details in a dialog on click) and ``NameFirstDelegate`` (list items whose first line, a name, is
+elided in the middle and whose next lines wrap)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QLabel, QMessageBox, QSizePolicy, QStyledItemDelegate, QStyleOptionViewItem
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that elides its text to fit (in the middle by default), never wraps and never
+    asks for more width than ``min_chars`` characters; the whole text is in its tooltip when cut."""
+
+    clicked = Signal()
+
+    def __init__(self, text: str = "", mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
+                 min_chars: int = 8, bold: bool = False, parent=None):
+        super().__init__(parent)
+        self._full = ""
+        self._mode = mode
+        self._min_chars = min_chars
+        self._tip = ""
+        if bold:
+            font = QFont(self.font())
+            font.setBold(True)
+            self.setFont(font)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt)
+        self._full = str(text)
+        self._elide()
+
+    def text(self) -> str:
+        """The whole text (what is shown may be elided)."""
+        return self._full
+
+    def set_tooltip(self, tip: str) -> None:
+        """A tooltip of its own, shown whether or not the text is cut."""
+        self._tip = tip
+        self._elide()
+
+    @property
+    def elided(self) -> bool:
+        return super().text() != self._full
+
+    def _elide(self) -> None:
+        width = max(0, self.contentsRect().width())
+        shown = self.fontMetrics().elidedText(self._full, self._mode, width) if width else self._full
+        super().setText(shown)
+        tips = [t for t in (self._full if shown != self._full else "", self._tip) if t]
+        self.setToolTip("\n\n".join(tips))
+
+    def resizeEvent(self, event):  # noqa: N802
+        super().resizeEvent(event)
+        self._elide()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        fm = self.fontMetrics()
+        margins = self.contentsMargins()
+        return QSize(fm.horizontalAdvance(self._full) + margins.left() + margins.right() + 4,
+                     super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(self.fontMetrics().horizontalAdvance("x" * self._min_chars), super().minimumSizeHint().height())
+
+    def mouseReleaseEvent(self, event):  # noqa: N802
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit()
+
+
+class StatusLine(ElidedLabel):
+    """The status bar's message: always one line (elided at its end). Clicking it shows the whole
+    message and its details."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, Qt.TextElideMode.ElideRight, min_chars=20, parent=parent)
+        self.details = ""
+        self.clicked.connect(self.show_details)
+
+    def set_message(self, text: str, details: str = "") -> None:
+        self.details = details
+        self.setText(text)
+        self.setCursor(Qt.CursorShape.PointingHandCursor if self.has_more else Qt.CursorShape.ArrowCursor)
+
+    def _elide(self) -> None:
+        super()._elide()
+        if getattr(self, "details", None) is not None:
+            self.setCursor(Qt.CursorShape.PointingHandCursor if self.has_more else Qt.CursorShape.ArrowCursor)
+
+    @property
+    def has_more(self) -> bool:
+        return self.elided or bool(self.details)
+
+    def show_details(self) -> None:
+        if not self.has_more:
+            return
+        box = QMessageBox(QMessageBox.Icon.Information, "Status", self.text(), QMessageBox.StandardButton.Close,
+                          self.window())
+        if self.details:
+            box.setInformativeText(self.details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.details_box = box
+
+
+class NameFirstDelegate(QStyledItemDelegate):
+    """Items of a list as wide as its viewport: the first line (a file name) elided in the middle,
+    the lines after it wrapped; the whole text belongs in the item's tooltip."""
+
+    PAD = 8
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.view = view
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.setUniformItemSizes(False)
+        view.setResizeMode(view.ResizeMode.Adjust)
+
+    def _width(self) -> int:
+        return max(40, self.view.viewport().width() - self.PAD)
+
+    def initStyleOption(self, option, index):  # noqa: N802 (Qt)
+        super().initStyleOption(option, index)
+        first, _, rest = str(index.data() or "").partition("\n")
+        first = option.fontMetrics.elidedText(first, Qt.TextElideMode.ElideMiddle, self._width())
+        option.text = first + ("\u2028" + rest if rest else "")  # the line break Qt lays out
+        option.features |= QStyleOptionViewItem.ViewItemFeature.WrapText
+
+    def sizeHint(self, option, index):  # noqa: N802
+        text = str(index.data() or "")
+        fm = option.fontMetrics
+        first, _, rest = text.partition("\n")
+        height = fm.lineSpacing()
+        if rest:
+            height += fm.boundingRect(QRect(0, 0, self._width(), 100000), Qt.TextFlag.TextWordWrap, rest).height()
+        return QSize(self._width(), height + self.PAD)

@@ -32,13 +32,15 @@ def test_the_parser_s_modes_are_the_engine_s():
 
 
 def test_scan_layout_reaches_the_ocr_drafter():
-    assert engine_config(_parse()).drafter == "auto"
-    assert engine_config(_parse("--scan-layout", "pymupdf")).drafter == "auto:layout=pymupdf"
-    assert engine_config(_parse("--drafter", "rapidocr", "--scan-layout", "pymupdf")).drafter == "rapidocr:layout=pymupdf"
+    """An OCR drafter's spec names its layout, the default (PyMuPDF's) included."""
+    assert engine_config(_parse()).drafter == "auto:layout=pymupdf"
+    assert engine_config(_parse("--scan-layout", "cdla")).drafter == "auto:layout=cdla"
+    assert engine_config(_parse("--drafter", "rapidocr", "--scan-layout", "cdla")).drafter == "rapidocr:layout=cdla"
+    assert engine_config(_parse("--drafter", "textlayer")).drafter == "textlayer"
 
 
 def test_scan_layout_is_refused_for_a_drafter_without_ocr():
     from core.errors import HSDError
 
     with pytest.raises(HSDError, match="OCR drafters"):
-        engine_config(_parse("--drafter", "textlayer", "--scan-layout", "pymupdf"))
+        engine_config(_parse("--drafter", "textlayer", "--scan-layout", "cdla"))

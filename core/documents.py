@@ -21,17 +21,12 @@ from typing import Iterator, NamedTuple
 import pymupdf
 from PIL import Image
 
+from core import tuning
 from core.errors import (
     CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, HSDWarning, PageRangeError,
 )
 from core.inputs import check_input, sniff_file_type  # noqa: F401 (sniff_file_type: part of this API)
 
-#: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would
-#: otherwise need gigabytes).
-MAX_RENDER_PIXELS = 60_000_000
-
-#: Image files larger than this are refused: no page needs it, and decoding one would take gigabytes.
-MAX_IMAGE_PIXELS = 400_000_000
 #: Types MuPDF cannot open (WebP) or opens without telling the frames apart (GIF): decoded by Pillow.
 PILLOW_KINDS = frozenset({"webp", "gif"})
 
@@ -115,7 +110,7 @@ def _first_frame_as_png(path: Path, kind: str) -> bytes:
         raise
     except Image.DecompressionBombError:
         raise CorruptDocumentError(f"{path}: the {kind.upper()} image is larger than "
-                                   f"{MAX_IMAGE_PIXELS // 1_000_000} megapixels") from None
+                                   f"{tuning.MAX_IMAGE_PIXELS // 1_000_000} megapixels") from None
     except Exception as exc:  # Pillow raises OSError, ValueError, SyntaxError, EOFError...
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
     if frames > 1:
@@ -132,9 +127,9 @@ def _has_alpha(image: Image.Image) -> bool:
 
 
 def _check_pixels(path: Path, kind: str, width: int, height: int) -> None:
-    if width * height > MAX_IMAGE_PIXELS:
+    if width * height > tuning.MAX_IMAGE_PIXELS:
         raise CorruptDocumentError(f"{path}: the {kind.upper()} image claims {width} x {height} pixels, more "
-                                   f"than the {MAX_IMAGE_PIXELS // 1_000_000} megapixels read here")
+                                   f"than the {tuning.MAX_IMAGE_PIXELS // 1_000_000} megapixels read here")
 
 
 def _check_jpeg_size(path: Path) -> None:
@@ -149,7 +144,7 @@ def _check_jpeg_size(path: Path) -> None:
         return  # MuPDF reports what it cannot read
     width, height = found
     size = os.path.getsize(path)
-    if width * height > MAX_IMAGE_PIXELS:
+    if width * height > tuning.MAX_IMAGE_PIXELS:
         _check_pixels(path, "jpeg", width, height)
     if size * 4096 < width * height:
         raise CorruptDocumentError(f"{path}: the JPEG image claims {width} x {height} pixels but holds only "
@@ -312,8 +307,8 @@ class Page:
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
         pixels = (width_pt * dpi / 72.0) * (height_pt * dpi / 72.0)
-        if pixels > MAX_RENDER_PIXELS:
-            dpi = dpi * math.sqrt(MAX_RENDER_PIXELS / pixels)
+        if pixels > tuning.MAX_RENDER_PIXELS:
+            dpi = dpi * math.sqrt(tuning.MAX_RENDER_PIXELS / pixels)
         return dpi
 
     def _pixmap_to_image(self, clip: pymupdf.Rect | None, dpi: float) -> Image.Image:
@@ -335,7 +330,7 @@ class Page:
         return image
 
     def render(self, dpi: int = 144) -> Image.Image:
-        """The whole page as an RGB image at ``dpi`` (lowered to stay under MAX_RENDER_PIXELS)."""
+        """The whole page as an RGB image at ``dpi`` (lowered to stay under ``tuning.MAX_RENDER_PIXELS``)."""
         return self._pixmap_to_image(None, self._capped_dpi(dpi, self.width, self.height))
 
     def render_region(self, bbox, dpi: int = 144, pad_pt: float = 4.0) -> Image.Image:

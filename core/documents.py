@@ -368,29 +368,30 @@ class Page:
 _SUSPECT_CHAR = re.compile(r"[\ue000-\uf8ff\ufffd\x00-\x08\x0e-\x1f\x7f-\u024f\u02c6\u02dc\u201a\u201e\u2020\u2021\u2030\u2039\u203a]")
 
 
-def text_layer_is_usable(fitz_page: pymupdf.Page, min_chars: int = 20) -> bool:
+def text_layer_is_usable(fitz_page: pymupdf.Page, min_chars: int | None = None) -> bool:
     """Decide per page whether the text layer can stand in for OCR.
 
-    Usable means: at least ``min_chars`` letters/digits, at most 30 % suspect characters (mojibake
-    from fonts without a Unicode map), and, when one image covers most of the page (a scan), text
-    spans that cover a real share of it. An invisible OCR layer over a scan counts as usable when it
+    Usable means: at least ``min_chars`` letters/digits (default ``tuning.TEXT_LAYER_MIN_CHARS``), at
+    most ``tuning.TEXT_LAYER_MAX_SUSPECT_SHARE`` suspect characters (mojibake from fonts without a
+    Unicode map), and, when one image covers most of the page (a scan), text spans that cover a real
+    share of it. An invisible OCR layer over a scan counts as usable when it
     passes these checks: its text is then as good a draft as our own OCR would be, and much cheaper.
     """
     text = fitz_page.get_text("text")
     chars = [c for c in text if not c.isspace()]
     real = sum(1 for c in chars if c.isalnum())
-    if real < min_chars:
+    if real < (tuning.TEXT_LAYER_MIN_CHARS if min_chars is None else min_chars):
         return False
     suspect = len(_SUSPECT_CHAR.findall("".join(chars)))
-    if suspect > 0.3 * len(chars):
+    if suspect > tuning.TEXT_LAYER_MAX_SUSPECT_SHARE * len(chars):
         return False
     page_area = abs(fitz_page.rect) or 1.0
     image_area = 0.0
     for info in fitz_page.get_image_info():
         image_area = max(image_area, abs(pymupdf.Rect(info["bbox"]) & fitz_page.rect))
-    if image_area > 0.5 * page_area:
+    if image_area > tuning.SCAN_IMAGE_SHARE * page_area:
         text_area = sum(abs(pymupdf.Rect(b[:4])) for b in fitz_page.get_text("blocks") if b[6] == 0)
-        if text_area < 0.05 * page_area:
+        if text_area < tuning.SCAN_MIN_TEXT_SHARE * page_area:
             return False  # a scan with a stamp or a few words of text on top
     return True
 

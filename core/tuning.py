@@ -186,7 +186,18 @@ TITLE_MAX_LINES, TITLE_MAX_CHARS = 3, 160
 #: One-line numeric blocks stacked this many or more in a row or column are a chart's axis labels.
 AXIS_TICK_RUN = 4
 
-# --- drafters: the text layer (``core.drafters.textlayer``) ---------------------------------------
+# --- drafters: the text layer (``core.drafters.textlayer``, ``core.documents``) -------------------
+
+#: A page's text layer drafts the page (``auto``) when it holds at least this many letters and
+#: digits ...
+TEXT_LAYER_MIN_CHARS = 20
+#: ... at most this share of suspect characters (mojibake from fonts without a Unicode map) ...
+TEXT_LAYER_MAX_SUSPECT_SHARE = 0.3
+#: ... and, where one image covers more than this share of the page (a scan) ...
+SCAN_IMAGE_SHARE = 0.5
+#: ... text blocks covering at least this share of it (a stamp or a few words on a scan are not a
+#: text layer).
+SCAN_MIN_TEXT_SHARE = 0.05
 
 #: A line is bold, or monospaced, when at least this share of its characters are.
 STYLE_CHAR_SHARE = 0.95

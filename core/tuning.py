@@ -320,3 +320,14 @@ RAY_RENDER_CPUS = 1.0
 RAY_RENDER_TASK_MEMORY = 512 << 20
 #: Seconds between the run's progress lines.
 RAY_PROGRESS_SECONDS = 5.0
+
+# --- benchmark (``hsd bench``) -------------------------------------------------------------------
+
+#: Tokens a page may generate at most in a benchmark: above ``MAX_NEW_TOKENS``, because the densest
+#: corpus page has 4541 reference tokens and a benchmark must not cut a page.
+BENCH_MAX_NEW_TOKENS = 8192
+#: The simulated GPU's fixed milliseconds of every pass: a 1 B document VLM's pass in transformers
+#: (``core.bench.simulated_gpu`` gives the public figures behind it).
+SIMULATED_GPU_PASS_MS = 20.0
+#: The simulated GPU's milliseconds per token in a pass, a prefill's image patches included.
+SIMULATED_GPU_TOKEN_MS = 0.01

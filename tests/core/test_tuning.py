@@ -63,6 +63,14 @@ def test_draft_defaults_are_tuning_s():
     assert (args["drafter"], args["scan_layout"]) == (tuning.DEFAULT_DRAFTER, tuning.DEFAULT_SCAN_LAYOUT)
 
 
+def test_bench_defaults_are_tuning_s():
+    args = _defaults(["bench", "corpus"])
+    assert (args["dpi"], args["drafter"], args["background_drafting"], args["max_new_tokens"], args["gpu_pass_ms"],
+            args["gpu_token_ms"]) == (tuning.DPI, tuning.DEFAULT_DRAFTER, tuning.DEFAULT_BACKGROUND_DRAFTING,
+                                      tuning.BENCH_MAX_NEW_TOKENS, tuning.SIMULATED_GPU_PASS_MS,
+                                      tuning.SIMULATED_GPU_TOKEN_MS)
+
+
 def test_engine_config_defaults_are_tuning_s():
     from core.engine import EngineConfig, default_model
 

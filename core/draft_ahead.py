@@ -35,6 +35,7 @@ from core.notices import warnings_to
 from core.page_pipeline import DraftedPage, PendingDrafts, drafter_name, page_error, render
 from core.results import page_seconds
 
+
 class DraftAhead:
     """Renders and drafts pages ``indices`` (0-based, in order) of ``document`` with ``drafter`` at
     ``dpi`` on a thread of its own (module docstring). ``next()`` gives them in order."""

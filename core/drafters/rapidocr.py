@@ -35,6 +35,7 @@ from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.errors import DrafterUnavailableError, HSDWarning
 
+
 class RapidOCRDrafter:
     """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else
     ``tuning.DEFAULT_OCR_DPI``). ``layout``: the layout model (default ``tuning.DEFAULT_SCAN_LAYOUT``;

@@ -31,6 +31,7 @@ from torch import nn
 
 from core import tuning
 
+
 class SkinnyLinear(nn.Linear):
     """``nn.Linear`` whose forward, for at most ``tuning.CPU_HEAD_MAX_ROWS`` rows on a CPU, computes ``(W @ x.T).T``
     (a transposed view) instead of ``x @ W.T``. ``x``: ``(..., in)`` -> ``(..., out)``.

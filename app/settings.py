@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpin
                                QVBoxLayout, QWidget)
 
 # The CLI's defaults, from their one place in core (light: no torch, no PyMuPDF).
-from core.tuning import DPI, MAX_NEW_TOKENS
+from core import tuning
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 MODE_HELP = {
@@ -46,15 +46,17 @@ _PAGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
 
 @dataclass
 class ConversionSettings:
+    """What to convert with; the defaults are ``core.tuning``'s, as the command line's are."""
+
     model: str = ""              # hub id or local folder; "" = the engine's default model
-    device: str = "auto"
-    drafter: str = "auto"
-    scan_layout: str = "cdla"    # layout model of the OCR drafters on scans (core.api.SCAN_LAYOUTS)
-    mode: str = "hsd"
-    tau: float = 1.0
-    dpi: int = DPI
+    device: str = "auto"         # "auto" = the best available (the engine's default, None)
+    drafter: str = tuning.DEFAULT_DRAFTER
+    scan_layout: str = tuning.DEFAULT_SCAN_LAYOUT  # layout model of the OCR drafters on scans
+    mode: str = tuning.DEFAULT_MODE
+    tau: float = tuning.DEFAULT_TAU
+    dpi: int = tuning.DPI
     pages: str = ""              # page range such as "1-3,7"; "" = all pages
-    max_new_tokens: int = MAX_NEW_TOKENS   # per page
+    max_new_tokens: int = tuning.MAX_NEW_TOKENS   # per page
 
     def engine_config(self):
         """The engine configuration these settings describe (validated by ``EngineConfig``)."""
@@ -73,14 +75,14 @@ class ConversionSettings:
 
     def layout_used(self) -> str:
         """The scan layout the drafter reads: the chosen one for an OCR drafter, else the default."""
-        from core.api import OCR_DRAFTERS, SCAN_LAYOUTS
+        from core.api import OCR_DRAFTERS
 
-        return self.scan_layout if self.drafter in OCR_DRAFTERS else SCAN_LAYOUTS[0]
+        return self.scan_layout if self.drafter in OCR_DRAFTERS else tuning.DEFAULT_SCAN_LAYOUT
 
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"
         layout = self.layout_used()
-        drafter = self.drafter + (f" ({layout} layout)" if layout != "cdla" else "")
+        drafter = self.drafter + (f" ({layout} layout)" if layout != tuning.DEFAULT_SCAN_LAYOUT else "")
         return f"{model} · {self.mode} · tau {self.tau:g} · {drafter} · {self.dpi} dpi"
 
 
@@ -245,7 +247,8 @@ class SettingsDialog(QDialog):
         self.drafter.currentTextChanged.connect(self._explain)
         self.scan_layout = QComboBox()
         self.scan_layout.addItems(list(SCAN_LAYOUT_HELP))
-        self.scan_layout.setCurrentText(settings.scan_layout if settings.scan_layout in SCAN_LAYOUT_HELP else "cdla")
+        self.scan_layout.setCurrentText(settings.scan_layout if settings.scan_layout in SCAN_LAYOUT_HELP
+                                        else tuning.DEFAULT_SCAN_LAYOUT)
         form.addRow("Scan layout", self.scan_layout)
         self.scan_layout.currentTextChanged.connect(self._explain)
         self.mode = QComboBox()
@@ -272,9 +275,9 @@ class SettingsDialog(QDialog):
         form.addRow("Pages", self.pages)
         self.max_new_tokens = QSpinBox()
         self.max_new_tokens.setRange(1, 65536)
-        self.dpi.setToolTip(f"Render resolution of the pages (default {DPI})")
+        self.dpi.setToolTip(f"Render resolution of the pages (default {tuning.DPI})")
         self.max_new_tokens.setToolTip(f"A page stops here and is marked cut at the token limit (default "
-                                       f"{MAX_NEW_TOKENS})")
+                                       f"{tuning.MAX_NEW_TOKENS})")
         self.max_new_tokens.setValue(settings.max_new_tokens)
         form.addRow("Max tokens per page", self.max_new_tokens)
         self.message = QLabel()

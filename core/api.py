@@ -30,11 +30,11 @@ from core.outputs import distinct_inputs, output_paths, refuse_unsafe_outputs
 from core.results import FIGURE_LABELS
 from core.run import ConversionRequest, DocumentRun, convert_document, settings_of
 from core.stats import document_stats, document_totals, format_duration
+from core.tuning import DEFAULT_MODEL
 
 if TYPE_CHECKING:  # imported on first use (see ``__getattr__``): they need torch or PyMuPDF
     from core.documents import open_document, parse_page_range
     from core.engine import MODES, Engine, EngineConfig
-    from core.targets.loader import DEFAULT_MODEL
     from core.targets.profiles import FAMILY_MODULES
     from core.targets.tiny import build_tiny_model
 
@@ -53,8 +53,6 @@ def __getattr__(name: str):
         from core import engine as module
     elif name in ("open_document", "parse_page_range"):
         from core import documents as module
-    elif name == "DEFAULT_MODEL":
-        from core.targets import loader as module
     elif name == "FAMILY_MODULES":
         from core.targets import profiles as module
     elif name == "build_tiny_model":

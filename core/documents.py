@@ -21,17 +21,12 @@ from typing import Iterator, NamedTuple
 import pymupdf
 from PIL import Image
 
+from core import tuning
 from core.errors import (
     CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, HSDWarning, PageRangeError,
 )
 from core.inputs import check_input, sniff_file_type  # noqa: F401 (sniff_file_type: part of this API)
 
-#: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would
-#: otherwise need gigabytes).
-MAX_RENDER_PIXELS = 60_000_000
-
-#: Image files larger than this are refused: no page needs it, and decoding one would take gigabytes.
-MAX_IMAGE_PIXELS = 400_000_000
 #: Types MuPDF cannot open (WebP) or opens without telling the frames apart (GIF): decoded by Pillow.
 PILLOW_KINDS = frozenset({"webp", "gif"})
 
@@ -115,7 +110,7 @@ def _first_frame_as_png(path: Path, kind: str) -> bytes:
         raise
     except Image.DecompressionBombError:
         raise CorruptDocumentError(f"{path}: the {kind.upper()} image is larger than "
-                                   f"{MAX_IMAGE_PIXELS // 1_000_000} megapixels") from None
+                                   f"{tuning.MAX_IMAGE_PIXELS // 1_000_000} megapixels") from None
     except Exception as exc:  # Pillow raises OSError, ValueError, SyntaxError, EOFError...
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
     if frames > 1:
@@ -132,9 +127,9 @@ def _has_alpha(image: Image.Image) -> bool:
 
 
 def _check_pixels(path: Path, kind: str, width: int, height: int) -> None:
-    if width * height > MAX_IMAGE_PIXELS:
+    if width * height > tuning.MAX_IMAGE_PIXELS:
         raise CorruptDocumentError(f"{path}: the {kind.upper()} image claims {width} x {height} pixels, more "
-                                   f"than the {MAX_IMAGE_PIXELS // 1_000_000} megapixels read here")
+                                   f"than the {tuning.MAX_IMAGE_PIXELS // 1_000_000} megapixels read here")
 
 
 def _check_jpeg_size(path: Path) -> None:
@@ -149,7 +144,7 @@ def _check_jpeg_size(path: Path) -> None:
         return  # MuPDF reports what it cannot read
     width, height = found
     size = os.path.getsize(path)
-    if width * height > MAX_IMAGE_PIXELS:
+    if width * height > tuning.MAX_IMAGE_PIXELS:
         _check_pixels(path, "jpeg", width, height)
     if size * 4096 < width * height:
         raise CorruptDocumentError(f"{path}: the JPEG image claims {width} x {height} pixels but holds only "
@@ -312,8 +307,8 @@ class Page:
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
         pixels = (width_pt * dpi / 72.0) * (height_pt * dpi / 72.0)
-        if pixels > MAX_RENDER_PIXELS:
-            dpi = dpi * math.sqrt(MAX_RENDER_PIXELS / pixels)
+        if pixels > tuning.MAX_RENDER_PIXELS:
+            dpi = dpi * math.sqrt(tuning.MAX_RENDER_PIXELS / pixels)
         return dpi
 
     def _pixmap_to_image(self, clip: pymupdf.Rect | None, dpi: float) -> Image.Image:
@@ -335,7 +330,7 @@ class Page:
         return image
 
     def render(self, dpi: int = 144) -> Image.Image:
-        """The whole page as an RGB image at ``dpi`` (lowered to stay under MAX_RENDER_PIXELS)."""
+        """The whole page as an RGB image at ``dpi`` (lowered to stay under ``tuning.MAX_RENDER_PIXELS``)."""
         return self._pixmap_to_image(None, self._capped_dpi(dpi, self.width, self.height))
 
     def render_region(self, bbox, dpi: int = 144, pad_pt: float = 4.0) -> Image.Image:
@@ -373,29 +368,30 @@ class Page:
 _SUSPECT_CHAR = re.compile(r"[\ue000-\uf8ff\ufffd\x00-\x08\x0e-\x1f\x7f-\u024f\u02c6\u02dc\u201a\u201e\u2020\u2021\u2030\u2039\u203a]")
 
 
-def text_layer_is_usable(fitz_page: pymupdf.Page, min_chars: int = 20) -> bool:
+def text_layer_is_usable(fitz_page: pymupdf.Page, min_chars: int | None = None) -> bool:
     """Decide per page whether the text layer can stand in for OCR.
 
-    Usable means: at least ``min_chars`` letters/digits, at most 30 % suspect characters (mojibake
-    from fonts without a Unicode map), and, when one image covers most of the page (a scan), text
-    spans that cover a real share of it. An invisible OCR layer over a scan counts as usable when it
+    Usable means: at least ``min_chars`` letters/digits (default ``tuning.TEXT_LAYER_MIN_CHARS``), at
+    most ``tuning.TEXT_LAYER_MAX_SUSPECT_SHARE`` suspect characters (mojibake from fonts without a
+    Unicode map), and, when one image covers most of the page (a scan), text spans that cover a real
+    share of it. An invisible OCR layer over a scan counts as usable when it
     passes these checks: its text is then as good a draft as our own OCR would be, and much cheaper.
     """
     text = fitz_page.get_text("text")
     chars = [c for c in text if not c.isspace()]
     real = sum(1 for c in chars if c.isalnum())
-    if real < min_chars:
+    if real < (tuning.TEXT_LAYER_MIN_CHARS if min_chars is None else min_chars):
         return False
     suspect = len(_SUSPECT_CHAR.findall("".join(chars)))
-    if suspect > 0.3 * len(chars):
+    if suspect > tuning.TEXT_LAYER_MAX_SUSPECT_SHARE * len(chars):
         return False
     page_area = abs(fitz_page.rect) or 1.0
     image_area = 0.0
     for info in fitz_page.get_image_info():
         image_area = max(image_area, abs(pymupdf.Rect(info["bbox"]) & fitz_page.rect))
-    if image_area > 0.5 * page_area:
+    if image_area > tuning.SCAN_IMAGE_SHARE * page_area:
         text_area = sum(abs(pymupdf.Rect(b[:4])) for b in fitz_page.get_text("blocks") if b[6] == 0)
-        if text_area < 0.05 * page_area:
+        if text_area < tuning.SCAN_MIN_TEXT_SHARE * page_area:
             return False  # a scan with a stamp or a few words of text on top
     return True
 

@@ -27,15 +27,13 @@ import queue
 import threading
 from typing import Callable
 
+from core import tuning
 from core.drafters.background import DraftJob
 from core.errors import CancelledError
 from core.events import Notice, PageDrafting, RegionsDrafted
 from core.notices import warnings_to
 from core.page_pipeline import DraftedPage, PendingDrafts, drafter_name, page_error, render
 from core.results import page_seconds
-
-#: How often a decode waiting for its next page checks whether the run was stopped, in seconds.
-_WAKE_SECONDS = 0.2
 
 
 class DraftAhead:
@@ -65,7 +63,7 @@ class DraftAhead:
         self._asked += 1
         while True:
             try:
-                item = self._ready.get(timeout=_WAKE_SECONDS)
+                item = self._ready.get(timeout=tuning.DRAFT_AHEAD_WAKE_SECONDS)
             except queue.Empty:
                 if self._stopped.is_set():
                     raise CancelledError("cancelled") from None

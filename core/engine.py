@@ -47,10 +47,10 @@ __all__ = ["MODES", "Engine", "EngineConfig"]
 class EngineConfig:
     """What a conversion is asked to do; tunables not listed here live in ``core.tuning``."""
 
-    model: str | None = None            # hub id or folder; None = core.targets.loader.DEFAULT_MODEL
-    mode: str = "hsd"
-    tau: float = 1.0
-    drafter: str = "auto"
+    model: str | None = None            # hub id or folder; None = tuning.DEFAULT_MODEL
+    mode: str = tuning.DEFAULT_MODE
+    tau: float = tuning.DEFAULT_TAU
+    drafter: str = tuning.DEFAULT_DRAFTER
     dpi: int = tuning.DPI
     device: str | None = None
     dtype: str | None = None
@@ -61,8 +61,9 @@ class EngineConfig:
     stage1_give_up: float = tuning.STAGE1_GIVE_UP
     stage1_skip_sources: tuple = ()     # hsd: drafters whose regions go to Stage 2 unrefined
     stage1_min_tokens: int = tuning.STAGE1_MIN_TOKENS
-    background_drafting: str = "auto"   # draft pages on a thread ahead of and beside the decode: on, off, or
-    #                                     auto (on where the target is not on the CPU; see drafts_beside_decode)
+    # draft pages on a thread ahead of and beside the decode: on, off, or auto (on where the target
+    # is not on the CPU; see drafts_beside_decode)
+    background_drafting: str = tuning.DEFAULT_BACKGROUND_DRAFTING
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -224,6 +225,4 @@ class Engine:
 
 
 def default_model() -> str:
-    from core.targets.loader import DEFAULT_MODEL
-
-    return DEFAULT_MODEL
+    return tuning.DEFAULT_MODEL

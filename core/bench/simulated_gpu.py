@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import torch
 
+from core import tuning
 from core.bench.replay import ReplayTarget, ReplayTokenizer
 from core.targets.base import BatchPrefill, Prefill
 
@@ -52,8 +53,8 @@ PROMPT_TOKENS = 64
 class GpuCostModel:
     """Seconds a pass takes: ``pass_ms`` + ``token_ms`` x tokens (module docstring), in milliseconds."""
 
-    pass_ms: float = 20.0
-    token_ms: float = 0.01
+    pass_ms: float = tuning.SIMULATED_GPU_PASS_MS
+    token_ms: float = tuning.SIMULATED_GPU_TOKEN_MS
 
     def seconds(self, tokens: int) -> float:
         return (self.pass_ms + self.token_ms * tokens) / 1000.0

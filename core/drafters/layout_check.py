@@ -26,21 +26,10 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
+from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import CJK_CHARS, TextLine, _words, rows_of
 from core.drafters.normalize import normalize_for_match
-
-#: A table's lines read as prose when at least this share of its rows of two lines or more hold
-#: two long lines side by side ...
-PROSE_LONG_SHARE = 0.5
-#: ... (this many words or more; a CJK character counts as half a word) ...
-PROSE_LINE_WORDS = 5
-#: ... and at least this share of them wrap onto the line under them in the same column.
-PROSE_WRAP_SHARE = 0.35
-#: A figure's text is a sentence or heading when it has at least this many words (CJK: twice as
-#: many characters) and its lines are at least this share of the body's size.
-FIGURE_TEXT_WORDS = 4
-FIGURE_TEXT_SIZE = 0.9
 
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _SENTENCE_END = re.compile(r"[.!?:;。！？：；]\s*$")
@@ -77,8 +66,8 @@ def reads_as_prose(lines: list[TextLine]) -> bool:
     if len(lines) < 4:
         return False
     rows = [row for row in rows_of(lines) if len(row) >= 2]
-    side_by_side = sum(sum(words(ln.text) >= PROSE_LINE_WORDS for ln in row) >= 2 for row in rows)
-    if len(rows) < 2 or side_by_side < PROSE_LONG_SHARE * len(rows):
+    side_by_side = sum(sum(words(ln.text) >= tuning.PROSE_LINE_WORDS for ln in row) >= 2 for row in rows)
+    if len(rows) < 2 or side_by_side < tuning.PROSE_LONG_SHARE * len(rows):
         return False
     wraps = 0
     for ln in lines:
@@ -87,9 +76,9 @@ def reads_as_prose(lines: list[TextLine]) -> bool:
             continue
         column_right = max(ln.bbox[2], below.bbox[2])
         fills = ln.bbox[2] >= column_right - 0.1 * (column_right - ln.bbox[0])
-        if fills and words(ln.text) >= PROSE_LINE_WORDS:
+        if fills and words(ln.text) >= tuning.PROSE_LINE_WORDS:
             wraps += 1
-    return wraps >= PROSE_WRAP_SHARE * len(lines)
+    return wraps >= tuning.PROSE_WRAP_SHARE * len(lines)
 
 
 def _next_in_column(line: TextLine, lines: list[TextLine]) -> TextLine | None:
@@ -125,8 +114,8 @@ def text_in_figure(region: Region, lines: list[TextLine], body_size: float) -> b
     if not inside:
         return False
     size = max(ln.size for ln in inside)
-    return words(region.text) >= FIGURE_TEXT_WORDS and size >= FIGURE_TEXT_SIZE * body_size \
-        and any(words(row_text) >= FIGURE_TEXT_WORDS for row_text in (" ".join(ln.text for ln in row)
+    return words(region.text) >= tuning.FIGURE_TEXT_WORDS and size >= tuning.FIGURE_TEXT_SIZE * body_size \
+        and any(words(row_text) >= tuning.FIGURE_TEXT_WORDS for row_text in (" ".join(ln.text for ln in row)
                                                                       for row in rows_of(inside)))
 
 
@@ -148,17 +137,6 @@ def _center_inside(box, outer) -> bool:
     return outer[0] - 1 <= cx <= outer[2] + 1 and outer[1] - 1 <= cy <= outer[3] + 1
 
 
-#: A gap inside an OCR line is a column gutter candidate from this many line heights ...
-GUTTER_GAP_HEIGHTS = 0.6
-#: ... and is one when at least this many other lines end or start at its edges ...
-GUTTER_EDGE_LINES = 3
-#: ... and at most this share of them run across it with text. Lines and pieces shorter than
-#: ``GUTTER_SIDE_HEIGHTS`` line heights are no evidence: the gap after a clause number ("7.4.2   The
-#: joint ...") lines up down the page as a gutter does, but a column is wider than a number.
-GUTTER_CROSSING_SHARE = 0.25
-GUTTER_SIDE_HEIGHTS = 3.0
-
-
 def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[tuple[float, float]]:
     """The page's column gutters: x ranges ``(x0, x1)`` of wide gaps between characters, inside a
     line or between two lines on one row, found on at least three rows, that other lines end just
@@ -177,8 +155,8 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
         if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
             for k in range(1, len(spans)):
                 x0, x1 = spans[k - 1][2], spans[k][1]
-                wide = min(x0 - spans[0][1], spans[-1][2] - x1) >= GUTTER_SIDE_HEIGHTS * line.height
-                if x1 - x0 >= GUTTER_GAP_HEIGHTS * line.height and wide:
+                wide = min(x0 - spans[0][1], spans[-1][2] - x1) >= tuning.GUTTER_SIDE_HEIGHTS * line.height
+                if x1 - x0 >= tuning.GUTTER_GAP_HEIGHTS * line.height and wide:
                     candidates.append((i, x0, x1, line.height))
     for row in rows_of(lines):
         ordered = sorted(row, key=lambda ln: ln.bbox[0])
@@ -186,8 +164,8 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
             ia, ib = lines.index(a), lines.index(b)
             x0, x1 = ink(ia)[1], ink(ib)[0]
             h = min(a.height, b.height)
-            wide = min(x0 - ink(ia)[0], ink(ib)[1] - x1) >= GUTTER_SIDE_HEIGHTS * h
-            if x1 - x0 >= GUTTER_GAP_HEIGHTS * h and wide:
+            wide = min(x0 - ink(ia)[0], ink(ib)[1] - x1) >= tuning.GUTTER_SIDE_HEIGHTS * h
+            if x1 - x0 >= tuning.GUTTER_GAP_HEIGHTS * h and wide:
                 candidates.append((None, x0, x1, min(a.height, b.height)))
     gaps_of: dict[int, list[tuple[float, float]]] = {}
     for i, x0, x1, _ in candidates:
@@ -200,13 +178,15 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
             if j == i:
                 continue
             left, right = ink(j)
-            if (abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h) and right - left >= GUTTER_SIDE_HEIGHTS * h:
+            at_edge = abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h
+            if at_edge and right - left >= tuning.GUTTER_SIDE_HEIGHTS * h:
                 edges += 1
             elif left < x0 and right > x1 and not any(min(g1, x1) - max(g0, x0) >= 0.5 * (x1 - x0)
                                                       for g0, g1 in gaps_of.get(j, ())):
                 crossing += 1  # runs across the gap with text (not through a gap of its own)
         recurs = sum(1 for c in candidates if c[1] < x1 and c[2] > x0) - 1  # the same gap on other rows
-        if edges >= GUTTER_EDGE_LINES and crossing <= GUTTER_CROSSING_SHARE * edges and recurs >= GUTTER_EDGE_LINES - 1:
+        if edges >= tuning.GUTTER_EDGE_LINES and crossing <= tuning.GUTTER_CROSSING_SHARE * edges \
+                and recurs >= tuning.GUTTER_EDGE_LINES - 1:
             gutters.append((x0, x1))
     return gutters
 

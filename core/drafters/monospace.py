@@ -19,18 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core import tuning
 from core.drafters.layout import TextLine, rows_of, union_box
-
-#: A line must have this many characters (spaces included) to be tested on its own.
-MIN_TESTED_CHARS = 16
-#: Root-mean-square distance of the character centres from one straight line, in pitches, at or
-#: below which a line is monospaced. Measured with RapidOCR on 150-300 dpi scans: Courier listings
-#: 0.06-0.13, prose lines of 16 or more characters 0.148 and up on the pages sampled (at 150 dpi
-#: a CTC step is about 0.4 of a Courier pitch).
-MAX_STRAIGHT_RMS = 0.13
-#: The same with one offset per word (an OCR'd space too many or too few shifts every later
-#: character by a pitch, but not within a word), at or above which a line is proportional text.
-MIN_PROSE_WORD_RMS = 0.19
 
 
 @dataclass(frozen=True)
@@ -101,11 +91,11 @@ def mark_monospace(lines: list[TextLine], fits: list[PitchFit | None]) -> list[T
     mono: dict[int, float] = {}  # line index -> pitch
     prose: set[int] = set()
     for i, (line, fit) in enumerate(zip(lines, fits)):
-        if fit is None or len(line.text) < MIN_TESTED_CHARS:
+        if fit is None or len(line.text) < tuning.MIN_TESTED_CHARS:
             continue
-        if fit.straight <= MAX_STRAIGHT_RMS:
+        if fit.straight <= tuning.MAX_STRAIGHT_RMS:
             mono[i] = fit.pitch
-        elif fit.per_word >= MIN_PROSE_WORD_RMS:
+        elif fit.per_word >= tuning.MIN_PROSE_WORD_RMS:
             prose.add(i)
     in_paragraph = {i for i, line in enumerate(lines) if any(_flush(line, lines[p]) for p in prose)}
     # A monospaced line flush under or over a prose line is inline code filling a paragraph's line
@@ -147,7 +137,7 @@ def _joins_listing(line: TextLine, code: TextLine, pitch: float) -> bool:
     # Listing lines stand flush (line spacing only); a paragraph before or after a listing is set
     # off. A short line on the listing's left edge may sit one line away: a rule of dashes or box
     # drawing between rows, which OCR does not read, leaves that gap.
-    aligned = abs(line.bbox[0] - code.bbox[0]) <= 2.5 * pitch and len(line.text) < MIN_TESTED_CHARS
+    aligned = abs(line.bbox[0] - code.bbox[0]) <= 2.5 * pitch and len(line.text) < tuning.MIN_TESTED_CHARS
     if not same_row and gap > (1.6 if aligned else 0.4) * h:
         return False
     if line.bbox[2] < code.bbox[0] - 2 * h or line.bbox[0] > code.bbox[2] + (2 * h if not same_row else 12 * pitch):

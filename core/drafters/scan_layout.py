@@ -18,17 +18,13 @@ from __future__ import annotations
 import io
 import threading
 
+from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order
 from core.drafters.layout_check import LayoutReport, slot, text_in_figure
 from core.drafters.pymupdf_layout import CLASS_LABELS
 from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
 from core.errors import DrafterUnavailableError
-
-#: Pixels per point of the page image under the text (the model renders the page at 72 dpi).
-IMAGE_SCALE = 2.0
-#: Text in a picture box shorter than this is figure content (labels, legends), as on the CDLA path.
-FIGURE_TEXT_CHARS = 100
 
 _LOCK = threading.Lock()  # the model keeps process-global state (pymupdf4llm serialises it too)
 _FONT = None
@@ -54,7 +50,8 @@ def text_page(width: float, height: float, image, lines: list[TextLine]):
     doc = pymupdf.open()
     page = doc.new_page(width=width, height=height)
     if image is not None:
-        small = image.convert("RGB").resize((max(1, round(width * IMAGE_SCALE)), max(1, round(height * IMAGE_SCALE))))
+        scale = tuning.LAYOUT_IMAGE_SCALE
+        small = image.convert("RGB").resize((max(1, round(width * scale)), max(1, round(height * scale))))
         buf = io.BytesIO()
         small.save(buf, "JPEG", quality=80)
         page.insert_image(page.rect, stream=buf.getvalue())
@@ -106,8 +103,8 @@ def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tupl
 def group_regions(cls: str, lines: list[TextLine], page_width: float, page_height: float, body_size: float,
                   source: str, report: LayoutReport | None = None, barriers=()) -> list[Region]:
     """The regions of one layout group: its lines as paragraphs, labelled by the model's class."""
-    regions = lines_to_regions(lines, [], page_width, page_height, source=source, size_tolerance=0.3,
-                               barriers=barriers)
+    regions = lines_to_regions(lines, [], page_width, page_height, source=source,
+                               size_tolerance=tuning.OCR_SIZE_TOLERANCE, barriers=barriers)
     label = CLASS_LABELS.get(cls, "text")
     for region in regions:
         if region.label in ("code", "table"):
@@ -116,13 +113,13 @@ def group_regions(cls: str, lines: list[TextLine], page_width: float, page_heigh
         if label in ("header", "footer"):
             region.label = "page_number" if _PAGE_NUMBER.match(plain) else label
             region.text, region.extra = plain, {}
-        elif label == "title" and len(plain) <= 200 and sum(c.isalpha() for c in plain) >= 2:
+        elif label == "title" and len(plain) <= tuning.LAYOUT_TITLE_MAX_CHARS and sum(c.isalpha() for c in plain) >= 2:
             size = max(ln.size for ln in lines)
-            level = 1 if cls == "title" or size >= 1.6 * body_size else 2
+            level = 1 if cls == "title" or size >= tuning.H1_SIZE * body_size else 2
             region.label, region.text, region.extra = "title", "#" * level + " " + plain, {"level": level}
         elif label == "list" and region.label == "text":
             region.label, region.text = "list", BULLET_RE.sub("- ", region.text, count=1)
-        elif label == "figure" and region.label in ("text", "title") and len(plain) < FIGURE_TEXT_CHARS:
+        elif label == "figure" and region.label in ("text", "title") and len(plain) < tuning.FIGURE_TEXT_CHARS:
             if text_in_figure(region, lines, body_size):  # a title or a sentence: text, whatever the box
                 if report is not None:
                     report.figure_text += 1
@@ -154,8 +151,8 @@ def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables:
     for items in table_at.values():  # no groups at all
         regions += [Region("table", box, html, source) for box, html in items]
     if loose:
-        for region in lines_to_regions(loose, [], page_width, page_height, source=source, size_tolerance=0.3,
-                                       barriers=barriers):
+        for region in lines_to_regions(loose, [], page_width, page_height, source=source,
+                                       size_tolerance=tuning.OCR_SIZE_TOLERANCE, barriers=barriers):
             regions.insert(slot(region.bbox, regions), region)
     return xycut_order(regions, body_size, page_height) if order == "xycut" else regions
 

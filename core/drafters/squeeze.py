@@ -3,7 +3,7 @@
 RapidOCR's recogniser scales every line crop to 48 pixels high and reads one CTC column per 8
 pixels of width, so a line costs in proportion to its width-to-height ratio. A Latin character
 gets about 2 columns (median on the English development scans); a CJK character, a full em wide,
-4-6. CJK needs fewer, so CJK lines are read squeezed to ``SQUEEZE`` of their width. Latin text
+4-6. CJK needs fewer, so CJK lines are read squeezed to ``tuning.SQUEEZE`` of their width. Latin text
 squeezed that far is misread (at 0.6 the English scans' mean draft edit distance already rose from
 0.177 to 0.272), so a squeezed line that comes back with a Latin word in it is read again.
 
@@ -14,7 +14,7 @@ core.bench.drafters --drafters rapidocr``); OCR time, best of two alternating ru
 
 The script of a line is only known once it is read. On a document's first page a sample of six
 lines of median width is read first, at full width; the rest of the page is read squeezed if most
-of the sample is dense (at least ``DENSE_COLUMNS`` columns a character at full width). Later pages
+of the sample is dense (at least ``tuning.DENSE_COLUMNS`` columns a character at full width). Later pages
 follow the page before them: squeezed (a Latin line still read again) if most of its lines were
 dense; else sampled again in a document that had CJK pages, and in a Latin document read exactly
 as RapidOCR reads them. The sample costs a Latin document's first page
@@ -29,21 +29,11 @@ import time
 
 import numpy as np
 
-#: Width factor for lines read squeezed (CJK characters then get about 2 CTC columns each).
-SQUEEZE = 0.45
-#: CTC columns per character of a full-width line at and above which the line is CJK-dense. On the
-#: development scans' lines of 4+ characters: English 1.5-3.1 (5th-95th percentile), Chinese
-#: 2.4-6.4 (lines of Chinese with digits and Latin words in them are the low end).
-DENSE_COLUMNS = 3.4
-#: A squeezed line read as denser than this (columns a character) held narrow glyphs, such as a
-#: row of digits: read it again. Squeezed Chinese lines read 1.5-2.7.
-MIN_SQUEEZED_COLUMNS = 1.4
-#: ...and so did a squeezed line with a Latin word in it.
+from core import tuning
+
+#: A squeezed line with a Latin word in it is read again (as one too dense or read with too low a
+#: confidence is: ``tuning.MIN_SQUEEZED_COLUMNS``, ``tuning.MIN_SQUEEZED_SCORE``).
 LATIN_RUN = re.compile(r"[A-Za-z]{3,}")
-#: ...or one read with a lower confidence than this.
-MIN_SQUEEZED_SCORE = 0.75
-#: Share of a page's lines that must be dense for the next page to be read squeezed.
-DENSE_SHARE = 0.6
 #: The recogniser's input height and its width per CTC column, in pixels (PP-OCR rec models).
 REC_HEIGHT, COLUMN_PIXELS = 48, 8
 #: RapidOCR pads every crop to at least 320 x 48: narrower than that, squeezing saves nothing.
@@ -107,7 +97,7 @@ class SqueezedRecognizer:
                 self._learn(lines)
                 return lines.output(out, start)
             rest = [i for i in rest if i not in set(probe)]
-        out = lines.read(self.inner, args, rest, SQUEEZE) or out  # the sample may have held every line
+        out = lines.read(self.inner, args, rest, tuning.SQUEEZE) or out  # the sample may have held every line
         again = [i for i in rest if lines.factors[i] < 1.0
                  and self._read_again(crops[i], lines.texts[i], lines.scores[i], lines.factors[i])]
         lines.read(self.inner, args, again, 1.0)
@@ -120,8 +110,8 @@ class SqueezedRecognizer:
 
     @staticmethod
     def _read_again(crop: np.ndarray, text: str, score: float, factor: float) -> bool:
-        return (score < MIN_SQUEEZED_SCORE or LATIN_RUN.search(text) is not None
-                or columns_per_char(crop, text, factor) < MIN_SQUEEZED_COLUMNS)
+        return (score < tuning.MIN_SQUEEZED_SCORE or LATIN_RUN.search(text) is not None
+                or columns_per_char(crop, text, factor) < tuning.MIN_SQUEEZED_COLUMNS)
 
     def _learn(self, lines: "_Lines") -> None:
         """Squeeze the next page if most of this page's lines were dense; a line kept squeezed
@@ -145,9 +135,9 @@ def probe_lines(crops: list[np.ndarray], count: int = 6, min_aspect: float = 4.0
 def mostly_dense(crops, texts, indices, squeezed=None) -> bool:
     """True if at least ``DENSE_SHARE`` of the lines at ``indices`` (of 4+ characters) are dense,
     or were kept squeezed (``squeezed[i]``)."""
-    votes = [bool(squeezed and squeezed[i]) or columns_per_char(crops[i], texts[i]) >= DENSE_COLUMNS
+    votes = [bool(squeezed and squeezed[i]) or columns_per_char(crops[i], texts[i]) >= tuning.DENSE_COLUMNS
              for i in indices if texts[i] is not None and len(texts[i].strip()) >= 4]
-    return bool(votes) and sum(votes) >= DENSE_SHARE * len(votes)
+    return bool(votes) and sum(votes) >= tuning.DENSE_SHARE * len(votes)
 
 
 class _Lines:

@@ -11,6 +11,7 @@ import re
 
 import pymupdf
 
+from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import TextLine
 from core.drafters.regions import lines_to_regions
@@ -64,8 +65,8 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
             if abs(dy) > 0.2:  # rotated margin text (arXiv stamps, vertical labels)
                 continue
             lines.append(TextLine(tuple(line["bbox"]), _LIGATURE_GAP.sub(r"\1", text), size,
-                                  bold_chars >= 0.95 * chars, len(lines), block_number,
-                                  mono=mono_chars >= 0.95 * chars))
+                                  bold_chars >= tuning.STYLE_CHAR_SHARE * chars, len(lines), block_number,
+                                  mono=mono_chars >= tuning.STYLE_CHAR_SHARE * chars))
     return lines
 
 
@@ -117,9 +118,9 @@ def find_ruled_tables(fitz_page: pymupdf.Page) -> list[tuple[tuple, str | None]]
         rows = table_cell_texts(held)
         cells = [c for r in rows for c in r if c is not None]
         empty = sum(1 for c in cells if not c.strip())
-        if table.row_count < 2 or table.col_count < 2 or empty > 0.5 * len(cells):
+        if table.row_count < 2 or table.col_count < 2 or empty > tuning.TABLE_MAX_EMPTY_SHARE * len(cells):
             continue  # mostly empty grids are page frames or forms, better read as text
-        if _cell_coverage(table, words, held) < 0.9:
+        if _cell_coverage(table, words, held) < tuning.TABLE_MIN_WORD_COVERAGE:
             # the grid misses text inside its box (two tables read as one): its lines row by row
             tables.append((tuple(table.bbox), None))
             continue

@@ -8,20 +8,24 @@ import re
 import sys
 from pathlib import Path
 
+from core import tuning
+
 
 def add_arguments(parser) -> None:
     """Options that only matter with ``--ray`` (``--ray`` itself is declared by ``convert``)."""
     g = parser.add_argument_group("Ray (with --ray; see docs/scale-out.md)")
     g.add_argument("--ray-actors", type=int, default=None, metavar="N",
                    help="model actors, one model each (default: one per GPU in the cluster, else 1)")
-    g.add_argument("--ray-gpus-per-actor", type=float, default=1.0, metavar="F",
-                   help="GPU share per model actor; 0.5 puts two models on each GPU (default 1)")
-    g.add_argument("--ray-batch-size", type=int, default=4, metavar="N",
-                   help="pages rendered ahead of the one a model actor decodes (default 4)")
-    g.add_argument("--ray-retries", type=int, default=2, metavar="N",
-                   help="further attempts of a page that fails before it is recorded as failed (default 2)")
-    g.add_argument("--ray-cpus-per-actor", type=float, default=1.0, metavar="N",
-                   help="CPUs reserved per model actor (default 1)")
+    g.add_argument("--ray-gpus-per-actor", type=float, default=tuning.RAY_GPUS_PER_ACTOR, metavar="F",
+                   help=f"GPU share per model actor; 0.5 puts two models on each GPU "
+                        f"(default {tuning.RAY_GPUS_PER_ACTOR:g})")
+    g.add_argument("--ray-batch-size", type=int, default=tuning.RAY_PAGES_AHEAD, metavar="N",
+                   help=f"pages rendered ahead of the one a model actor decodes (default {tuning.RAY_PAGES_AHEAD})")
+    g.add_argument("--ray-retries", type=int, default=tuning.RAY_RETRIES, metavar="N",
+                   help="further attempts of a page that fails before it is recorded as failed "
+                        f"(default {tuning.RAY_RETRIES})")
+    g.add_argument("--ray-cpus-per-actor", type=float, default=tuning.RAY_CPUS_PER_ACTOR, metavar="N",
+                   help=f"CPUs reserved per model actor (default {tuning.RAY_CPUS_PER_ACTOR:g})")
 
 
 def warn_damaged(inputs, password) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass, field
 
-from core import page_pipeline
+from core import page_pipeline, tuning
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.errors import DrafterUnavailableError
@@ -88,8 +88,10 @@ def _drafter(name: str):
 
 
 def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
-                     password: str | None = None, retries: int = 2) -> RenderedPage:
-    """Render page ``index`` of ``path`` at ``dpi`` and draft it, as a run on one machine does."""
+                     password: str | None = None, retries: int | None = None) -> RenderedPage:
+    """Render page ``index`` of ``path`` at ``dpi`` and draft it, as a run on one machine does
+    (``retries`` further attempts after an error; default ``tuning.RAY_RETRIES``)."""
+    retries = tuning.RAY_RETRIES if retries is None else retries
     error = None
     for attempt in range(1, retries + 2):
         try:
@@ -115,13 +117,15 @@ def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
 # --- model side: decode --------------------------------------------------------------------------
 
 
-def convert_rendered(engine, page: RenderedPage, retries: int = 2) -> PageResult:
+def convert_rendered(engine, page: RenderedPage, retries: int | None = None) -> PageResult:
     """Decode one rendered page with ``engine`` (a ``core.engine.Engine``), retrying on errors.
 
     The result carries ``page_image`` only when the page has figure regions (the writer crops them);
     a page that fails every attempt is ``failed_page(...)`` with the last error. Its drafts were
     done before it arrived: ``passes_before_drafts`` is 0, and its total seconds are the decode's
-    (its render and drafting ran on another worker, ahead of it)."""
+    (its render and drafting ran on another worker, ahead of it). ``retries``: default
+    ``tuning.RAY_RETRIES``."""
+    retries = tuning.RAY_RETRIES if retries is None else retries
     mode = engine.config.mode
     if page.error is not None:
         return page_pipeline.failed_page(page.number, page.width, page.height, mode, page.error)

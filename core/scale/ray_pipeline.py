@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from core import tuning
 from core.errors import HSDError
 from core.scale.jobs import DocumentFailure, DocumentJob, expand_inputs, plan_documents
 from core.scale.pages import RenderedPage, convert_rendered, render_and_draft
@@ -47,15 +48,14 @@ WORKER_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS":
 class RayOptions:
     address: str | None = None          # None or "local": start a local Ray instance; else join it
     actors: int | None = None           # model actors; default: GPUs / gpus_per_actor, else 1
-    gpus_per_actor: float = 1.0         # below 1 packs several models on a GPU (small models decode
-                                        # one page at a time and leave a big GPU partly idle)
-    batch_size: int = 4                 # pages sent to an actor ahead of the one it decodes
-    retries: int = 2                    # further attempts of a page that raised, then "failed"
-    max_task_retries: int = 3           # re-runs of a page whose worker process died
-    cpus_per_actor: float = 1.0         # CPUs reserved per model actor
-    render_cpus: float = 1.0            # CPUs per render+draft task
+    gpus_per_actor: float = tuning.RAY_GPUS_PER_ACTOR     # below 1 packs several models on a GPU
+    batch_size: int = tuning.RAY_PAGES_AHEAD              # pages sent to an actor ahead of the one it decodes
+    retries: int = tuning.RAY_RETRIES                     # further attempts of a page that raised, then "failed"
+    max_task_retries: int = tuning.RAY_TASK_RETRIES       # re-runs of a page whose worker process died
+    cpus_per_actor: float = tuning.RAY_CPUS_PER_ACTOR     # CPUs reserved per model actor
+    render_cpus: float = tuning.RAY_RENDER_CPUS           # CPUs per render+draft task
     num_cpus: int | None = None         # local instance only: CPUs Ray may use (default: all)
-    progress_every: float = 5.0         # seconds between progress lines
+    progress_every: float = tuning.RAY_PROGRESS_SECONDS   # seconds between progress lines
 
 
 @dataclass
@@ -111,9 +111,6 @@ class RunReport:
 def _render(doc: int, path: str, index: int, dpi: int, drafter: str, password: str | None, retries: int) -> bytes:
     return render_and_draft(doc, path, index, dpi, drafter, password=password, retries=retries).dumps()
 
-
-#: Memory reserved per render+draft task (one rendered page and a drafter).
-RENDER_TASK_MEMORY = 512 << 20
 
 
 class _ModelActor:
@@ -294,7 +291,7 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
     actor_config = config
     if gpus and (config.device or "").startswith("cuda:"):
         actor_config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
-    render = ray.remote(_render).options(num_cpus=options.render_cpus, memory=RENDER_TASK_MEMORY,
+    render = ray.remote(_render).options(num_cpus=options.render_cpus, memory=tuning.RAY_RENDER_TASK_MEMORY,
                                          max_retries=options.max_task_retries)
     # A killed actor is restarted and the pages it held run again; a page that kills its process
     # every time would loop forever, so the re-runs are capped.

@@ -9,7 +9,7 @@ The same product computed as ``(W @ x.T).T`` (many rows, few columns) takes 47 m
 116 ms for 16. The result is a transposed view; reading it row-wise (the verifier's argmax) is as
 fast as from a contiguous copy up to a few dozen rows and slower beyond (64 rows: 47 ms against
 9 ms), where making it contiguous costs as much as the gain. A whole pass of a two-layer model of
-that width, 64 tokens: 305 ms this way, 388 ms as ``linear``; above ``MAX_ROWS`` rows the head runs
+that width, 64 tokens: 305 ms this way, 388 ms as ``linear``; above ``tuning.CPU_HEAD_MAX_ROWS`` rows the head runs
 as before.
 
 A batch of rows pads every row to the widest tree (a Stage 1 row proposing 2 tokens beside a page
@@ -29,12 +29,11 @@ import contextlib
 import torch
 from torch import nn
 
-#: Up to this many rows (batch x new tokens) the head runs as ``W @ x.T``; measured above.
-MAX_ROWS = 64
+from core import tuning
 
 
 class SkinnyLinear(nn.Linear):
-    """``nn.Linear`` whose forward, for at most ``MAX_ROWS`` rows on a CPU, computes ``(W @ x.T).T``
+    """``nn.Linear`` whose forward, for at most ``tuning.CPU_HEAD_MAX_ROWS`` rows on a CPU, computes ``(W @ x.T).T``
     (a transposed view) instead of ``x @ W.T``. ``x``: ``(..., in)`` -> ``(..., out)``.
 
     Inside ``with head.only(real):`` (``real``: bool, ``x``'s leading shape, e.g. ``(B, q)``) only
@@ -60,7 +59,7 @@ class SkinnyLinear(nn.Linear):
 
     def _product(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.numel() // max(1, x.shape[-1])
-        if x.device.type != "cpu" or rows > MAX_ROWS or rows == 0:
+        if x.device.type != "cpu" or rows > tuning.CPU_HEAD_MAX_ROWS or rows == 0:
             return super().forward(x)
         flat = x.reshape(rows, x.shape[-1])
         out = (self.weight @ flat.T).T  # (rows, out), strided: see the module docstring

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import tuning
 from core.errors import ModelLoadError
 from core.targets.families import FAMILY_MODULES
 
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: What users get without naming a model: HunyuanOCR (0.9B), the paper's best-accelerated target.
-DEFAULT_MODEL = "tencent/HunyuanOCR"
+#: What users get without naming a model (``tuning.DEFAULT_MODEL``: HunyuanOCR, 0.9B, the
+#: paper's best-accelerated target), named here too for the code that imports it with the loader.
+DEFAULT_MODEL = tuning.DEFAULT_MODEL
 
 #: dtype names users may give -> torch attribute.
 _DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
@@ -69,7 +71,7 @@ def pick_dtype(device: "torch.device", dtype: str | None = None) -> "torch.dtype
 
 
 def _cannot_load(name: str, reason: str) -> ModelLoadError:
-    example = name if _HUB_ID.fullmatch(name) else DEFAULT_MODEL
+    example = name if _HUB_ID.fullmatch(name) else tuning.DEFAULT_MODEL
     return ModelLoadError(
         f"could not load model {name!r} ({reason}). "
         "Pass a local folder that holds the model (config.json, *.safetensors, tokenizer and processor files), "

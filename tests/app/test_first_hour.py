@@ -579,7 +579,18 @@ def test_a_page_shows_drafting_ocr_with_its_elapsed_time(qtbot, window, tmp_path
 
 
 def test_defaults_come_from_core():
+    """The app's default settings are ``core.tuning``'s, and convert as ``hsd convert`` does
+    without options."""
+    from dataclasses import asdict
+
     from app.settings import ConversionSettings
     from core import tuning
+    from core.api import engine_config
+    from core.cli import build_parser
 
-    assert (ConversionSettings().dpi, ConversionSettings().max_new_tokens) == (tuning.DPI, tuning.MAX_NEW_TOKENS)
+    s = ConversionSettings()
+    assert (s.mode, s.tau, s.drafter, s.scan_layout, s.dpi, s.max_new_tokens) == (
+        tuning.DEFAULT_MODE, tuning.DEFAULT_TAU, tuning.DEFAULT_DRAFTER, tuning.DEFAULT_SCAN_LAYOUT, tuning.DPI,
+        tuning.MAX_NEW_TOKENS)
+    cli = engine_config(build_parser().parse_args(["convert", "in.pdf", "-o", "out.md"]))
+    assert asdict(s.engine_config()) == asdict(cli)

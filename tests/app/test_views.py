@@ -175,7 +175,7 @@ def test_settings_persist(tmp_path):
     assert ConversionSettings(device="auto").engine_config().device is None
     assert ConversionSettings(scan_layout="pymupdf").engine_config().drafter == "auto:layout=pymupdf"
     assert ConversionSettings(drafter="textlayer", scan_layout="pymupdf").engine_config().drafter == "textlayer"
-    assert "auto (pymupdf layout)" in ConversionSettings(scan_layout="pymupdf").summary()
+    assert "auto (cdla layout)" in ConversionSettings(scan_layout="cdla").summary()  # not the default
     dialog = SettingsDialog(c)
     assert dialog.settings() == c
     assert all(map(page_spec_ok, ["", "all", "1-3,7", "5-", "-2"]))

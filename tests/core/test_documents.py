@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 from PIL import Image
 
-from core import documents
+from core import documents, tuning
 from core.documents import open_document, parse_page_range, sniff_file_type
 from core.errors import (
     CorruptDocumentError, EmptyDocumentError, EncryptedDocumentError, HSDError, PageRangeError,
@@ -60,7 +60,7 @@ def test_render_is_rgb_at_the_asked_dpi(report_pdf):
 
 
 def test_render_caps_huge_pages(report_pdf, monkeypatch):
-    monkeypatch.setattr(documents, "MAX_RENDER_PIXELS", 100_000)
+    monkeypatch.setattr(tuning, "MAX_RENDER_PIXELS", 100_000)
     with open_document(report_pdf) as doc:
         page = doc.page(0)
         image = page.render(dpi=600)

@@ -180,7 +180,7 @@ def test_javascript_never_runs(tmp_path):
 def test_a0_page_at_300_dpi_is_capped(tmp_path):
     """Rendering an A0 page at 300 dpi would take 139 megapixels (417 MB RGB); it is capped, and the
     whole render stays well under a gigabyte of peak memory (measured in a fresh process)."""
-    from core.documents import MAX_RENDER_PIXELS
+    from core.tuning import MAX_RENDER_PIXELS
 
     pdf = h.a0_pdf(tmp_path / "poster.pdf")
     code = ("import resource, sys\nfrom core.documents import open_document\n"

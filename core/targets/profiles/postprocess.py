@@ -9,19 +9,20 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from core import tuning
+
 # ------------------------------------------------------------------------------------------------
 # HunyuanOCR: its official scripts drop a long output's runaway tail (the same short string ten or
 # more times in a row at the very end), keeping one copy.
 
-#: Outputs shorter than this are left alone (a page that really repeats a cell is short).
-REPEAT_MIN_CHARS = 8000
-REPEAT_MIN_COUNT = 10
 
-
-def trim_trailing_repeats(text: str, min_chars: int = REPEAT_MIN_CHARS, min_count: int = REPEAT_MIN_COUNT) -> str:
+def trim_trailing_repeats(text: str, min_chars: int | None = None, min_count: int | None = None) -> str:
     """``text`` without a runaway tail: if it is at least ``min_chars`` long and ends with one unit
     (2 to ``len / 10`` characters, the shortest that fits) repeated ``min_count`` times or more,
-    all but one copy of that unit go."""
+    all but one copy of that unit go (defaults: ``tuning.REPEAT_MIN_CHARS``,
+    ``tuning.REPEAT_MIN_COUNT``)."""
+    min_chars = tuning.REPEAT_MIN_CHARS if min_chars is None else min_chars
+    min_count = tuning.REPEAT_MIN_COUNT if min_count is None else min_count
     n = len(text)
     if n < min_chars:
         return text

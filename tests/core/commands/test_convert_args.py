@@ -2,8 +2,10 @@
 
 import pytest
 
-from core.cli import build_parser
+from core import tuning
 from core.api import engine_config
+from core.cli import build_parser
+from core.drafters import SCAN_LAYOUTS
 
 
 def _parse(*argv):
@@ -32,8 +34,7 @@ def test_the_parser_s_modes_are_the_engine_s():
 
 
 def test_scan_layout_reaches_the_ocr_drafter():
-    """An OCR drafter's spec names its layout, the default (PyMuPDF's) included."""
-    assert engine_config(_parse()).drafter == "auto:layout=pymupdf"
+    assert engine_config(_parse()).drafter == f"auto:layout={tuning.DEFAULT_SCAN_LAYOUT}"
     assert engine_config(_parse("--scan-layout", "cdla")).drafter == "auto:layout=cdla"
     assert engine_config(_parse("--drafter", "rapidocr", "--scan-layout", "cdla")).drafter == "rapidocr:layout=cdla"
     assert engine_config(_parse("--drafter", "textlayer")).drafter == "textlayer"
@@ -42,5 +43,6 @@ def test_scan_layout_reaches_the_ocr_drafter():
 def test_scan_layout_is_refused_for_a_drafter_without_ocr():
     from core.errors import HSDError
 
+    other = next(layout for layout in SCAN_LAYOUTS if layout != tuning.DEFAULT_SCAN_LAYOUT)
     with pytest.raises(HSDError, match="OCR drafters"):
-        engine_config(_parse("--drafter", "textlayer", "--scan-layout", "cdla"))
+        engine_config(_parse("--drafter", "textlayer", "--scan-layout", other))

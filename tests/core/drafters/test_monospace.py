@@ -7,7 +7,8 @@ import pytest
 
 from core.documents import open_document
 from core.drafters.layout import TextLine
-from core.drafters.monospace import MAX_STRAIGHT_RMS, MIN_PROSE_WORD_RMS, mark_monospace, pitch_fit
+from core import tuning
+from core.drafters.monospace import mark_monospace, pitch_fit
 from core.drafters.rapidocr import RapidOCRDrafter
 
 STEP = 2.5  # CTC reports centres on a grid of time steps; quantise like it
@@ -42,20 +43,20 @@ PROSE = "Most answers came from small shops near the river."
 def test_a_monospaced_line_lies_on_one_straight_line():
     fit = pitch_fit(CODE, centres(CODE, courier))
     assert fit.pitch == pytest.approx(6.0, rel=0.02)
-    assert fit.straight <= MAX_STRAIGHT_RMS
+    assert fit.straight <= tuning.MAX_STRAIGHT_RMS
 
 
 def test_proportional_text_does_not():
     fit = pitch_fit(PROSE, centres(PROSE, helvetica))
-    assert fit.straight > MAX_STRAIGHT_RMS
-    assert fit.per_word >= MIN_PROSE_WORD_RMS
+    assert fit.straight > tuning.MAX_STRAIGHT_RMS
+    assert fit.per_word >= tuning.MIN_PROSE_WORD_RMS
 
 
 def test_a_space_misread_by_ocr_spoils_the_straight_fit_but_not_the_per_word_one():
     misread = CODE.replace("print(", "print (")  # OCR saw a space that is not there
     fit = pitch_fit(misread, centres(CODE, courier))
-    assert fit.straight > MAX_STRAIGHT_RMS
-    assert fit.per_word < MIN_PROSE_WORD_RMS
+    assert fit.straight > tuning.MAX_STRAIGHT_RMS
+    assert fit.per_word < tuning.MIN_PROSE_WORD_RMS
 
 
 def test_cjk_and_short_lines_get_no_verdict():

@@ -9,6 +9,7 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 from rapidocr.ch_ppocr_rec.typings import TextRecInput, TextRecOutput
 
+from core import tuning
 from core.documents import open_document
 from core.drafters import squeeze
 from core.drafters.rapidocr import RapidOCRDrafter
@@ -83,7 +84,7 @@ def test_a_cjk_page_is_read_squeezed_after_a_full_width_sample():
     assert len(sample) == 6 and all(width == crops[tag - 1].shape[1] for tag, width in sample)
     for tag, width in rest:
         full = crops[tag - 1].shape[1]
-        assert width == max(round(full * squeeze.SQUEEZE), round(squeeze.MIN_ASPECT * HEIGHT)) < full
+        assert width == max(round(full * tuning.SQUEEZE), round(squeeze.MIN_ASPECT * HEIGHT)) < full
     assert recognizer.squeezed_lines == 6 and recognizer.squeeze_next
     # The next page of the document is squeezed from its first line; a new document samples again.
     inner.calls.clear()
@@ -119,9 +120,9 @@ def test_a_latin_line_on_a_cjk_page_is_read_again_at_full_width():
 
 def test_crops_under_the_recognisers_minimum_width_are_never_squeezed():
     narrow = crop(1, 5, cjk=True)  # 5 ems: under 320/48 of its height
-    assert squeeze.crop_factor(narrow, squeeze.SQUEEZE) == 1.0
+    assert squeeze.crop_factor(narrow, tuning.SQUEEZE) == 1.0
     wide = crop(2, 40, cjk=True)
-    assert squeeze.crop_factor(wide, squeeze.SQUEEZE) == squeeze.SQUEEZE
+    assert squeeze.crop_factor(wide, tuning.SQUEEZE) == tuning.SQUEEZE
     assert squeeze.squeeze_width(wide, 0.5).shape == (HEIGHT, 20 * HEIGHT, 3)
 
 

@@ -6,11 +6,12 @@ import pytest
 import torch
 from torch import nn
 
-from core.targets.cpu_head import MAX_ROWS, SkinnyLinear, install_skinny_head, real_positions_only
+from core import tuning
+from core.targets.cpu_head import SkinnyLinear, install_skinny_head, real_positions_only
 
 
 @pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (3, 16), (1, MAX_ROWS), (2, MAX_ROWS)])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (3, 16), (1, tuning.CPU_HEAD_MAX_ROWS), (2, tuning.CPU_HEAD_MAX_ROWS)])
 def test_same_logits_as_linear(shape, bias):
     torch.manual_seed(0)
     plain = nn.Linear(64, 1000, bias=bias)
@@ -54,7 +55,7 @@ def test_cpu_target_uses_the_skinny_head(tiny_target, arch):
     assert type(target.model.get_output_embeddings()) is SkinnyLinear
 
 
-@pytest.mark.parametrize("shape", [(2, 13), (4, 40)])  # under and over MAX_ROWS in all
+@pytest.mark.parametrize("shape", [(2, 13), (4, 40)])  # under and over CPU_HEAD_MAX_ROWS in all
 def test_only_the_real_positions_are_computed(shape):
     """Padding positions come back as zeros, real ones as ``nn.Linear`` gives them, and the head
     computes all positions again after the ``with`` block."""

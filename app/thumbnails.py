@@ -57,8 +57,9 @@ def thumbnail_icon(base: QPixmap, state: str, color: QColor) -> QIcon:
 
 def legend_html() -> str:
     swatch = '<span style="color:{}">■</span>&nbsp;{}'
-    parts = [swatch.format(STATE_COLOR[state].name(), words) for state, words in LEGEND]
-    return "Page frames: " + " ".join(parts) + " · converted: as the regions · ⚠ token limit"
+    keep = lambda words: words.replace(" ", "&nbsp;")  # noqa: E731 (an entry never breaks across lines)
+    parts = [swatch.format(STATE_COLOR[state].name(), keep(words)) for state, words in LEGEND]
+    return ("Page frames: " + " ".join(parts) + f" · {keep('converted: as the regions')} · {keep('⚠ token limit')}")
 
 
 class FrameLegend(QLabel):

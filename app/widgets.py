@@ -90,6 +90,9 @@ class StatusLine(ElidedLabel):
 
     def _elide(self) -> None:
         super()._elide()
+        shown = name_first_elided(self._full, self.fontMetrics(), max(0, self.contentsRect().width()))
+        if shown != super().text():
+            QLabel.setText(self, shown)
         if getattr(self, "details", None) is not None:
             self.setCursor(Qt.CursorShape.PointingHandCursor if self.has_more else Qt.CursorShape.ArrowCursor)
 
@@ -107,6 +110,20 @@ class StatusLine(ElidedLabel):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.details_box = box
+
+
+def name_first_elided(text: str, fm, width: int, share: float = 0.4) -> str:
+    """``text`` elided to ``width`` pixels; a message that starts with a long name (``NAME: what
+    happened``) gives up the middle of the name first, down to ``share`` of the width, so that what
+    happened stays readable (``docling_code…2024.pdf: converting page 3 (3 of 9)``)."""
+    if not width or fm.horizontalAdvance(text) <= width:
+        return text
+    name, sep, rest = text.partition(": ")
+    if not sep or fm.horizontalAdvance(name) <= share * width:
+        return fm.elidedText(text, Qt.TextElideMode.ElideRight, width)
+    room = max(int(share * width), width - fm.horizontalAdvance(sep + rest))
+    short = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, room)
+    return fm.elidedText(short + sep + rest, Qt.TextElideMode.ElideRight, width)
 
 
 class NameFirstDelegate(QStyledItemDelegate):

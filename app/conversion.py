@@ -176,7 +176,7 @@ class ConversionController(QObject):
         waits = self.tracker.page is None and page_story.waiting_on(doc).startswith(f"page {event.page}:")
         if self._progress_line and waits and not self.tracker.loading:
             words = page_story.drafting_words(doc.pages[event.page])
-            self._say(f"{doc.name}: page {event.page}: {words} before its decode…", progress=True)
+            self._say(f"{doc.name}: {words.replace('drafting', f'drafting page {event.page}', 1)}…", progress=True)
 
     def _drafted(self, doc, event) -> None:
         doc.pages[event.page].drafted(event.regions, event.seconds)

@@ -349,7 +349,7 @@ class MarkdownView(QWidget):
         top.addWidget(self.scope_box)
         top.addStretch(1)
         self.info = QLabel()
-        self.info.setStyleSheet("color: #666")
+        self.info.setStyleSheet("color: palette(placeholder-text)")
         top.addWidget(self.info)
         self.rendered = SafeTextBrowser()
         self.source = QPlainTextEdit()

@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpin
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
+from app.widgets import error_color
+
 # The CLI's defaults, from their one place in core (light: no torch, no PyMuPDF).
 from core.drafters import DEFAULT_SCAN_LAYOUT
 from core.tuning import DPI, MAX_NEW_TOKENS
@@ -283,7 +285,7 @@ class SettingsDialog(QDialog):
         form.addRow("Max tokens per page", self.max_new_tokens)
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b00020")
+        self.message.setStyleSheet(f"color: {error_color(self)}")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)

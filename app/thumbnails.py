@@ -88,7 +88,8 @@ class PageList(QListWidget):
         self.setMovement(QListView.Movement.Static)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.setStyleSheet("QListWidget::item:selected { background: #cfe3ff; color: #1a1a1a; }")
+        # a light wash of blue over the palette's base: the frame's colour stays visible, light or dark
+        self.setStyleSheet("QListWidget::item:selected { background: rgba(40, 110, 220, 28%); color: palette(text); }")
         self.setAcceptDrops(False)
         self._fit_grid()
         self.doc = None

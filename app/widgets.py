@@ -6,8 +6,18 @@ elided in the middle and whose next lines wrap)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QLabel, QMessageBox, QSizePolicy, QStyledItemDelegate, QStyleOptionViewItem
+
+
+def is_dark(widget) -> bool:
+    """The widget's palette is a dark one (light text on a dark window)."""
+    return widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def error_color(widget) -> str:
+    """A red that reads on the widget's background, light or dark (contrast 4.5:1 or more)."""
+    return "#ff8a80" if is_dark(widget) else "#b00020"
 
 
 class ElidedLabel(QLabel):

@@ -120,7 +120,7 @@ def test_on_a_cpu_the_next_page_drafts_between_decodes_and_the_status_bar_says_s
     run_events(window, doc, [PageDrafting(1, "rapidocr"), RegionsDrafted(1, regions(1), 1.0),
                              PageStarted(1, 0, 3), PageDone(1, page_result(1)), PageDrafting(2, "rapidocr")])
     assert "page 2: drafting (OCR) · 0 s" in window.progress_label.text()
-    assert "page 2: drafting (OCR) before its decode" in window.status_label.text()
+    assert "scan.pdf: drafting page 2 (OCR)…" in window.status_label.text()
     doc.pages[2].drafting_since -= 5
     window.conversion._tick()
     assert "page 2: drafting (OCR) · 5 s" in window.progress_label.text()

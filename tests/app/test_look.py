@@ -57,3 +57,56 @@ def test_no_entry_of_the_page_frame_legend_breaks_across_lines():
     for _state, words in LEGEND:
         assert words.replace(" ", "&nbsp;") in html, words
     assert "converted:&nbsp;as&nbsp;the&nbsp;regions" in html
+
+
+def dark_palette():
+    from PySide6.QtGui import QColor, QPalette
+
+    dark = QPalette()
+    for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e8e8e8"),
+                         (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e8e8e8"),
+                         (QPalette.ColorRole.PlaceholderText, "#9a9a9a")):
+        dark.setColor(role, QColor(colour))
+    return dark
+
+
+def test_a_dark_palette_reaches_the_thumbnails_the_page_backdrop_and_the_warnings(qtbot, tmp_path):
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QWidget
+
+    from app.document_state import DocumentState
+    from app.page_view import PageView
+    from app.thumbnails import PageList
+    from app.widgets import error_color
+    from core.api import open_document
+    from tests.app.conftest import make_pdf
+    from tests.app.test_experience import _contrast
+
+    pages = PageList()
+    qtbot.addWidget(pages)
+    pages.setPalette(dark_palette())
+    pdf = make_pdf(tmp_path / "d.pdf", pages=2)
+    doc = DocumentState(path=pdf, page_count=2, doc=open_document(pdf), status="open")
+    pages.resize(200, 400)
+    pages.show()
+    pages.show_document(doc)
+    pages.setCurrentRow(0)
+    qtbot.wait(50)
+    rect = pages.visualItemRect(pages.item(0))
+    selected = QColor(pages.viewport().grab().toImage().pixel(rect.left() + 3, rect.bottom() - 3))
+    assert selected.lightness() < 128, f"a light selection on a dark list: {selected.name()}"
+    doc.doc.close()
+
+    view = PageView()
+    qtbot.addWidget(view)
+    view.setPalette(dark_palette())
+    assert view.backgroundBrush().color().lightness() < 128, "a light backdrop around the page in a dark theme"
+    view.show_message("Drop PDFs here")
+    assert _contrast(view._placeholder.brush().color(), view.backgroundBrush().color()) >= 3
+
+    dark, light = QWidget(), QWidget()
+    qtbot.addWidget(dark)
+    qtbot.addWidget(light)
+    dark.setPalette(dark_palette())
+    assert _contrast(QColor(error_color(dark)), QColor("#2b2b2b")) >= 4.5
+    assert _contrast(QColor(error_color(light)), light.palette().window().color()) >= 4.5

@@ -44,6 +44,7 @@ class ConversionController(QObject):
         self.thread = None
         self.queue_paused = False
         self.tracker = ProgressTracker()
+        self._progress_line = False
         self._handlers = {
             DocumentPlanned: self._planned, PageKept: self._kept, ModelLoading: self._model_loading,
             ModelLoaded: self._model_loaded, PageDrafting: self._drafting, RegionsDrafted: self._drafted,
@@ -104,13 +105,13 @@ class ConversionController(QObject):
         self.document_changed.emit(doc)
         self.running_changed.emit()
         self.progress_changed.emit()
-        self.message.emit(f"Starting {doc.name}…")
+        self._say(f"Starting {doc.name}…", progress=True)
 
     def cancel(self) -> None:
         if self.worker is not None:
             self.worker.cancel()
             self.queue_paused = True
-            self.message.emit("Cancelling…")
+            self._say("Cancelling…")
 
     def pause(self) -> None:
         """Hold the running conversion at its next pass (while the user is asked something)."""
@@ -130,6 +131,12 @@ class ConversionController(QObject):
         self.worker.cancel()
         return self.thread is None or self.thread.wait(wait_ms)
 
+    def _say(self, text: str, progress: bool = False) -> None:
+        """A status line. ``progress``: it only says where the run is, so a later step of the run
+        may replace it (a warning or a page cut at the token limit stays until the next page)."""
+        self._progress_line = progress
+        self.message.emit(text)
+
     # -- the run's events -------------------------------------------------------------------------
 
     def _event(self, event) -> None:
@@ -143,7 +150,7 @@ class ConversionController(QObject):
         self.document_changed.emit(doc)
         self.progress_changed.emit()
         if plan.damaged:
-            self.message.emit(f"{doc.name}: {plan.damaged}")
+            self._say(f"{doc.name}: {plan.damaged}")
 
     def _kept(self, doc, event) -> None:
         doc.pages[event.page].finished(event.result, kept=True)
@@ -152,21 +159,29 @@ class ConversionController(QObject):
     def _model_loading(self, doc, event) -> None:
         self.tracker.model_loading()
         self.progress_changed.emit()
-        self.message.emit(f"{doc.name}: loading model {event.model}…")
+        self._say(f"{doc.name}: loading model {event.model}…")
 
     def _model_loaded(self, doc, event) -> None:
         self.tracker.model_loaded()
         self.progress_changed.emit()
-        self.message.emit(f"{doc.name}: model loaded in {event.seconds:.1f} s")
+        self._say(f"{doc.name}: model loaded in {event.seconds:.1f} s", progress=True)
 
     def _drafting(self, doc, event) -> None:
+        """A page's drafter started: the page decoding now, or one ahead of it (while the model
+        loads or a page decodes). Only when the run waits on it does the status line name it."""
         doc.pages[event.page].drafting(event.drafter, time.monotonic())
         self.tracker.work()
         self.page_changed.emit(doc, event.page)
+        self.progress_changed.emit()
+        waits = self.tracker.page is None and page_story.waiting_on(doc).startswith(f"page {event.page}:")
+        if self._progress_line and waits and not self.tracker.loading:
+            words = page_story.drafting_words(doc.pages[event.page])
+            self._say(f"{doc.name}: {words.replace('drafting', f'drafting page {event.page}', 1)}…", progress=True)
 
     def _drafted(self, doc, event) -> None:
-        doc.pages[event.page].drafted(event.regions)
+        doc.pages[event.page].drafted(event.regions, event.seconds)
         self.page_changed.emit(doc, event.page)
+        self.progress_changed.emit()
 
     def _started(self, doc, event) -> None:
         doc.pages[event.page].started()
@@ -174,7 +189,7 @@ class ConversionController(QObject):
         self.page_changed.emit(doc, event.page)
         self.page_started.emit(doc, event.page)
         self.progress_changed.emit()
-        self.message.emit(f"{doc.name}: converting page {event.page} ({event.index + 1} of {event.total})")
+        self._say(f"{doc.name}: converting page {event.page} ({event.index + 1} of {event.total})", progress=True)
 
     def _verified(self, doc, event) -> None:
         record = doc.pages[event.page]
@@ -195,12 +210,12 @@ class ConversionController(QObject):
         self.page_changed.emit(doc, event.page)
         self.progress_changed.emit()
         if result.error:
-            self.message.emit(f"{doc.name}: page {result.page} failed: {result.error}")
+            self._say(f"{doc.name}: page {result.page} failed: {result.error}")
         elif result.draft_failure:
-            self.message.emit(f"{doc.name}: page {result.page}: the drafter failed ({result.draft_failure}); "
+            self._say(f"{doc.name}: page {result.page}: the drafter failed ({result.draft_failure}); "
                               "decoded without drafts (same text, slower)")
         elif page_story.cut_at_limit(result):
-            self.message.emit(f"{doc.name}: page {result.page} was cut at the token limit "
+            self._say(f"{doc.name}: page {result.page} was cut at the token limit "
                               "(raise Max tokens per page in Settings)")
 
     def _notice(self, doc, event) -> None:
@@ -209,7 +224,7 @@ class ConversionController(QObject):
         if event.message not in doc.notices:
             doc.notices.append(event.message)
         where = f"page {event.page}: " if event.page else ""
-        self.message.emit(f"{doc.name}: warning: {where}{event.message}")
+        self._say(f"{doc.name}: warning: {where}{event.message}")
 
     def _written(self, doc, event) -> None:
         doc.markdown_path = Path(event.markdown_path)
@@ -247,10 +262,10 @@ class ConversionController(QObject):
             if message:
                 self.failed.emit(f"Converting {doc.name} failed", doc.error)
             if restored:
-                self.message.emit(f"{doc.name}: converting again failed; the previous result is kept "
+                self._say(f"{doc.name}: converting again failed; the previous result is kept "
                                   f"({page_story.plural(len(doc.results), 'page')}, still exportable)")
             else:
-                self.message.emit(page_story.finished_line(doc, status))
+                self._say(page_story.finished_line(doc, status))
         self.running_changed.emit()
         self.document_finished.emit(status)
         self.start_next()

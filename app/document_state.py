@@ -16,9 +16,10 @@ from PySide6.QtCore import QObject, Signal
 
 from app.settings import ConversionSettings
 
-#: A page's phase in the run: not touched yet, drafting, decoding, finished (``result`` set), or
-#: cancelled while decoding (``partial``: its drafts and what was verified are kept).
-PHASES = ("", "drafting", "decoding", "done", "partial")
+#: A page's phase in the run: not touched yet, drafting, drafted (drafted ahead of the decode: its
+#: regions are there and it waits for the model), decoding, finished (``result`` set), or cancelled
+#: while decoding (``partial``: its drafts and what was verified are kept).
+PHASES = ("", "drafting", "drafted", "decoding", "done", "partial")
 
 
 @dataclass
@@ -36,18 +37,20 @@ class PageRecord:
     preview: bool = False                    # regions from the preview drafter, nothing converted
     drafter: str = ""                        # the drafter running on the page (while drafting)
     drafting_since: float | None = None      # monotonic clock when its drafter started
+    draft_seconds: float | None = None       # how long its drafter took (once drafted in this run)
     decoding: bool = False                   # its decode has started (the drafter may still run)
 
     def drafting(self, drafter: str, now: float) -> None:
         self.phase, self.drafter, self.drafting_since = "drafting", drafter, now
 
-    def drafted(self, regions) -> None:
+    def drafted(self, regions, seconds: float | None = None) -> None:
         self.regions, self.region_stats, self.preview = list(regions), [None] * len(regions), False
-        self.drafting_since = None
+        self.drafting_since, self.draft_seconds = None, seconds
         if self.phase == "drafting":
-            self.phase = "decoding" if self.decoding else ""
+            self.phase = "decoding" if self.decoding else "drafted"
 
     def started(self) -> None:
+        """Its decode has started (its drafter may still run: the decode then starts without drafts)."""
         self.decoding = True
         if self.phase != "drafting":
             self.phase = "decoding"
@@ -58,10 +61,11 @@ class PageRecord:
         self.text, self.preview, self.drafting_since, self.decoding = "", False, None, False
 
     def interrupted(self) -> None:
-        """The run stopped on this page: a page that had started keeps what it has, as partial."""
-        if self.phase in ("drafting", "decoding") and (self.text or self.regions):
+        """The run stopped: a page whose decode had started keeps what it has, as partial; a page
+        only drafted (ahead of the decode) keeps its drafter's regions and is not converted."""
+        if self.decoding and (self.text or self.regions):
             self.phase = "partial"
-        elif self.phase in ("drafting", "decoding"):
+        elif self.phase in ("drafting", "drafted", "decoding"):
             self.phase = ""
         self.drafting_since, self.decoding = None, False
 

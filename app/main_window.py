@@ -408,8 +408,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, max(1, tracker.to_convert))
         self.progress.setValue(tracker.done)
         self.progress.setFormat(tracker.bar_text())
-        drafting = tracker.page is not None and page_story.page_state(doc, tracker.page) == "drafting"
-        self.progress_label.setText(tracker.text(page_story.state_label(doc, tracker.page) if drafting else ""))
+        self.progress_label.setText(tracker.text(*page_story.progress_notes(doc, tracker.page)))
 
     # -- showing documents and pages --------------------------------------------------------------
 
@@ -564,7 +563,7 @@ class MainWindow(QMainWindow):
             state = page_story.page_state(doc, page)
             if state == "partial":
                 note = " — partial: cancelled on this page"
-            elif state in ("drafting", "converting", "warning", "failed", "not in range"):
+            elif state in ("drafting", "drafted", "converting", "warning", "failed", "not in range"):
                 note = f" — page {page}: {page_story.state_label(doc, page)}"
         self.markdown_title.setText(f"Markdown{note}")
 

@@ -349,7 +349,7 @@ class MarkdownView(QWidget):
         top.addWidget(self.scope_box)
         top.addStretch(1)
         self.info = QLabel()
-        self.info.setStyleSheet("color: #666")
+        self.info.setStyleSheet("color: palette(placeholder-text)")
         top.addWidget(self.info)
         self.rendered = SafeTextBrowser()
         self.source = QPlainTextEdit()
@@ -495,9 +495,13 @@ class MarkdownView(QWidget):
             self.source.centerCursor()
             needle = plain_words(self._texts["page"][start:end])
             if needle:
-                found = self.rendered.document().find(needle)
-                if found.isNull() and " " in needle:
-                    found = self.rendered.document().find(needle.split(" ")[0])
+                # the longest run of its first words found (a range that runs on into the next
+                # heading or paragraph is not found whole: the rendered blocks are apart)
+                words = needle.split(" ")
+                for n in range(len(words), 0, -1):
+                    found = self.rendered.document().find(" ".join(words[:n]))
+                    if not found.isNull():
+                        break
                 if not found.isNull():
                     self.rendered.setTextCursor(found)
                     self.rendered.ensureCursorVisible()

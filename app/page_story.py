@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from app.page_view import region_rate, unverified_reason
 
 #: The page states, in words (thumbnail labels, tooltips).
-STATE_LABEL = {"queued": "waiting", "drafting": "drafting", "converting": "converting", "done": "done",
+STATE_LABEL = {"queued": "waiting", "drafting": "drafting", "drafted": "drafted", "converting": "converting",
+               "done": "done",
                "failed": "failed", "warning": "token limit", "partial": "partial", "open": "",
                "not in range": "not in range"}
 DRAFTER_KIND = {"textlayer": "text layer", "rapidocr": "OCR", "paddle": "OCR", "auto": "OCR"}
@@ -26,8 +27,8 @@ def plural(n: int, word: str) -> str:
 
 
 def page_state(doc, number: int) -> str:
-    """open, queued, not in range, drafting, converting, done, warning (cut at the token limit),
-    failed or partial (cancelled while converting)."""
+    """open, queued, not in range, drafting, drafted (drafted ahead, waiting for its decode),
+    converting, done, warning (cut at the token limit), failed or partial (cancelled while converting)."""
     record = doc.pages[number]
     result = record.result
     if result is not None:
@@ -36,8 +37,8 @@ def page_state(doc, number: int) -> str:
         return "warning" if cut_at_limit(result) else "done"
     if record.phase == "partial":
         return "partial"
-    if record.phase == "drafting":
-        return "drafting"
+    if record.phase in ("drafting", "drafted"):
+        return record.phase
     if record.phase == "decoding":
         return "converting"
     if not doc.page_in_range(number):
@@ -49,11 +50,16 @@ def cut_at_limit(result) -> bool:
     return not result.error and result.stats is not None and result.stats.stop_reason == "max_new_tokens"
 
 
+def drafting_words(record) -> str:
+    """``drafting (OCR)``: what the page's drafter does."""
+    kind = DRAFTER_KIND.get(record.drafter.split(":", 1)[0], "")
+    return f"drafting{f' ({kind})' if kind else ''}"
+
+
 def drafting_label(record, now: float | None = None) -> str:
     """``drafting (OCR) · 12 s`` while the page's drafter runs."""
-    kind = DRAFTER_KIND.get(record.drafter.split(":", 1)[0], "")
     seconds = 0 if record.drafting_since is None else int((now or time.monotonic()) - record.drafting_since)
-    return f"drafting{f' ({kind})' if kind else ''} · {seconds} s"
+    return f"{drafting_words(record)} · {seconds} s"
 
 
 def state_label(doc, number: int, now: float | None = None) -> str:
@@ -96,7 +102,12 @@ def page_tooltip(doc, number: int) -> str:
     if state == "not in range":
         return f"page {number}: not in the page range of the conversion (Settings > Pages)"
     if state == "drafting":
-        return f"page {number}: {drafting_label(record)}: its drafter is reading the page"
+        also = "; its decode has started without drafts" if record.decoding else ""
+        return f"page {number}: {drafting_label(record)}: its drafter is reading the page{also}"
+    if state == "drafted":
+        took = f" in {record.draft_seconds:.1f} s" if record.draft_seconds is not None else ""
+        return (f"page {number}: drafted{took} ({plural(len(record.regions), 'region')}) ahead of the model; "
+                "it waits for the pages before it")
     return f"page {number}: {STATE_LABEL[state] or 'not converted'}"
 
 
@@ -107,6 +118,25 @@ def page_line(doc, number: int) -> str:
         line = page_tooltip(doc, number).split("\n", 1)[0].replace(f"page {number}: ", "")
         return f"Page {number}: {line}" + (" · cut at the token limit" if state == "warning" else "")
     return page_tooltip(doc, number).replace(f"page {number}: ", f"Page {number}: ", 1)
+
+
+def progress_notes(doc, decoding: int | None) -> tuple[str, str]:
+    """What the progress line says of pages besides their counts: ``(page_note, waiting_on)`` for
+    ``ProgressTracker.text``. ``decoding``: the page whose decode runs (None: none). Its note is its
+    drafter's while that still reads it; with no page decoding, the run waits on the first page
+    whose drafter runs, unless a page drafted ahead comes first (its decode starts next). A page
+    drafted ahead of the decode is not named: its thumbnail says it."""
+    if decoding is not None:
+        return (state_label(doc, decoding) if page_state(doc, decoding) == "drafting" else ""), ""
+    return "", waiting_on(doc)
+
+
+def waiting_on(doc) -> str:
+    """``page 2: drafting (OCR) · 4 s`` when, no page decoding, the next page's drafter still runs."""
+    ahead = sorted(n for n, r in doc.pages.items() if r.phase in ("drafting", "drafted"))
+    if not ahead or doc.pages[ahead[0]].phase != "drafting":
+        return ""
+    return f"page {ahead[0]}: {drafting_label(doc.pages[ahead[0]])}"
 
 
 # -- documents ------------------------------------------------------------------------------------

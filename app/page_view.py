@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QImage, QLinearGradient, QPainter, QPen, QPixmap
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QLinearGradient, QPainter, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import (QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView,
                                QHBoxLayout, QLabel, QSizePolicy, QWidget)
 
@@ -147,7 +147,7 @@ class PageView(QGraphicsView):
         self.setScene(QGraphicsScene(self))
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.SmoothPixmapTransform)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
-        self.setBackgroundBrush(QColor(236, 236, 236))
+        self._follow_palette()
         self.setAcceptDrops(False)
         self.viewport().setAcceptDrops(False)
         self.page_item = None
@@ -165,13 +165,26 @@ class PageView(QGraphicsView):
 
     # -- content ----------------------------------------------------------------------------------
 
+    def _follow_palette(self) -> None:
+        """A backdrop a shade off the window's, light or dark, so the white page stands out in both."""
+        from app.widgets import is_dark
+
+        self.setBackgroundBrush(QColor(70, 70, 70) if is_dark(self) else QColor(236, 236, 236))
+        if getattr(self, "_placeholder", None) is not None:
+            self._placeholder.setBrush(self.palette().color(QPalette.ColorRole.PlaceholderText))
+
+    def changeEvent(self, event):  # noqa: N802 (Qt)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._follow_palette()
+
     def show_message(self, text: str) -> None:
         self.clear_page()
         item = QGraphicsSimpleTextItem(text)
         font = QFont()
         font.setPointSize(16)
         item.setFont(font)
-        item.setBrush(QColor(110, 110, 110))
+        item.setBrush(self.palette().color(QPalette.ColorRole.PlaceholderText))
         self.scene().addItem(item)
         self._placeholder = item
         self.scene().setSceneRect(item.boundingRect().adjusted(-40, -40, 40, 40))

@@ -2,7 +2,8 @@
 
 Rate and time left come from the work of this run only. Pages an earlier run finished
 (``DocumentPlanned.kept``, ``PageKept``) are neither counted as converted nor timed, and the model's
-loading time is not decoding time. Time left is estimated by tokens: the tokens a page needs (the
+loading time is not decoding time (the first page's drafter runs while the model loads: the run's
+work is timed from whichever ends last). Time left is estimated by tokens: the tokens a page needs (the
 mean of this run's pages, and never less than the page converting has already written) times the
 pages left, at this run's tokens per second.
 
@@ -65,10 +66,12 @@ class ProgressTracker:
 
     def model_loaded(self) -> None:
         self.loading = False
+        if self.work_started is not None:  # drafting began during the load: time the work from now
+            self.work_started = self.clock()
 
     def work(self) -> None:
-        """A page of this run started drafting or decoding."""
-        self.loading = False
+        """A page of this run started drafting or decoding (a page drafting while the model loads
+        does not end the load)."""
         if self.work_started is None:
             self.work_started = self.clock()
 
@@ -122,16 +125,20 @@ class ProgressTracker:
     def bar_text(self) -> str:
         return f"{self.done} / {self.to_convert} pages"
 
-    def text(self, page_note: str = "") -> str:
-        """The progress line; ``page_note`` says what the converting page does when it is not
-        decoding text yet (its drafter reading it, say)."""
+    def text(self, page_note: str = "", waiting_on: str = "") -> str:
+        """The progress line. It names the page decoding; ``page_note`` says what that page does
+        when it is not decoding text yet (its drafter reading it, say). ``waiting_on`` (``page 2:
+        drafting (OCR) · 4 s``) is said while no page decodes: the model loads, or the next page's
+        drafter runs before its decode."""
         parts = []
         if self.kept:
             parts.append(f"{self.kept} kept")
         if self.loading:
             parts.append("loading the model")
-        elif self.page is not None:
+        if self.page is not None and not self.loading:
             parts.append(f"page {self.page}: {page_note or f'{self.page_chars:,} chars'}")
+        elif waiting_on:
+            parts.append(waiting_on)
         rate = self.tokens_per_second()
         parts.append(f"{rate:.1f} tokens/s" if rate is not None else "— tokens/s")
         parts.append(format_duration(self.elapsed))

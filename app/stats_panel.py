@@ -76,6 +76,6 @@ class StatsPanel(QWidget):
         speed = (tokens + len(self.results)) / passes if passes else 0.0
         failed = f" · failed pages: {', '.join(map(str, t['failed_pages']))}" if t["failed_pages"] else ""
         self.summary.setText(
-            f"<b>{t['pages']} page(s)</b> · {tokens:,} tokens · {passes:,} forward passes · mean accepted "
+            f"<b>{t['pages']} page{'' if t['pages'] == 1 else 's'}</b> · {tokens:,} tokens · {passes:,} forward passes · mean accepted "
             f"length {t['mean_accepted_length']:.2f} · est. speed-up {speed:.2f}× · "
             f"{t['seconds'].get('total', 0.0):.1f} s{failed}")

@@ -18,14 +18,15 @@ THUMB_DPI = 16
 FRAME = 4
 #: Frame colours of pages not (or not yet) converted; a converted page is framed in its acceptance
 #: colour (the region overlay's scale).
-STATE_COLOR = {"queued": QColor(170, 170, 170), "drafting": QColor(0, 150, 160), "converting": QColor(30, 110, 230),
+STATE_COLOR = {"queued": QColor(170, 170, 170), "drafting": QColor(0, 150, 160), "drafted": QColor(120, 200, 205),
+               "converting": QColor(30, 110, 230),
                "failed": QColor(200, 30, 30), "partial": QColor(150, 90, 200), "open": QColor(170, 170, 170),
                "not in range": QColor(200, 200, 200)}
 THIN = ("open", "not in range")
 MARK = {"done": " ✓", "failed": " ✗", "warning": " ⚠"}
 #: What the legend names, in order: (state, words).
-LEGEND = (("queued", "waiting"), ("drafting", "drafting"), ("converting", "converting"), ("failed", "failed"),
-          ("partial", "partial (cancelled)"))
+LEGEND = (("queued", "waiting"), ("drafting", "drafting"), ("drafted", "drafted"), ("converting", "converting"),
+          ("failed", "failed"), ("partial", "partial (cancelled)"))
 
 
 def frame_color(doc, number: int, state: str) -> QColor:
@@ -56,8 +57,9 @@ def thumbnail_icon(base: QPixmap, state: str, color: QColor) -> QIcon:
 
 def legend_html() -> str:
     swatch = '<span style="color:{}">■</span>&nbsp;{}'
-    parts = [swatch.format(STATE_COLOR[state].name(), words) for state, words in LEGEND]
-    return "Page frames: " + " ".join(parts) + " · converted: as the regions · ⚠ token limit"
+    keep = lambda words: words.replace(" ", "&nbsp;")  # noqa: E731 (an entry never breaks across lines)
+    parts = [swatch.format(STATE_COLOR[state].name(), keep(words)) for state, words in LEGEND]
+    return ("Page frames: " + " ".join(parts) + f" · {keep('converted: as the regions')} · {keep('⚠ token limit')}")
 
 
 class FrameLegend(QLabel):
@@ -86,7 +88,8 @@ class PageList(QListWidget):
         self.setMovement(QListView.Movement.Static)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.setStyleSheet("QListWidget::item:selected { background: #cfe3ff; color: #1a1a1a; }")
+        # a light wash of blue over the palette's base: the frame's colour stays visible, light or dark
+        self.setStyleSheet("QListWidget::item:selected { background: rgba(40, 110, 220, 28%); color: palette(text); }")
         self.setAcceptDrops(False)
         self._fit_grid()
         self.doc = None

@@ -6,8 +6,18 @@ elided in the middle and whose next lines wrap)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QLabel, QMessageBox, QSizePolicy, QStyledItemDelegate, QStyleOptionViewItem
+
+
+def is_dark(widget) -> bool:
+    """The widget's palette is a dark one (light text on a dark window)."""
+    return widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def error_color(widget) -> str:
+    """A red that reads on the widget's background, light or dark (contrast 4.5:1 or more)."""
+    return "#ff8a80" if is_dark(widget) else "#b00020"
 
 
 class ElidedLabel(QLabel):
@@ -90,6 +100,9 @@ class StatusLine(ElidedLabel):
 
     def _elide(self) -> None:
         super()._elide()
+        shown = name_first_elided(self._full, self.fontMetrics(), max(0, self.contentsRect().width()))
+        if shown != super().text():
+            QLabel.setText(self, shown)
         if getattr(self, "details", None) is not None:
             self.setCursor(Qt.CursorShape.PointingHandCursor if self.has_more else Qt.CursorShape.ArrowCursor)
 
@@ -107,6 +120,20 @@ class StatusLine(ElidedLabel):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.details_box = box
+
+
+def name_first_elided(text: str, fm, width: int, share: float = 0.4) -> str:
+    """``text`` elided to ``width`` pixels; a message that starts with a long name (``NAME: what
+    happened``) gives up the middle of the name first, down to ``share`` of the width, so that what
+    happened stays readable (``docling_code…2024.pdf: converting page 3 (3 of 9)``)."""
+    if not width or fm.horizontalAdvance(text) <= width:
+        return text
+    name, sep, rest = text.partition(": ")
+    if not sep or fm.horizontalAdvance(name) <= share * width:
+        return fm.elidedText(text, Qt.TextElideMode.ElideRight, width)
+    room = max(int(share * width), width - fm.horizontalAdvance(sep + rest))
+    short = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, room)
+    return fm.elidedText(short + sep + rest, Qt.TextElideMode.ElideRight, width)
 
 
 class NameFirstDelegate(QStyledItemDelegate):

@@ -243,9 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     mixed = [i for i, s in enumerate(result.region_stats)
              if s.verified and s.drafted_tokens >= 8 and result.regions[i].label != "page_number"]
     pick = min(mixed or range(len(result.regions)), key=lambda i: result.region_stats[i].acceptance_rate)
-    window.labels_action.trigger()
-    window.inspection.select(pick)
-    window.set_status("Region labels on (View > Show region labels); click a region to inspect its draft")
+    window.labels_action.trigger()  # View > Show region labels
+    window.inspection.select(pick)  # the status bar tells the region's story, as the inspector does
     pump(app, lambda: False, 0.3)
     save(window, out / "04-draft-inspection.png", REPLAY_CAPTION)
     window.close()

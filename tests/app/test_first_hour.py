@@ -546,7 +546,7 @@ def test_nothing_clipped_in_the_status_bar_at_1280_pixels(qtbot, window, tmp_pat
 def test_the_legend_names_every_page_frame_colour(qtbot, window):
     from app.thumbnails import LEGEND, STATE_COLOR, THIN
 
-    text = window.frame_legend.text()
+    text = window.frame_legend.text().replace("&nbsp;", " ")
     for state, colour in STATE_COLOR.items():
         if state not in THIN:
             assert colour.name() in text, state

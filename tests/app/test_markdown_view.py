@@ -108,3 +108,14 @@ def test_an_unreadable_formula_shows_its_source(qtbot):
     view = _view(qtbot, "Broken $\\frac{$ and fine $x$.\n\n$$\\sqrt[$$")
     shown = view.rendered.toPlainText()
     assert "Broken \\frac{ and fine x." in shown and "\\sqrt[" in shown, shown
+
+
+def test_a_range_running_into_the_next_block_selects_all_it_can_in_the_rendered_tab(qtbot):
+    from app.markdown_view import MarkdownView
+
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    md = "# HSD Studio Sample Document\n\n## 1. Introduction\n\nThis sample shows what."
+    view.set_texts(page=md, document=md)
+    view.show_range(0, md.index("Introduction") + 5)  # the title and the start of the next heading
+    assert view.rendered.textCursor().selectedText() == "HSD Studio Sample Document"

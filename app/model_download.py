@@ -18,7 +18,7 @@ from typing import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
-from app.progress import format_duration
+from core.api import format_duration
 
 #: What a model needs (weights from safetensors only, its configuration, tokenizer and processor
 #: files, chat templates); other files of a repository (pictures, other weight formats) stay there.

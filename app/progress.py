@@ -15,19 +15,10 @@ from __future__ import annotations
 
 import time
 
+from core.api import format_duration
+
 #: Characters per token before a page of this run has finished (Markdown in common tokenizers).
 CHARS_PER_TOKEN = 4.0
-
-
-def format_duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 class ProgressTracker:

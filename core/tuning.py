@@ -260,6 +260,9 @@ PROSE_LONG_SHARE = 0.5
 PROSE_LINE_WORDS = 5
 #: ... and at least this share of them wrap onto the line under them in the same column.
 PROSE_WRAP_SHARE = 0.35
+#: A table box's top row is a caption the layout model took into it when its one line spans this
+#: share of the box (a header row's cells are short, or several side by side).
+CAPTION_ROW_WIDTH = 0.6
 #: A figure's text is a sentence or heading when it has at least this many words (CJK: twice as
 #: many characters) ...
 FIGURE_TEXT_WORDS = 4

@@ -10,6 +10,8 @@ find; ``LayoutReport`` says what was found, and the drafter records it in the fi
 * ``reads_as_prose``: a table box whose lines are long and wrap from one line to the next under
   each other, as running text does; the box is not a table (its lines become paragraphs, ordered
   column by column).
+* ``caption_rows``: a table box whose top rows are one long line each across the box (the layout
+  model took the caption above the table into it); the box starts below them, the lines stay text.
 * ``uncovered_lines``: OCR lines whose text no region's draft holds; each becomes a region of
   its own, at its place in the reading order (invariant: every OCR line's text appears in exactly
   one region's draft).
@@ -39,16 +41,18 @@ _SENTENCE_END = re.compile(r"[.!?:;。！？：；]\s*$")
 class LayoutReport:
     """What the check found on one page and repaired."""
     prose_tables: int = 0
+    table_captions: int = 0
     uncovered_lines: int = 0
     figure_text: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property
     def repaired(self) -> bool:
-        return bool(self.prose_tables or self.uncovered_lines or self.figure_text)
+        return bool(self.prose_tables or self.table_captions or self.uncovered_lines or self.figure_text)
 
     def summary(self) -> dict:
-        return {k: v for k, v in (("prose_tables", self.prose_tables), ("uncovered_lines", self.uncovered_lines),
+        return {k: v for k, v in (("prose_tables", self.prose_tables), ("table_captions", self.table_captions),
+                                  ("uncovered_lines", self.uncovered_lines),
                                   ("figure_text", self.figure_text)) if v}
 
 
@@ -79,6 +83,29 @@ def reads_as_prose(lines: list[TextLine]) -> bool:
         if fills and words(ln.text) >= tuning.PROSE_LINE_WORDS:
             wraps += 1
     return wraps >= tuning.PROSE_WRAP_SHARE * len(lines)
+
+
+def caption_rows(lines: list[TextLine], box: tuple) -> tuple:
+    """``box`` without the caption the layout model took into it: the rows at its top that hold one
+    line of ``PROSE_LINE_WORDS`` words or more running across most of the box (a sentence, not a
+    header row of short cells) are cut off; returns the box that starts below them (``box`` itself
+    when its first row is not such a line). Cells are short: a table's own first row has several
+    lines side by side, or short ones."""
+    top, above = box[1], None
+    width = max(box[2] - box[0], 1.0)
+    for row in rows_of(lines):
+        line = row[0]
+        long = (words(line.text) >= tuning.PROSE_LINE_WORDS
+                and line.bbox[2] - line.bbox[0] >= tuning.CAPTION_ROW_WIDTH * width)
+        # a wrapped caption's last line is short: it continues the sentence of the line above
+        wraps_on = above is not None and not _SENTENCE_END.search(above.text) \
+            and abs(line.bbox[0] - above.bbox[0]) <= line.height and line.bbox[1] - above.bbox[3] <= line.height
+        if len(row) != 1 or not (long or wraps_on):
+            break
+        top, above = line.bbox[3], line
+        if not long:
+            break
+    return box if above is None else (box[0], top, box[2], box[3])
 
 
 def _next_in_column(line: TextLine, lines: list[TextLine]) -> TextLine | None:

@@ -28,7 +28,7 @@ import numpy as np
 from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import TextLine, median_line_size, rows_of
-from core.drafters.layout_check import (LayoutReport, column_gutters, reads_as_prose, slot, split_at_gutters,
+from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, reads_as_prose, slot, split_at_gutters,
                                        text_in_figure,
                                        uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
@@ -176,6 +176,13 @@ class RapidOCRDrafter:
                 if reads_as_prose(inside):  # columns of running text: paragraphs, column by column
                     report.prose_tables += 1
                     continue
+                below_caption = caption_rows(inside, box)
+                if below_caption != box:  # the caption stays text, above the table
+                    report.table_captions += 1
+                    box = below_caption
+                    inside = [ln for ln in inside if _center_inside(ln.bbox, box)]
+                    if len(inside) < 4 or not _lines_side_by_side(inside):
+                        continue
                 table_model = self._table_engine()
                 html = table_html(table_model, pixels, scale, box, inside) if table_model is not None else None
                 if html:

@@ -144,7 +144,14 @@ def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables:
         table_at.setdefault(_nearest_group(box, groups), []).append((box, html))
     regions: list[Region] = []
     for i, ((cls, _), group_lines) in enumerate(zip(groups, members)):
-        for box, html in table_at.pop(i, []):
+        placed = table_at.pop(i, [])
+        if placed:  # lines of the table's box above its table (a caption the box took in) come first
+            top = min(box[1] for box, _ in placed)
+            above = [ln for ln in group_lines if (ln.bbox[1] + ln.bbox[3]) / 2 < top]
+            if above:
+                regions += group_regions(cls, above, page_width, page_height, body_size, source, report, barriers)
+                group_lines = [ln for ln in group_lines if ln not in above]
+        for box, html in placed:
             regions.append(Region("table", box, html, source))
         if group_lines:
             regions += group_regions(cls, group_lines, page_width, page_height, body_size, source, report, barriers)

@@ -13,7 +13,7 @@ from PIL import Image
 
 from core.drafters import layout_check, ocr_layout
 from core.drafters.layout import TextLine
-from core.drafters.layout_check import reads_as_prose, uncovered_lines, words
+from core.drafters.layout_check import caption_rows, reads_as_prose, uncovered_lines, words
 from core.drafters.normalize import normalize_for_match
 from core.drafters.rapidocr import RapidOCRDrafter
 from core.drafters.regions import looks_like_formula
@@ -183,3 +183,19 @@ def test_uncovered_lines_compare_letters_and_digits_only():
 ])
 def test_formula_lines(text, formula):
     assert looks_like_formula(text) is formula
+
+
+def test_caption_rows_are_cut_from_the_top_of_a_table_box():
+    box = (50.0, 60.0, 300.0, 240.0)
+    caption = [TextLine((52, 62, 298, 72), "Recoveries and relative standard deviations obtained from spiked", 8.0),
+               TextLine((52, 74, 120, 84), "sludge samples", 8.0)]
+    cells = [TextLine((52 + c * 80, 100 + r * 16, 100 + c * 80, 110 + r * 16), f"{r}.{c} ± 1", 8.0)
+             for r in range(6) for c in range(3)]
+    assert caption_rows(caption + cells, box) == (50.0, 84, 300.0, 240.0)
+    # a table whose first row is its header of short cells keeps its box
+    assert caption_rows(cells, box) == box
+    # one long cell in a row beside others is no caption
+    wide = [TextLine((52, 62, 298, 72), "Name of the compound as it stands in the register", 8.0),
+            TextLine((52, 74, 80, 84), "x", 8.0), TextLine((200, 74, 240, 84), "y", 8.0)]
+    assert caption_rows(wide + cells, box) == (50.0, 72, 300.0, 240.0)
+    assert caption_rows(wide[1:] + cells, box) == box

@@ -21,8 +21,10 @@ Targets (``--target``):
 * ``real``: the model itself (its own greedy output); the lossless check compares ``hsd`` at tau 1
   with ``ar`` token for token;
 * ``simulated-gpu``: ``SimulatedGpuTarget``, replay's acceptance with every pass taking the time of a
-  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). ``hsd`` and
-  ``page`` draft beside their decode, as conversions on a GPU do (``background_drafting`` auto = on).
+  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). Each method
+  converts each document in one document run (``core.bench.document_run``): pages drafted ahead of
+  and beside the decode as conversions on a GPU do (``background_drafting`` auto = on), a page's
+  wall-clock its share of the run, ``passes_before_drafts`` how long it decoded without drafts.
 
 Every method record also holds ``decode_cpu_seconds``: the CPU time of the decoding thread
 (``time.thread_time``) while the page converted, the engine's own work (the drafter runs on its own

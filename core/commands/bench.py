@@ -27,7 +27,8 @@ def register(sub) -> None:
     p.add_argument("--target", choices=TARGETS, default="replay",
                    help="replay: greedy output = the reference (no network); replay-cost: real passes of "
                    "--model with acceptance from the reference; real: the model itself; simulated-gpu: "
-                   "replay's acceptance, every pass taking a GPU's time by a cost model (default: replay)")
+                   "replay's acceptance, every pass taking a GPU's time by a cost model, each document converted "
+                   "in one run as hsd convert does, pages drafted ahead (default: replay)")
     p.add_argument("--gpu-pass-ms", type=float, default=20.0, metavar="MS",
                    help="simulated-gpu: fixed milliseconds of every pass (default 20: a 1 B VLM in transformers)")
     p.add_argument("--gpu-token-ms", type=float, default=0.01, metavar="MS",

@@ -207,7 +207,8 @@ class Engine:
         job.regions.wait(stats.stage1_passes + stats.stage2_passes)  # figures and the overlay need them
         stats.generated_tokens = len(page.tokens)
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
-        stats.passes_before_drafts = job.regions.arrived_after
+        # ar reads no drafts: however late its drafter answered, no pass waited for it
+        stats.passes_before_drafts = job.regions.arrived_after if self.config.mode != "ar" else 0
         stats.draft_error = drafting.error
         markdown, spans = page.text, page.spans
         if target.profile is not None:  # the family's format (Qwen's HTML, HunyuanOCR's runaway

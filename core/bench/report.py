@@ -9,7 +9,8 @@ Definitions (per page, ``m`` a method, ``ar`` the baseline from the same run):
   (one per region crop and the page) and every decoding pass of both stages;
 * wall-clock speed-up ``ar.wall / m.wall``, wall = render + draft + engine seconds (``ar`` is not
   charged the drafter; with background drafting, render + engine, the engine's seconds spanning the
-  drafter's); on the simulated GPU also its simulated seconds and the engine's CPU time per pass;
+  drafter's); on the simulated GPU a page's share of its document run (``core.bench.document_run``),
+  its simulated seconds, the engine's CPU time per pass and the passes before its drafts arrived;
 * mean accepted length = output tokens per page-level (Stage 2) pass, 1.0 for ``ar``;
   ``regions``: tokens per Stage 1 pass (its passes are batched over regions).
 
@@ -207,23 +208,52 @@ def _method_table(summary: dict, methods: list[str]) -> list[str]:
     return lines
 
 
-def _simulated_gpu_table(summary: dict, methods: list[str], info: dict) -> list[str]:
-    """Wall-clock on the simulated GPU: what each method's clock read, what of it the simulated
-    passes were, and what the engine itself cost per pass (the decoding thread's CPU time)."""
+def _simulated_gpu_table(summary: dict, methods: list[str], info: dict, pages: list[dict]) -> list[str]:
+    """Wall-clock on the simulated GPU: what each method's clock read end to end, beside its passes,
+    what of it the simulated passes were and what the engine itself cost per pass (the decoding
+    thread's CPU time); then each document's end-to-end seconds and each page's passes before its
+    drafts arrived."""
     L = ["", "## Simulated GPU", "",
          f"A simulation, not a GPU run: {info['target_detail']}. Every pass (prefills included) sleeps the "
-         "cost model's time without holding the GIL; `page` and `hsd` draft on a thread beside their "
-         "decode; wall-clock is render + engine seconds (ar: render + engine), the drafter and the "
-         "engine's own work included. Engine per pass: the decoding thread's CPU time over its passes.", "",
-         "| method | pages | passes (speed-up, total) | wall seconds (speed-up mean / total) | simulated GPU seconds "
-         "| engine CPU per pass | drafting beside (s) |", "|---|---|---|---|---|---|---|"]
+         "cost model's time without holding the GIL. Each method converts each document in one document run "
+         "(`core.run`, as `hsd convert` does): one thread renders and drafts the pages ahead of the decode, "
+         "a page decodes without drafts until its drafts arrive; `ar` drafts nothing. A page's wall-clock is "
+         "the run's seconds from the end of the page before (or the run's start) to the end of its own, so "
+         "drafting, rendering and the engine's own work count wherever the decode waited for them. Engine "
+         "per pass: the decoding thread's CPU time over its passes. End to end / passes: the wall-clock "
+         "speed-up over the pass speed-up (1.0: drafting and engine entirely hidden).", "",
+         "| method | pages | passes (speed-up, total) | wall seconds (speed-up mean / total) | end to end / passes "
+         "| simulated GPU seconds | engine CPU per pass | drafting (s) |", "|---|---|---|---|---|---|---|---|"]
     for m in methods:
         s = summary.get(m)
         if not s:
             continue
         L.append(f"| {m} | {s['pages']} | {s['forward_passes']} ({_f(s['fp_speedup_total'])}x) | "
                  f"{s['wall_seconds']:.1f} ({_f(s['wall_speedup_mean'])}x / {_f(s['wall_speedup_total'])}x) | "
+                 f"{_f(_ratio(s['wall_speedup_total'], s['fp_speedup_total']))} | "
                  f"{s['gpu_seconds']:.1f} | {s['engine_ms_per_pass']:.2f} ms | {s['draft_beside_seconds']:.1f} |")
+    runs = [p for p in pages if p.get("document_run_seconds")]
+    if runs:
+        shown = [m for m in methods if m in runs[0]["document_run_seconds"]]
+        L += ["", "Per document, end to end (seconds of its document run; speed-up over ar's):", "",
+              "| document | pages | " + " | ".join(shown) + " |", "|---|---|" + "---|" * len(shown)]
+        for p in runs:
+            t = p["document_run_seconds"]
+            n = sum(1 for q in pages if q["doc"] == p["doc"])
+            L.append(f"| {p['doc']} | {n} | " + " | ".join(
+                f"{t[m]:.1f}" + ("" if m == "ar" else f" ({_f(_ratio(t.get('ar', 0.0), t[m]))}x)") for m in shown) + " |")
+    drafting = [m for m in methods if any("background_drafting" in p["methods"].get(m, {}) for p in pages)]
+    if drafting:
+        L += ["", "Passes before the page's drafts arrived (its drafting seconds):", "",
+              "| document | page | " + " | ".join(drafting) + " |", "|---|---|" + "---|" * len(drafting)]
+        for p in pages:
+            cells = []
+            for m in drafting:
+                r = p["methods"].get(m, {})
+                d = (r.get("background_drafting") or {}).get("draft_seconds")
+                cells.append(f"{r.get('passes_before_drafts', '-')} of {r.get('forward_passes', '-')}"
+                             + (f" ({d:.1f} s)" if d is not None else ""))
+            L.append(f"| {p['doc']} | {p['page']} | " + " | ".join(cells) + " |")
     return L
 
 
@@ -284,7 +314,7 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
         L.append(f"\nPages where hsd is slower than ar in wall-clock: {', '.join(lose[:30])}"
                  + (" ..." if len(lose) > 30 else ""))
     if info["target"] == "simulated-gpu":
-        L += _simulated_gpu_table(agg["overall"], methods, info)
+        L += _simulated_gpu_table(agg["overall"], methods, info, result["pages"])
     L += ["", "## All pages", ""] + _method_table(agg["overall"], methods)
     d = agg["drafts"]
     L.append(f"\nDrafts alone: edit distance {_f(d['edit_distance'], 3)}, TEDS {_f(d['teds'], 3)}.")

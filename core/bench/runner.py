@@ -21,8 +21,10 @@ Targets (``--target``):
 * ``real``: the model itself (its own greedy output); the lossless check compares ``hsd`` at tau 1
   with ``ar`` token for token;
 * ``simulated-gpu``: ``SimulatedGpuTarget``, replay's acceptance with every pass taking the time of a
-  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). ``hsd`` and
-  ``page`` draft beside their decode, as conversions on a GPU do (``background_drafting`` auto = on).
+  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). Each method
+  converts each document in one document run (``core.bench.document_run``): pages drafted ahead of
+  and beside the decode as conversions on a GPU do (``background_drafting`` auto = on), a page's
+  wall-clock its share of the run, ``passes_before_drafts`` how long it decoded without drafts.
 
 Every method record also holds ``decode_cpu_seconds``: the CPU time of the decoding thread
 (``time.thread_time``) while the page converted, the engine's own work (the drafter runs on its own
@@ -39,10 +41,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from core import tuning
 from core.bench import beside as human_side
+from core.bench.document_run import FixedDrafts, NoDrafts, PageReference, device_seconds, run_document
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
+from core.bench.replay import ReplayTarget
 from core.drafters.background import DraftJob
 from core.engine import Engine, EngineConfig
 from core.page_pipeline import render_and_draft
@@ -96,20 +101,20 @@ class BenchConfig:
     methods: str = DEFAULT_METHODS
     pages: int | None = None          # at most this many pages in all (documents in name order)
     docs: list[str] | None = None     # only documents whose name starts with one of these
-    drafter: str = "auto"
-    dpi: int = 144
-    max_new_tokens: int = 8192
+    drafter: str = tuning.DEFAULT_DRAFTER
+    dpi: int = tuning.DPI
+    max_new_tokens: int = tuning.BENCH_MAX_NEW_TOKENS
     tokenizer: str = "auto"           # replay granularity: auto | qwen | tiny (see replay.base_tokenizer)
     device: str | None = None
     dtype: str | None = None
     cost_layers: int | None = None    # shrink the random real-size model (CPU tests)
     reference_tables: str = "html"    # html: pipe tables in references become HTML (the prompts' convention)
     reference_spaces: str = "collapse"  # collapse: runs of spaces inside lines become one (see corpus)
-    background_drafting: str = "auto"  # replay-cost / real: hsd and page draft beside the decode (see below)
+    background_drafting: str = tuning.DEFAULT_BACKGROUND_DRAFTING  # replay-cost / real: hsd and page draft beside the decode (see below)
     reference_kind: str = "auto"      # human | model:NAME | auto (the model_outputs layout; core.bench.beside)
     human_reference: str | None = "auto"  # model outputs: also replay ar/hsd on this corpus's human references
-    gpu_pass_ms: float = 20.0         # simulated-gpu: a pass's fixed milliseconds (core.bench.simulated_gpu)
-    gpu_token_ms: float = 0.01        # simulated-gpu: milliseconds per token in the pass
+    gpu_pass_ms: float = tuning.SIMULATED_GPU_PASS_MS  # simulated-gpu: a pass's fixed milliseconds (core.bench.simulated_gpu)
+    gpu_token_ms: float = tuning.SIMULATED_GPU_TOKEN_MS  # simulated-gpu: milliseconds per token in the pass
 
 
 @dataclass
@@ -261,7 +266,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
-    if hasattr(target, "start_document"):  # replay targets number a document's tokens afresh
+    if isinstance(target, ReplayTarget):  # replay targets number a document's tokens afresh
         target.start_document()
     out = []
     with open_document(doc.pdf) as document:
@@ -281,6 +286,14 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
                              drafted.seconds["draft"], drafted.drafts.error))
         page_texts = [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared]
         page_refs = split_reference(reference, page_texts)
+        if cfg.target == "simulated-gpu":  # each method converts the document as hsd convert does
+            out = _run_as_documents(doc, cfg, methods, target, drafter, prepared[:budget], page_refs, n, pass_cost)
+            for i, rec in enumerate(out):
+                rec["draft_load_seconds"] = loads[i]
+                if on_page:
+                    on_page(rec)
+                _log_page(log, rec, n)
+            return out
         side = human_side.start_document(human, doc.name, page_texts, cfg, target, pass_cost)
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
@@ -304,11 +317,59 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             out.append(rec)
             if on_page:
                 on_page(rec)
-            hsd = rec["methods"].get("hsd") or next(iter(rec["methods"].values()))
-            log(f"{doc.name} p{i + 1}/{n}: {rec['reference_tokens']} tok, {len(regions)} regions, "
-                + ", ".join(f"{k} {v['forward_passes']}fp/{v['wall_seconds']:.2f}s" for k, v in rec["methods"].items())
-                + (f" [hsd mal {hsd['mean_accepted_length']:.2f}]" if "hsd" in rec["methods"] else ""))
+            _log_page(log, rec, n)
     return out
+
+
+def _log_page(log, rec: dict, n_pages: int) -> None:
+    hsd = rec["methods"].get("hsd") or next(iter(rec["methods"].values()))
+    log(f"{rec['doc']} p{rec['page']}/{n_pages}: {rec['reference_tokens']} tok, {rec['regions']} regions, "
+        + ", ".join(f"{k} {v['forward_passes']}fp/{v['wall_seconds']:.2f}s" for k, v in rec["methods"].items())
+        + (f" [hsd mal {hsd['mean_accepted_length']:.2f}]" if "hsd" in rec["methods"] else ""))
+
+
+def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n_pages, pass_cost) -> list[dict]:
+    """Every method converts the document's first ``len(prepared)`` pages in one document run
+    (``core.bench.document_run``): drafting ahead of the decode as ``hsd convert`` does it, a page's
+    wall-clock the run's seconds from the page before to its own. ``prepared``: the pages as drafted
+    first (their drafts split the reference and place the regions' references)."""
+    references, oracles, records = {}, {}, []
+    for i, (_page, _image, regions, render_s, draft_s, draft_error) in enumerate(prepared):
+        spans = region_spans(page_refs[i], regions)
+        references[i + 1] = PageReference(page_refs[i], region_references(page_refs[i], regions, spans))
+        oracles[i + 1] = oracle_regions(page_refs[i], regions, spans)
+        records.append(_page_record(doc, i, n_pages, regions, spans, render_s, draft_s, draft_error, page_refs[i],
+                                    cfg, target))
+    oracle_references = {k: PageReference(ref.page, [r.text for r in oracles[k]]) for k, ref in references.items()}
+    outputs, texts = [{} for _ in records], [{} for _ in records]
+    for m in methods:
+        config = EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens, dpi=cfg.dpi,
+                              background_drafting=_background_drafting(cfg))
+        method_drafter = NoDrafts() if not m.uses_drafts else FixedDrafts(oracles) if m.oracle else drafter
+        run = run_document(doc.pdf, config, target, method_drafter, oracle_references if m.oracle else references,
+                           f"1-{len(prepared)}", pass_cost)
+        records[0].setdefault("document_run_seconds", {})[m.name] = run.seconds
+        for i, rec in enumerate(records):
+            measure = run.pages.get(i + 1)
+            res = measure.result if measure is not None else None
+            r = _method_record(m, res, None if res is not None else "not converted", 0.0, 0.0, references[i + 1].page,
+                               target, gains=measure.gains if measure is not None else None)
+            rec["methods"][m.name] = r
+            if measure is None:
+                continue
+            r["wall_seconds"] = measure.wall_seconds
+            r["decode_cpu_seconds"] = measure.cpu_seconds
+            if measure.gpu_seconds is not None:
+                r["gpu_seconds"] = measure.gpu_seconds
+            if m.uses_drafts and not m.oracle:
+                r["background_drafting"] = {
+                    "draft_seconds": res.stats.seconds.get("draft", 0.0),
+                    "same_regions": measure.regions is not None and [x.to_dict() for x in measure.regions]
+                    == [x.to_dict() for x in prepared[i][2]]}
+            outputs[i][m.name], texts[i][m.name] = list(res.output_tokens), res.markdown
+    for i, rec in enumerate(records):
+        _compare_methods(rec, methods, outputs[i], texts[i], replay=True)
+    return records
 
 
 def _background_drafting(cfg: BenchConfig) -> str:
@@ -323,14 +384,12 @@ def _draft_text_all(regions) -> str:
     return "\n\n".join(r.text for r in regions if r.text.strip())
 
 
-def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draft_error, page_ref, cfg,
-              methods, target, engines, drafter=None) -> dict:
+def _page_record(doc, index, n_pages, regions, spans, render_s, draft_s, draft_error, page_ref, cfg,
+                 target) -> dict:
+    """A page's record before its methods run: the page, its drafts and how they read."""
     replay = cfg.target != "real"
-    spans = region_spans(page_ref, regions)
-    region_refs = region_references(page_ref, regions, spans)
-    oracle = oracle_regions(page_ref, regions, spans)
     draft_text = _draft_text(regions)
-    rec = {
+    return {
         "doc": doc.name, "kind": doc.kind, "page": index + 1, "pages": n_pages,
         "regions": len(regions),
         "text_regions": sum(1 for r in regions if r.label not in NON_TEXT_LABELS and r.text.strip()),
@@ -341,6 +400,16 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
         "drafts": {"edit_distance": text_edit_distance(draft_text, page_ref), "teds": page_teds(draft_text, page_ref)},
         "methods": {},
     }
+
+
+def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draft_error, page_ref, cfg,
+              methods, target, engines, drafter=None) -> dict:
+    replay = cfg.target != "real"
+    spans = region_spans(page_ref, regions)
+    region_refs = region_references(page_ref, regions, spans)
+    oracle = oracle_regions(page_ref, regions, spans)
+    rec = _page_record(doc, index, n_pages, regions, spans, render_s, draft_s, draft_error, page_ref, cfg,
+                       target)
     outputs: dict[str, list[int]] = {}
     texts: dict[str, str] = {}
     for m in methods:
@@ -354,7 +423,7 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
                   and engines[m.name].drafts_beside_decode)
         if beside:  # the same drafter, on a thread beside this method's decode (module docstring)
             regs = DraftJob(drafter, page)
-        cpu0, gpu0 = time.thread_time(), _device_seconds(target)
+        cpu0, gpu0 = time.thread_time(), device_seconds(target)
         try:
             res = engines[m.name].convert_image(image, regs, page.width, page.height, index + 1)
         except (KeyboardInterrupt, HSDError):
@@ -365,7 +434,7 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
                                                 target)
         rec["methods"][m.name]["decode_cpu_seconds"] = time.thread_time() - cpu0
         if gpu0 is not None:
-            rec["methods"][m.name]["gpu_seconds"] = _device_seconds(target) - gpu0
+            rec["methods"][m.name]["gpu_seconds"] = device_seconds(target) - gpu0
         if beside:
             drafted = regs.result()  # waits for the drafter if the decode finished first
             rec["methods"][m.name]["background_drafting"] = {
@@ -373,6 +442,12 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
                 "same_regions": [r.to_dict() for r in drafted] == [r.to_dict() for r in regions]}
         if res is not None:
             outputs[m.name], texts[m.name] = list(res.output_tokens), res.markdown
+    _compare_methods(rec, methods, outputs, texts, replay)
+    return rec
+
+
+def _compare_methods(rec: dict, methods, outputs: dict, texts: dict, replay: bool) -> None:
+    """How far ``hsd`` at tau < 1 wrote from tau 1; on a real target, whether hsd equals ar."""
     base = texts.get("hsd")
     for m in methods:
         r = rec["methods"][m.name]
@@ -380,23 +455,18 @@ def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draf
             r["distance_to_tau1"] = text_edit_distance(texts[m.name], base)
     if not replay and "ar" in outputs and "hsd" in outputs:
         rec["lossless"] = outputs["hsd"] == outputs["ar"]
-    return rec
 
 
-def _device_seconds(target) -> float | None:
-    """The simulated GPU's seconds so far (None for other targets)."""
-    from core.bench.simulated_gpu import SimulatedGpuTarget
-
-    return target.device_seconds if isinstance(target, SimulatedGpuTarget) else None
-
-
-def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target) -> dict:
+def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target, gains=None) -> dict:
+    """A method's record of one page. ``gains``: its Stage 2 gains per pass where they were read
+    already (a document run reads them as each page ends), else from ``target`` now."""
     if res is None:
         return {"error": error, "forward_passes": 0, "wall_seconds": 0.0, "mean_accepted_length": 0.0}
     s = res.stats
     engine_s = s.seconds.get("total", 0.0)
     kind = "region" if m.mode == "regions" else "page"
-    gains = target.gains(kind, final=s.generated_tokens if kind == "page" else None)
+    if gains is None:
+        gains = target.gains(kind, final=s.generated_tokens if kind == "page" else None)
     return {
         "forward_passes": s.forward_passes,
         "prefill_passes": s.prefill_passes,
@@ -408,6 +478,7 @@ def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target) -
         "accepted_tokens": s.accepted_tokens,
         "tree_passes": s.tree_passes,
         "mean_accepted_length": s.mean_accepted_length,
+        "passes_before_drafts": s.passes_before_drafts,
         "stop_reason": s.stop_reason,
         "engine_seconds": engine_s,
         "seconds": dict(s.seconds),

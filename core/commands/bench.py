@@ -28,7 +28,8 @@ def register(sub) -> None:
     p.add_argument("--target", choices=TARGETS, default="replay",
                    help="replay: greedy output = the reference (no network); replay-cost: real passes of "
                    "--model with acceptance from the reference; real: the model itself; simulated-gpu: "
-                   "replay's acceptance, every pass taking a GPU's time by a cost model (default: replay)")
+                   "replay's acceptance, every pass taking a GPU's time by a cost model, each document converted "
+                   "in one run as hsd convert does, pages drafted ahead (default: replay)")
     p.add_argument("--gpu-pass-ms", type=float, default=tuning.SIMULATED_GPU_PASS_MS, metavar="MS",
                    help=f"simulated-gpu: fixed milliseconds of every pass (default {tuning.SIMULATED_GPU_PASS_MS:g}: "
                    "a 1 B VLM in transformers)")

@@ -96,6 +96,8 @@ def build_tree(
     tokens, parents, depths, origins = [root], [-1], [0], [None]
     child_of: dict[tuple[int, int], int] = {}  # (parent node, token) -> node
     for cont, origin in continuations:
+        if len(tokens) >= max_nodes:
+            break  # full: a later continuation could only walk nodes that are there already
         node = 0
         for k, tok in enumerate(cont):
             key = (node, tok)

@@ -121,9 +121,11 @@ def test_loading_the_drafters_models_is_not_charged_to_a_page(synthetic_corpus, 
 
 
 def test_simulated_gpu_end_to_end(synthetic_corpus, tmp_path, capsys):
-    """Replay's output on a simulated GPU's clock: page and hsd draft beside their decode, every
-    record holds its simulated seconds and the decoding thread's CPU time, the report says it is
-    a simulation and what the cost model was."""
+    """Replay's output on a simulated GPU's clock: each method converts each document in one
+    document run (drafting ahead, as hsd convert does), page and hsd drafting beside their decode;
+    every record holds its simulated seconds, the decoding thread's CPU time and the passes before
+    its drafts arrived; a document's pages add up to its run; the report says it is a simulation,
+    what the cost model was, and gives each document's end-to-end seconds."""
     out = tmp_path / "sim"
     rc = main(["bench", str(synthetic_corpus), "--target", "simulated-gpu", "--gpu-pass-ms", "2",
                "--gpu-token-ms", "0.001", "--methods", "ar,page,hsd", "--drafter", "textlayer", "--tokenizer", "tiny",
@@ -135,7 +137,16 @@ def test_simulated_gpu_end_to_end(synthetic_corpus, tmp_path, capsys):
         assert hsd["edit_distance"] == 0.0 and hsd["gpu_seconds"] > 0 and hsd["decode_cpu_seconds"] > 0
         assert "background_drafting" in hsd and "background_drafting" not in ar
         assert ar["gpu_seconds"] >= 0.002 * ar["forward_passes"]
+        assert hsd["background_drafting"]["same_regions"]  # the run's drafter read the page as the first drafting
+        assert 0 <= hsd["passes_before_drafts"] <= hsd["forward_passes"] and ar["passes_before_drafts"] == 0
+    for doc in ("alpha_report", "beta_note"):
+        pages = [p for p in data["pages"] if p["doc"] == doc]
+        run = pages[0]["document_run_seconds"]
+        assert set(run) == {"ar", "page", "hsd"}
+        for m in run:
+            assert sum(p["methods"][m]["wall_seconds"] for p in pages) == pytest.approx(run[m], abs=0.5)
     report = (out / "report.md").read_text()
     assert "## Simulated GPU" in report and "A simulation, not a GPU run" in report
+    assert "| alpha_report | 2 |" in report and "Passes before the page's drafts arrived" in report
     assert "2 ms a pass + 0.001 ms a token" in report
     assert "ms a pass" in capsys.readouterr().out

@@ -1,0 +1,151 @@
+"""A benchmark document converted by each method as ``hsd convert`` converts it: one document run.
+
+On the simulated GPU a method's clock is a user's: ``core.run`` converts the whole document (its
+drafting thread renders and drafts the pages ahead of the decode, the decode takes them in order,
+every page is saved), and a page's wall-clock is the run's seconds from the end of the page before
+(or the run's start) to the end of its own, so a method's pages add up to its end-to-end seconds,
+drafting included wherever it was not hidden behind the decode.
+
+Replay's acceptance needs each page's reference, and the run's drafting thread produces a page's
+regions only while the page decodes. So the benchmark drafts the document once first (as the
+page-by-page loop does; that also splits the document's reference into pages, by the drafts), and
+``ReferencedEngine`` hands the target the page's reference and its regions' references
+(``ReplayTarget.set_page``) as the run's decode reaches the page. The run drafts every page again,
+as a user's run would; the drafter reads a page the same way twice, and each page's record says
+whether it did (``same_regions``). ``ar`` drafts nothing (``NoDrafts``); an oracle method's drafter
+returns the page's oracle regions at once (``FixedDrafts``: drafts computed beforehand).
+
+    run_document(pdf, request config, target, drafter, references, ...)  ->  DocumentMeasure
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.bench.replay import ReplayTarget
+from core.drafters.base import Region
+from core.engine import Engine, EngineConfig
+from core.events import DocumentDone, PageDone, RegionsDrafted
+from core.results import PageResult
+from core.speculative.budget import PassCost
+
+
+@dataclass(frozen=True)
+class PageReference:
+    """What the replay target reads a page as: the page's reference and each region's."""
+
+    page: str
+    regions: list[str]
+
+
+@dataclass
+class PageMeasure:
+    """One page of a document run: its result, the decode thread's CPU seconds and the simulated
+    GPU's seconds while it decoded, its Stage 2 gains (``ReplayTarget.gains``), the regions the
+    run's drafter found, and its wall-clock (see the module docstring)."""
+
+    result: PageResult | None = None
+    cpu_seconds: float = 0.0
+    gpu_seconds: float | None = None
+    gains: list[int] = field(default_factory=list)
+    regions: list[Region] | None = None
+    wall_seconds: float = 0.0
+
+
+@dataclass
+class DocumentMeasure:
+    """A method's document run: page number -> its measure, and the run's end-to-end seconds."""
+
+    pages: dict[int, PageMeasure]
+    seconds: float
+
+
+class NoDrafts:
+    """The drafter of a method that reads no drafts (``ar``): nothing to draft, no time spent."""
+
+    name = "none"
+
+    def draft(self, page) -> list[Region]:
+        return []
+
+
+class FixedDrafts:
+    """Drafts computed beforehand (an oracle method's): page number -> regions, returned at once."""
+
+    name = "fixed"
+
+    def __init__(self, regions: dict[int, list[Region]]):
+        self.regions = regions
+
+    def draft(self, page) -> list[Region]:
+        return list(self.regions.get(page.number, []))
+
+
+def device_seconds(target) -> float | None:
+    """The simulated GPU's seconds so far (None for other targets)."""
+    from core.bench.simulated_gpu import SimulatedGpuTarget
+
+    return target.device_seconds if isinstance(target, SimulatedGpuTarget) else None
+
+
+class ReferencedEngine(Engine):
+    """An engine whose replay target reads each page as its reference says (``references``: page
+    number -> ``PageReference``), set as the decode reaches the page; it measures every page it
+    converts (``pages``)."""
+
+    def __init__(self, config: EngineConfig, target: ReplayTarget, drafter, references: dict[int, PageReference],
+                 pass_cost: PassCost | None = None):
+        super().__init__(config, target=target, drafter=drafter, pass_cost=pass_cost)
+        self.replay_target = target
+        self.references = references
+        self.pages: dict[int, PageMeasure] = {}
+
+    def convert_image(self, image, regions, width, height, page_number=1, on_event=None, should_cancel=None,
+                      seconds=None) -> PageResult:
+        reference = self.references.get(page_number, PageReference("", []))
+        target = self.replay_target
+        target.set_page(reference.page, reference.regions)
+        measure = self.pages.setdefault(page_number, PageMeasure())
+        cpu0, gpu0 = time.thread_time(), device_seconds(target)
+        result = super().convert_image(image, regions, width, height, page_number, on_event, should_cancel,
+                                       seconds)
+        measure.result, measure.cpu_seconds = result, time.thread_time() - cpu0
+        if gpu0 is not None:
+            measure.gpu_seconds = device_seconds(target) - gpu0
+        kind = "region" if self.config.mode == "regions" else "page"
+        measure.gains = target.gains(kind, final=result.stats.generated_tokens if kind == "page" else None)
+        return result
+
+
+def run_document(pdf: Path, config: EngineConfig, target: ReplayTarget, drafter,
+                 references: dict[int, PageReference], pages: str | None = None,
+                 pass_cost: PassCost | None = None) -> DocumentMeasure:
+    """Convert pages ``pages`` (a range such as ``1-4``; None: all) of ``pdf`` in one document run
+    under ``config`` on ``target`` with ``drafter`` (module docstring). The Markdown is written to a
+    temporary folder and dropped."""
+    from core.run import ConversionRequest, convert_document
+
+    engine = ReferencedEngine(config, target, drafter, references, pass_cost)
+    with tempfile.TemporaryDirectory(prefix="hsd-bench-run-") as out:
+        request = ConversionRequest(input=Path(pdf), output=Path(out) / "out.md", config=config, pages=pages,
+                                    fresh=True)
+        drafted: dict[int, list[Region]] = {}
+        walls: dict[int, float] = {}
+        t0 = last = time.perf_counter()
+        with convert_document(request, engine) as run:
+            for event in run:
+                if isinstance(event, RegionsDrafted):
+                    drafted[event.page] = list(event.regions)
+                elif isinstance(event, PageDone):
+                    now = time.perf_counter()
+                    walls[event.page], last = now - last, now
+                elif isinstance(event, DocumentDone):
+                    break
+        seconds = time.perf_counter() - t0
+    for number, measure in engine.pages.items():
+        measure.wall_seconds = walls.get(number, 0.0)
+        measure.regions = drafted.get(number)
+    return DocumentMeasure(engine.pages, seconds)

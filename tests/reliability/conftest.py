@@ -129,12 +129,3 @@ def run_hsd(*args, cwd=None, timeout: float = 600, prelude: str | None = None, e
                           cwd=cwd, capture_output=True, env=environment, timeout=timeout)
     return (proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
             proc.stderr.decode("utf-8", errors="replace"))
-
-
-@pytest.fixture(scope="session")
-def hsd_model(tmp_path_factory):
-    """A tiny qwen2_5_vl model written by ``hsd tiny-model`` (once per test session)."""
-    where = tmp_path_factory.mktemp("hsd-tiny") / "model"
-    rc, out, err = run_hsd("tiny-model", where, "--arch", ARCH)
-    assert rc == 0, err
-    return str(where)

@@ -46,8 +46,19 @@ def test_draft_json_never_replaces_its_input_or_a_file_it_did_not_write(tmp_path
 # --- hsd tiny-model ----------------------------------------------------------------------------------
 
 
-def test_tiny_model_never_replaces_a_folder_it_did_not_write(tmp_path, cli):
-    """``hsd tiny-model DIR`` into a real model folder replaced its config.json and weights."""
+def test_tiny_model_never_replaces_a_folder_it_did_not_write(tmp_path, cli, monkeypatch):
+    """``hsd tiny-model DIR`` into a real model folder replaced its config.json and weights.
+
+    The model itself is a stand-in of the same files (the real build is checked in
+    ``tests/core/commands/test_tiny_model``): what is checked here is which files it may replace."""
+    from core.targets import tiny
+
+    def build(out_dir, arch, seed=0, metadata=None):
+        (out_dir / "config.json").write_text(json.dumps({"model_type": arch, "seed": seed}))
+        (out_dir / "model.safetensors").write_bytes(b"tiny weights %d" % seed)
+        return out_dir
+
+    monkeypatch.setattr(tiny, "build_tiny_model", build)
     real = tmp_path / "real-model"
     real.mkdir()
     (real / "config.json").write_text('{"model_type": "qwen2_5_vl", "hidden_size": 4096}')

@@ -14,6 +14,9 @@ from core.cli import main
 
 ARCH = "qwen2_5_vl"
 
+#: Each conversion here is ``hsd convert`` in this process; the model is loaded once for all of them.
+pytestmark = pytest.mark.usefixtures("shared_model_loads")
+
 
 def _make_pdf(path, pages=2, figure=True):
     doc = pymupdf.open()

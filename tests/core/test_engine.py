@@ -39,12 +39,10 @@ _LOADED: dict = {}
 
 
 @pytest.fixture(scope="module", params=FULL_ARCHS)
-def setup(request, tiny_target_dir):
-    from core.targets.loader import load_target
-
+def setup(request, tiny_target):
     if request.param in _LOADED:
         return _LOADED[request.param]
-    target = load_target(str(tiny_target_dir(request.param)))  # every family is built: a failure is a bug
+    target = tiny_target(request.param)  # every family is built: a failure is a bug
     image = _page_image()
     ar = _run(target, image, "ar", [])
     assert len(set(ar.output_tokens)) > 40, "degenerate model: a lossless test would prove nothing"

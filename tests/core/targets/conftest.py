@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 
 def page_image(lines: list[str], size=(280, 364)):
     """A white page with black text lines: enough structure for the vision tower to see something."""

@@ -1,8 +1,37 @@
-"""Fixtures shared by every test package."""
+"""Fixtures shared by every test package: the tiny models of the real architectures, each built,
+saved and loaded back through ``from_pretrained`` once per session."""
 
 from __future__ import annotations
 
-import pytest
+import os
+
+# One intra-op thread: the tiny models' passes are too small to split, and a second thread only
+# spins (on two shared cores it doubled the suite's CPU time). Set before anything imports torch;
+# subprocesses the tests start inherit it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+
+from core.targets import loader  # noqa: E402
+
+_real_load_target = loader.load_target
+_LOADED: dict = {}
+
+
+def load_target_once(name, device=None, dtype=None, trust_remote_code=False):
+    """``load_target`` that loads each (model, device, dtype) once per session: the suite converts
+    many times and loading is not what those tests test (a failed load is never cached). Tests
+    that change a target's weights load their own copy with ``load_target``."""
+    key = (str(name), device, dtype, trust_remote_code)
+    if key not in _LOADED:
+        _LOADED[key] = _real_load_target(name, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    return _LOADED[key]
+
+
+@pytest.fixture
+def shared_model_loads(monkeypatch):
+    """Engines built in this test (the CLI's, the API's) load their model through ``load_target_once``."""
+    monkeypatch.setattr(loader, "load_target", load_target_once)
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +50,10 @@ def tiny_target_dir(tmp_path_factory):
         return built[arch]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def tiny_target(tiny_target_dir):
+    """Factory: ``tiny_target(arch)`` -> a ``Target`` loaded from the tiny model folder through
+    ``from_pretrained`` (once per session, shared with ``load_target_once``)."""
+    return lambda arch: load_target_once(str(tiny_target_dir(arch)), device="cpu")

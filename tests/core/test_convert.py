@@ -1,5 +1,6 @@
 """``hsd convert`` end to end on generated PDFs with a tiny model: identical output across lossless
-modes, figures, statistics, per-page resume and one-line errors."""
+modes, figures, statistics, per-page resume and one-line errors. ``hsd`` runs in this process,
+except where the process is killed; one-line errors from a fresh process: ``tests/reliability``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import pytest
 from core.cli import main
 
 ARCH = "qwen2_5_vl"
+
+#: Each conversion here is ``hsd convert`` in this process; the model is loaded once for all of them.
+pytestmark = pytest.mark.usefixtures("shared_model_loads")
 
 
 def _make_pdf(path, pages=2, figure=True):
@@ -158,20 +162,21 @@ main({["convert", str(pdf), "-o", str(out), "--model", model_dir, "--drafter", "
     assert out.read_bytes() == reference.read_bytes()
 
 
-def test_bad_input_is_one_line_and_nonzero(tmp_path, model_dir):
+def test_bad_input_is_one_line_and_nonzero(tmp_path, model_dir, capsys):
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(b"%PDF-1.7\n this is not really a pdf")
-    proc = subprocess.run([sys.executable, "-m", "core.cli", "convert", str(bad), "-o", str(tmp_path / "x.md"),
-                           "--model", model_dir], capture_output=True, text=True)
-    assert proc.returncode != 0
-    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    capsys.readouterr()
+    assert main(["convert", str(bad), "-o", str(tmp_path / "x.md"), "--model", model_dir]) != 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_missing_model_is_one_line(tmp_path):
+def test_missing_model_is_one_line(tmp_path, capsys):
     pdf = _make_pdf(tmp_path / "doc.pdf", pages=1, figure=False)
-    proc = subprocess.run([sys.executable, "-m", "core.cli", "convert", str(pdf), "-o", str(tmp_path / "x.md"),
-                           "--model", str(tmp_path / "no-such-model"), "-q"], capture_output=True, text=True)
-    assert proc.returncode != 0
-    assert "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert "model" in proc.stderr.lower() and "folder" in proc.stderr.lower()
+    capsys.readouterr()
+    assert main(["convert", str(pdf), "-o", str(tmp_path / "x.md"), "--model", str(tmp_path / "no-such-model"),
+                 "-q"]) != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "model" in err.lower() and "folder" in err.lower()

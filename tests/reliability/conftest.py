@@ -10,8 +10,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from core.targets import loader  # noqa: E402
-
-_real_load_target = loader.load_target
+from tests.conftest import load_target_once  # noqa: E402
 
 ARCH = "qwen2_5_vl"
 #: What every conversion in this suite costs: a few tokens at a low resolution.
@@ -23,18 +22,6 @@ FAST_AR = FAST + ["--mode", "ar"]
 @pytest.fixture(scope="session")
 def model_dir(tiny_target_dir):
     return str(tiny_target_dir(ARCH))
-
-
-_TARGETS: dict = {}
-
-
-def load_target_once(name, device=None, dtype=None, trust_remote_code=False):
-    """``load_target`` that loads each (model, device, dtype) once per session: the suite converts
-    many times and loading is not what it tests (a failed load is never cached)."""
-    key = (str(name), device, dtype, trust_remote_code)
-    if key not in _TARGETS:
-        _TARGETS[key] = _real_load_target(name, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
-    return _TARGETS[key]
 
 
 @pytest.fixture
@@ -129,12 +116,3 @@ def run_hsd(*args, cwd=None, timeout: float = 600, prelude: str | None = None, e
                           cwd=cwd, capture_output=True, env=environment, timeout=timeout)
     return (proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
             proc.stderr.decode("utf-8", errors="replace"))
-
-
-@pytest.fixture(scope="session")
-def hsd_model(tmp_path_factory):
-    """A tiny qwen2_5_vl model written by ``hsd tiny-model`` (once per test session)."""
-    where = tmp_path_factory.mktemp("hsd-tiny") / "model"
-    rc, out, err = run_hsd("tiny-model", where, "--arch", ARCH)
-    assert rc == 0, err
-    return str(where)

@@ -2,7 +2,8 @@
 refused, messages that say what happened (one input, a full disk, SIGTERM, a symlink loop) and
 errors about arguments and inputs before torch or transformers are imported.
 
-Every case runs the real ``hsd`` in a subprocess.
+Cases about the process (a signal, what it imports, messages before any model loads) run the real
+``hsd`` in a subprocess; a fault patched into a conversion runs it in this process (``cli``).
 """
 
 from __future__ import annotations
@@ -61,33 +62,35 @@ def test_a_tiny_jpeg_claiming_65500_by_65500_pixels_is_refused(tmp_path):
     assert_clear_error(rc, err, "forged.jpg", "65500")
 
 
-def test_one_input_is_never_told_about_several_inputs(tmp_path, hsd_model):
+def test_one_input_is_never_told_about_several_inputs(tmp_path, model_dir):
     pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
     (tmp_path / "notes.txt").write_text("mine\n")
-    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "notes.txt", "--model", hsd_model, *FAST_AR)
+    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "notes.txt", "--model", model_dir, *FAST_AR)
     assert_clear_error(rc, err, "notes.txt")
     assert "several" not in err
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
 
 
-def test_a_full_disk_names_the_file(tmp_path, hsd_model):
+def test_a_full_disk_names_the_file(tmp_path, cli, model_dir, monkeypatch):
     """ENOSPC while a result is flushed (no file name in the OS error): the line names the file."""
-    prelude = ("import errno, os\n"
-               "def _full(fd): raise OSError(errno.ENOSPC, 'No space left on device')\n"
-               "os.fsync = _full\n")
+    import errno
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
     pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
-    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "doc.md", "--model", hsd_model, *FAST_AR,
-                         prelude=prelude)
+    monkeypatch.setattr(os, "fsync", full)
+    rc, _, err = cli("convert", pdf, "-o", tmp_path / "doc.md", "--model", model_dir, *FAST_AR)
     assert_clear_error(rc, err, "No space left on device")
     assert "page-0001.json" in err or "doc.md" in err, err
     assert "partial" not in err
 
 
-def test_sigterm_says_what_is_kept_and_how_to_continue(tmp_path, hsd_model):
+def test_sigterm_says_what_is_kept_and_how_to_continue(tmp_path, model_dir):
     pdf = h.text_pdf(tmp_path / "long.pdf", pages=40)
     out = tmp_path / "doc.md"
     env = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8"}
-    proc = subprocess.Popen(hsd_command() + ["convert", str(pdf), "-o", str(out), "--model", hsd_model,
+    proc = subprocess.Popen(hsd_command() + ["convert", str(pdf), "-o", str(out), "--model", model_dir,
                                              *FAST_AR], stderr=subprocess.PIPE, env=env)
     first = out.with_name(f".{out.name}.hsd") / "page-0001.json"
     deadline = time.monotonic() + 300

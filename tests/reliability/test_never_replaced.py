@@ -46,8 +46,19 @@ def test_draft_json_never_replaces_its_input_or_a_file_it_did_not_write(tmp_path
 # --- hsd tiny-model ----------------------------------------------------------------------------------
 
 
-def test_tiny_model_never_replaces_a_folder_it_did_not_write(tmp_path, cli):
-    """``hsd tiny-model DIR`` into a real model folder replaced its config.json and weights."""
+def test_tiny_model_never_replaces_a_folder_it_did_not_write(tmp_path, cli, monkeypatch):
+    """``hsd tiny-model DIR`` into a real model folder replaced its config.json and weights.
+
+    The model itself is a stand-in of the same files (the real build is checked in
+    ``tests/core/commands/test_tiny_model``): what is checked here is which files it may replace."""
+    from core.targets import tiny
+
+    def build(out_dir, arch, seed=0, metadata=None):
+        (out_dir / "config.json").write_text(json.dumps({"model_type": arch, "seed": seed}))
+        (out_dir / "model.safetensors").write_bytes(b"tiny weights %d" % seed)
+        return out_dir
+
+    monkeypatch.setattr(tiny, "build_tiny_model", build)
     real = tmp_path / "real-model"
     real.mkdir()
     (real / "config.json").write_text('{"model_type": "qwen2_5_vl", "hidden_size": 4096}')
@@ -71,7 +82,7 @@ def test_tiny_model_never_replaces_a_folder_it_did_not_write(tmp_path, cli):
 # --- special files where an output goes --------------------------------------------------------------
 
 
-def test_special_files_at_output_paths_are_refused_as_existing_files_are(tmp_path, hsd_model):
+def test_special_files_at_output_paths_are_refused_as_existing_files_are(tmp_path, cli, model_dir, monkeypatch):
     """``mkfifo out.md`` was replaced without ``--overwrite``; a FIFO where a statistics file or a
     figure goes, or a symbolic link where the Markdown goes, is no file hsd wrote either. Each is
     one line naming it, before any model loads; nothing blocks on a FIFO."""
@@ -92,13 +103,14 @@ def test_special_files_at_output_paths_are_refused_as_existing_files_are(tmp_pat
     os.mkfifo(tmp_path / "figure" / "out_images" / "page-0001-figure-01.png")
     cases["figure"] = (["-o", "figure/out.md"], "page-0001-figure-01.png")
     for name, (args, words) in cases.items():
-        rc, _, err = run_hsd("convert", pdf, *args, "--model", hsd_model, *FAST_AR, cwd=tmp_path, timeout=120)
+        rc, _, err = run_hsd("convert", pdf, *args, "--model", model_dir, *FAST_AR, cwd=tmp_path, timeout=120)
         assert_clear_error(rc, err, words, "--overwrite")
     assert (tmp_path / "fifo" / "out.md").is_fifo() and (tmp_path / "link" / "out.md").is_symlink()
     assert victim.read_text() == "someone's notes\n"
-    # with --overwrite the special file itself is replaced (never what a link points to)
-    rc, _, err = run_hsd("convert", pdf, "-o", "link/out.md", "--model", hsd_model, *FAST_AR, "--overwrite",
-                         cwd=tmp_path, timeout=600)
+    # with --overwrite the special file itself is replaced (never what a link points to); no FIFO
+    # is in its way, so it runs in this process
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = cli("convert", pdf, "-o", "link/out.md", "--model", model_dir, *FAST_AR, "--overwrite")
     assert rc == 0, err
     assert not (tmp_path / "link" / "out.md").is_symlink() and victim.read_text() == "someone's notes\n"
 

@@ -2,7 +2,8 @@
 written under other settings or edited by hand is converted again with one warning line, and
 whatever is read back goes through the same sanitising as fresh output.
 
-Every case runs the real ``hsd`` in a subprocess with a tiny model.
+Every case runs ``hsd`` in this process with a tiny model, loaded once (``cli``): each run reads
+the resume folder from disk, so a later run knows only what an earlier one saved there.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import shutil
 import pytest
 
 from tests.reliability import hostile as h
-from tests.reliability.conftest import FAST_AR, run_hsd
+from tests.reliability.conftest import FAST_AR
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,10 @@ def three_pages(tmp_path_factory):
     return path
 
 
-def _convert(pdf, out, model, *extra):
-    return run_hsd("convert", pdf, "-o", out, "--model", model, *FAST_AR, *extra)
+@pytest.fixture
+def convert(cli, model_dir):
+    """``convert(pdf, out, *extra)`` -> (exit code, stdout, stderr) of ``hsd convert`` in this process."""
+    return lambda pdf, out, *extra: cli("convert", pdf, "-o", out, "--model", model_dir, *FAST_AR, *extra)
 
 
 def _page_file(out, page: int):
@@ -48,14 +51,14 @@ def _warnings(err: str) -> list[str]:
     return [ln for ln in err.splitlines() if ln.startswith("hsd: warning:")]
 
 
-def test_a_page_file_copied_over_another_is_converted_again(three_pages, tmp_path, hsd_model):
+def test_a_page_file_copied_over_another_is_converted_again(three_pages, tmp_path, convert):
     out = tmp_path / "doc.md"
-    rc, _, err = _convert(three_pages, out, hsd_model)
+    rc, _, err = convert(three_pages, out)
     assert rc == 0, err
     reference = out.read_bytes()
     assert _saved_markdown(out, 1) != _saved_markdown(out, 3), "the pages must differ for this test"
     shutil.copyfile(_page_file(out, 1), _page_file(out, 3))
-    rc, _, err = _convert(three_pages, out, hsd_model)
+    rc, _, err = convert(three_pages, out)
     assert rc == 0, err
     assert out.read_bytes() == reference
     warned = _warnings(err)
@@ -63,25 +66,25 @@ def test_a_page_file_copied_over_another_is_converted_again(three_pages, tmp_pat
     assert _saved_markdown(out, 3) != _saved_markdown(out, 1)
 
 
-def test_a_page_file_written_under_other_settings_is_converted_again(three_pages, tmp_path, hsd_model):
+def test_a_page_file_written_under_other_settings_is_converted_again(three_pages, tmp_path, convert):
     short, full = tmp_path / "short.md", tmp_path / "full.md"
-    assert _convert(three_pages, short, hsd_model, "--max-new-tokens", "3")[0] == 0
-    rc, _, err = _convert(three_pages, full, hsd_model)
+    assert convert(three_pages, short, "--max-new-tokens", "3")[0] == 0
+    rc, _, err = convert(three_pages, full)
     assert rc == 0, err
     reference = full.read_bytes()
     assert _saved_markdown(short, 2) != _saved_markdown(full, 2), "the settings must change page 2"
     shutil.copyfile(_page_file(short, 2), _page_file(full, 2))
-    rc, _, err = _convert(three_pages, full, hsd_model)
+    rc, _, err = convert(three_pages, full)
     assert rc == 0, err
     assert full.read_bytes() == reference
     warned = _warnings(err)
     assert len(warned) == 1 and "2" in warned[0], err
 
 
-def test_an_edited_page_file_is_converted_again(three_pages, tmp_path, hsd_model):
+def test_an_edited_page_file_is_converted_again(three_pages, tmp_path, convert):
     """Edited figure links (a remote URL, raw HTML) or edited text: redone, never written out."""
     out = tmp_path / "doc.md"
-    assert _convert(three_pages, out, hsd_model)[0] == 0
+    assert convert(three_pages, out)[0] == 0
     reference = out.read_bytes()
     page1 = _page_file(out, 1)
     data = json.loads(page1.read_text("utf-8"))
@@ -91,7 +94,7 @@ def test_an_edited_page_file_is_converted_again(three_pages, tmp_path, hsd_model
     data = json.loads(page2.read_text("utf-8"))
     data["result"]["markdown"] = "forged text"
     page2.write_text(json.dumps(data), "utf-8")
-    rc, _, err = _convert(three_pages, out, hsd_model)
+    rc, _, err = convert(three_pages, out)
     assert rc == 0, err
     text = out.read_text("utf-8")
     assert "127.0.0.1" not in text and "<img" not in text and "forged" not in text
@@ -100,13 +103,13 @@ def test_an_edited_page_file_is_converted_again(three_pages, tmp_path, hsd_model
     assert len(warned) == 1 and "1" in warned[0] and "2" in warned[0], err
 
 
-def test_a_page_file_that_verifies_is_still_sanitised(three_pages, tmp_path, hsd_model):
+def test_a_page_file_that_verifies_is_still_sanitised(three_pages, tmp_path, convert):
     """Someone who recomputes the checksum gets the page reused, but not past the sanitiser: no
     HTML image, script or foreign link reaches the Markdown, and figure links are our own names."""
     from core import export
 
     out = tmp_path / "doc.md"
-    assert _convert(three_pages, out, hsd_model)[0] == 0
+    assert convert(three_pages, out)[0] == 0
     page1 = _page_file(out, 1)
     data = json.loads(page1.read_text("utf-8"))
     data["result"]["markdown"] = ("Hello <img src=http://127.0.0.1:8765/x.png onerror=alert(1)> "
@@ -115,7 +118,7 @@ def test_a_page_file_that_verifies_is_still_sanitised(three_pages, tmp_path, hsd
     if hasattr(export, "page_file_checksum"):
         data["checksum"] = export.page_file_checksum(data)
     page1.write_text(json.dumps(data), "utf-8")
-    rc, _, err = _convert(three_pages, out, hsd_model)
+    rc, _, err = convert(three_pages, out)
     assert rc == 0, err
     text = out.read_text("utf-8")
     assert "Hello" in text

@@ -2,7 +2,8 @@
 not write is kept unless ``--overwrite`` says otherwise, two inputs never share an output, one
 input's failure costs only that input, and a failed run leaves nothing behind.
 
-Every case runs the real ``hsd`` in a subprocess with a tiny model.
+Every case runs ``hsd`` in this process (``cli``) with a tiny model, loaded once; that a failure is
+one line end to end, from a fresh process, is checked in ``test_cli_inputs``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 from pathlib import Path
 
 from tests.reliability import hostile as h
-from tests.reliability.conftest import FAST_AR, assert_clear_error, run_hsd
+from tests.reliability.conftest import FAST_AR, assert_clear_error
 
 
 def _no_partials(folder: Path) -> None:
@@ -22,7 +23,7 @@ def _no_partials(folder: Path) -> None:
 # --- 1. an output that is an input ------------------------------------------------------------------
 
 
-def test_an_output_that_is_or_resolves_to_an_input_is_refused(tmp_path, hsd_model):
+def test_an_output_that_is_or_resolves_to_an_input_is_refused(tmp_path, cli, model_dir, monkeypatch):
     """A PDF named ``same.md`` converted to ``same.md`` (directly, through a symlink, through ``..``),
     ``--stats`` onto the input, an input where the figures folder or the resume folder would go:
     each is refused with one line before any work, and the input is untouched."""
@@ -41,8 +42,9 @@ def test_an_output_that_is_or_resolves_to_an_input_is_refused(tmp_path, hsd_mode
         (["doc_images", "-o", "doc.md"], "doc_images"),
         ([".doc.md.hsd", "-o", "doc.md"], ".doc.md.hsd"),
     ]
+    monkeypatch.chdir(tmp_path)
     for args, name in cases:
-        rc, _, err = run_hsd("convert", *args, "--model", hsd_model, *FAST_AR, cwd=tmp_path)
+        rc, _, err = cli("convert", *args, "--model", model_dir, *FAST_AR)
         assert_clear_error(rc, err, name, "input")
         for victim in ("same.md", "doc_images", ".doc.md.hsd"):
             assert (tmp_path / victim).read_bytes() == pdf, (args, victim)
@@ -53,11 +55,11 @@ def test_an_output_that_is_or_resolves_to_an_input_is_refused(tmp_path, hsd_mode
 # --- 2. files the tool did not write -----------------------------------------------------------------
 
 
-def test_a_file_the_tool_did_not_write_is_kept_without_overwrite(tmp_path, hsd_model):
+def test_a_file_the_tool_did_not_write_is_kept_without_overwrite(tmp_path, cli, model_dir):
     pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
     notes = tmp_path / "notes.md"
     notes.write_text("precious\n")
-    rc, _, err = run_hsd("convert", pdf, "-o", notes, "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", pdf, "-o", notes, "--model", model_dir, *FAST_AR)
     assert_clear_error(rc, err, "notes.md", "--overwrite")
     assert notes.read_text() == "precious\n"
     assert not (tmp_path / ".notes.md.hsd").exists()
@@ -65,28 +67,28 @@ def test_a_file_the_tool_did_not_write_is_kept_without_overwrite(tmp_path, hsd_m
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "a.md").write_text("mine\n")
-    rc, _, err = run_hsd("convert", pdf, "-o", folder, "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", pdf, "-o", folder, "--model", model_dir, *FAST_AR)
     assert_clear_error(rc, err, "a.md", "--overwrite")
     assert (folder / "a.md").read_text() == "mine\n"
 
     stats = tmp_path / "numbers.json"
     stats.write_text('{"my": "numbers"}')
-    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "fresh.md", "--stats", stats, "--model", hsd_model,
+    rc, _, err = cli("convert", pdf, "-o", tmp_path / "fresh.md", "--stats", stats, "--model", model_dir,
                          *FAST_AR)
     assert_clear_error(rc, err, "numbers.json", "--overwrite")
     assert stats.read_text() == '{"my": "numbers"}' and not (tmp_path / "fresh.md").exists()
 
-    rc, _, err = run_hsd("convert", pdf, "-o", notes, "--overwrite", "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", pdf, "-o", notes, "--overwrite", "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     written = notes.read_bytes()
     assert written != b"precious\n"
     # its own output, recognised from its resume folder, is replaced on a re-run as before
-    rc, _, err = run_hsd("convert", pdf, "-o", notes, "--fresh", "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", pdf, "-o", notes, "--fresh", "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert notes.read_bytes() == written
     # ... until someone edits it: then it is theirs
     notes.write_bytes(written + b"\nmy own note\n")
-    rc, _, err = run_hsd("convert", pdf, "-o", notes, "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", pdf, "-o", notes, "--model", model_dir, *FAST_AR)
     assert_clear_error(rc, err, "notes.md", "--overwrite")
     assert notes.read_bytes().endswith(b"my own note\n")
 
@@ -94,7 +96,7 @@ def test_a_file_the_tool_did_not_write_is_kept_without_overwrite(tmp_path, hsd_m
 # --- 3. two inputs, one output -----------------------------------------------------------------------
 
 
-def test_inputs_that_share_a_name_get_outputs_of_their_own(tmp_path, hsd_model):
+def test_inputs_that_share_a_name_get_outputs_of_their_own(tmp_path, cli, model_dir):
     """``c/x.pdf c/x-2.pdf c/sub/x.pdf -o out``: three documents, three outputs, three resume folders,
     each holding its own document's pages (1, 2 and 3 pages)."""
     c = tmp_path / "c"
@@ -102,7 +104,7 @@ def test_inputs_that_share_a_name_get_outputs_of_their_own(tmp_path, hsd_model):
     inputs = [h.text_pdf(c / "x.pdf", pages=1), h.text_pdf(c / "x-2.pdf", pages=2),
               h.text_pdf(c / "sub" / "x.pdf", pages=3)]
     out, stats = tmp_path / "out", tmp_path / "stats.json"
-    rc, _, err = run_hsd("convert", *inputs, "-o", out, "--stats", stats, "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", *inputs, "-o", out, "--stats", stats, "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     docs = json.loads(stats.read_text())["documents"]
     outputs = [Path(d["output"]) for d in docs]
@@ -138,7 +140,7 @@ def test_ray_names_a_folder_s_documents_as_the_single_machine_path_does(tmp_path
 # --- 4. one input's OSError --------------------------------------------------------------------------
 
 
-def test_one_input_failing_with_an_os_error_costs_only_that_input(tmp_path, hsd_model):
+def test_one_input_failing_with_an_os_error_costs_only_that_input(tmp_path, cli, model_dir):
     """A 236-character name (its temporary file used to pass 255 bytes) converts; an input whose
     output folder cannot be made (a file is in the way) is reported in one line naming it, and
     the others are converted; the exit code says something failed; no temporary name shows."""
@@ -150,7 +152,7 @@ def test_one_input_failing_with_an_os_error_costs_only_that_input(tmp_path, hsd_
     out = tmp_path / "out"
     out.mkdir()
     (out / "sub").write_text("a file where the folder would go\n")
-    rc, _, err = run_hsd("convert", long_name, blocked, ok, "-o", out, "--model", hsd_model, *FAST_AR)
+    rc, _, err = cli("convert", long_name, blocked, ok, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 1, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("hsd: error: ") and "y.pdf" in lines[0], err
@@ -160,10 +162,10 @@ def test_one_input_failing_with_an_os_error_costs_only_that_input(tmp_path, hsd_
     _no_partials(tmp_path)
 
 
-def test_a_folder_given_as_the_output_file_is_refused_before_any_work(tmp_path, hsd_model):
+def test_a_folder_given_as_the_output_file_is_refused_before_any_work(tmp_path, cli):
     pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
     (tmp_path / "out.md").mkdir()
-    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "out.md", "--model", tmp_path / "no-model",
+    rc, _, err = cli("convert", pdf, "-o", tmp_path / "out.md", "--model", tmp_path / "no-model",
                          *FAST_AR)
     assert_clear_error(rc, err, "out.md", "folder")
     assert "partial" not in err and list((tmp_path / "out.md").iterdir()) == []
@@ -172,9 +174,9 @@ def test_a_folder_given_as_the_output_file_is_refused_before_any_work(tmp_path, 
 # --- 6. nothing left behind --------------------------------------------------------------------------
 
 
-def test_a_model_load_failure_leaves_nothing_behind(tmp_path):
+def test_a_model_load_failure_leaves_nothing_behind(tmp_path, cli):
     pdf = h.text_pdf(tmp_path / "a.pdf", pages=1)
-    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "out" / "doc.md", "--model", tmp_path / "no-model",
+    rc, _, err = cli("convert", pdf, "-o", tmp_path / "out" / "doc.md", "--model", tmp_path / "no-model",
                          *FAST_AR)
     assert_clear_error(rc, err, "no-model")
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").rglob("*")) == []

@@ -4,7 +4,7 @@ an out-of-memory or an internal error); an input changed anywhere, even past its
 converted again; an input changed during a run never leaves pages of the other version behind.
 
 Re-runs that could block or exhaust memory on a faulty version run the real ``hsd`` in a
-subprocess with a time limit and a cap on its memory.
+subprocess with a time limit and a cap on its memory (one run for both such stores).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
+import pytest
 
 from tests.reliability import hostile as h
 from tests.reliability.conftest import FAST_AR, assert_clear_error, run_hsd
@@ -30,14 +32,28 @@ def _convert_in_process(cli, pdf: Path, md: Path, model: str, *extra):
     return md.read_bytes()
 
 
-def test_store_files_that_are_not_small_regular_page_files_are_redone(tmp_path, cli, hsd_model):
-    """A page file that is a FIFO hung forever, a symbolic link to /dev/zero ran out of memory,
-    deeply nested JSON gave "internal error: RecursionError", a page file that is a folder aborted
-    the document. Each is now converted again, with one warning naming them all."""
-    pdf = h.text_pdf(tmp_path / "g.pdf", pages=5)
-    md = tmp_path / "g.md"
-    expected = _convert_in_process(cli, pdf, md, hsd_model)
-    store = tmp_path / ".g.md.hsd"
+@pytest.fixture(scope="module")
+def rerun_of_damaged_stores(tmp_path_factory, model_dir):
+    """Two documents converted in this process, their resume folders then damaged, then one re-run
+    of both in a subprocess (a time limit and a memory cap): ``g`` (5 pages) has page files that are
+    not page files, ``m`` (2 pages) a manifest that is a FIFO. -> (output folder, the first run's
+    Markdown by name, exit code, stderr of the re-run)."""
+    from core.cli import main
+    from core.targets import loader
+    from tests.reliability.conftest import load_target_once
+
+    folder = tmp_path_factory.mktemp("damaged-stores")
+    pdfs = [h.text_pdf(folder / "g.pdf", pages=5), h.text_pdf(folder / "m.pdf", pages=2)]
+    out = folder / "out"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loader, "load_target", load_target_once)
+        assert main(["convert", *map(str, pdfs), "-o", str(out), "--model", model_dir, *FAST_AR]) == 0
+    expected = {name: (out / f"{name}.md").read_bytes() for name in ("g", "m")}
+
+    # g: a page file that is a FIFO hung forever, a symbolic link to /dev/zero ran out of memory,
+    # deeply nested JSON gave "internal error: RecursionError", a page file that is a folder
+    # aborted the document
+    store = out / ".g.md.hsd"
     for page in (2, 3, 4, 5):
         (store / f"page-{page:04d}.json").unlink()
     os.symlink("/dev/zero", store / "page-0002.json")
@@ -45,26 +61,35 @@ def test_store_files_that_are_not_small_regular_page_files_are_redone(tmp_path, 
     (store / "page-0004.json").mkdir()
     (store / "page-0004.json" / "inside").write_text("x")
     (store / "page-0005.json").write_text("[" * 200_000 + "]" * 200_000)
-    rc, _, err = run_hsd("convert", pdf, "-o", md, "--model", hsd_model, *FAST_AR, prelude=MEMORY_CAP, timeout=300)
+    # m: as after a run stopped before the Markdown was written, with a FIFO for its manifest
+    (out / "m.md").unlink()
+    (out / ".m.md.hsd" / "manifest.json").unlink()
+    os.mkfifo(out / ".m.md.hsd" / "manifest.json")
+
+    rc, _, err = run_hsd("convert", *pdfs, "-o", out, "--model", model_dir, *FAST_AR, prelude=MEMORY_CAP,
+                         timeout=300)
+    return out, expected, rc, err
+
+
+def _warnings_about(err: str, name: str) -> list[str]:
+    return [ln for ln in _warnings(err) if f"{os.sep}{name}:" in ln]
+
+
+def test_store_files_that_are_not_small_regular_page_files_are_redone(rerun_of_damaged_stores):
+    """Each is converted again, with one warning naming them all."""
+    out, expected, rc, err = rerun_of_damaged_stores
     assert rc == 0, err
-    warned = _warnings(err)
+    warned = _warnings_about(err, "g.md")
     assert len(warned) == 1 and "2, 3, 4, 5" in warned[0] and "internal error" not in err, err
-    assert md.read_bytes() == expected
-    assert all((store / f"page-{p:04d}.json").is_file() for p in range(1, 6))
+    assert (out / "g.md").read_bytes() == expected["g"]
+    assert all((out / ".g.md.hsd" / f"page-{p:04d}.json").is_file() for p in range(1, 6))
 
 
-def test_a_manifest_that_is_a_fifo_is_redone_not_waited_on(tmp_path, cli, hsd_model):
-    pdf = h.text_pdf(tmp_path / "g.pdf", pages=2)
-    md = tmp_path / "g.md"
-    expected = _convert_in_process(cli, pdf, md, hsd_model)
-    md.unlink()  # as after a run stopped before the Markdown was written
-    store = tmp_path / ".g.md.hsd"
-    (store / "manifest.json").unlink()
-    os.mkfifo(store / "manifest.json")
-    rc, _, err = run_hsd("convert", pdf, "-o", md, "--model", hsd_model, *FAST_AR, prelude=MEMORY_CAP, timeout=300)
+def test_a_manifest_that_is_a_fifo_is_redone_not_waited_on(rerun_of_damaged_stores):
+    out, expected, rc, err = rerun_of_damaged_stores
     assert rc == 0, err
-    assert len(_warnings(err)) == 1, err
-    assert md.read_bytes() == expected and (store / "manifest.json").is_file()
+    assert len(_warnings_about(err, "m.md")) == 1 and len(_warnings(err)) == 2, err
+    assert (out / "m.md").read_bytes() == expected["m"] and (out / ".m.md.hsd" / "manifest.json").is_file()
 
 
 def _stats_text(stats: Path) -> str:

@@ -70,9 +70,14 @@ def strip_model_images(text: str) -> str:
 # --- raw HTML ----------------------------------------------------------------------------------------
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-#: Markup: a tag, comment, declaration or processing instruction, ending before the next ``<``. Each
-#: try stops at the next ``<`` or ``>``, so the scan is linear.
-_MARKUP = re.compile(r"(<[A-Za-z/!?][^<>]*>)")
+#: Markup: a tag, comment, declaration or processing instruction, ending before the next ``<``. A
+#: tag's name is CommonMark's (a letter, then letters, digits or hyphens, then a space, ``/`` or
+#: ``>``), so ``if a<b: x > 3`` is text, as Markdown reads it, and is not dropped as an unknown tag;
+#: where such a ``<`` could still open a tag for a browser (in an HTML block) it becomes ``&lt;``
+#: below. An autolink (``<scheme:...>``, no space) counts as markup, so that its URL goes as every
+#: URL does. Each try stops at the next ``<`` or ``>``, so the scan is linear.
+_MARKUP = re.compile(r"(<(?:[A-Za-z][A-Za-z0-9-]*(?=[\s/>])|/[A-Za-z][A-Za-z0-9-]*(?=[\s>])|[!?])[^<>]*>"
+                     r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*>)")
 #: A line that may open a Markdown HTML block (inside a list item or quote too): what follows is
 #: handed to a browser as it is, so there any other ``<`` that could start a tag becomes an entity.
 _HTML_BLOCK_LINE = re.compile(r"^[ \t>*+\-\d.)]*<[A-Za-z/!?]", re.MULTILINE)

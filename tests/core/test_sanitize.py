@@ -36,6 +36,14 @@ def test_text_between_tags_is_left_byte_for_byte():
     assert clean_model_html("<b>a < b & c</b>") == "<b>a < b & c</b>"
 
 
+def test_what_markdown_reads_as_text_is_not_taken_for_a_tag():
+    """``<b:`` is no tag to Markdown (a tag's name ends at a space, ``/`` or ``>``): the text stays."""
+    for text in ("`if a<b:` &amp; 5 > 3", "x <y2: z> w", "a <3 b > c"):
+        assert clean_model_html(text) == text, text
+    # inside an HTML block a browser would read one: there its '<' becomes an entity, the text stays
+    assert clean_model_html("<div>\n<svg:x onload=alert(1)>") == "<div>\n&lt;svg:x onload=alert(1)></div>"
+
+
 def test_an_unclosed_table_ends_with_its_block():
     cleaned = clean_model_html("<table><tr><td>cell\n\n# Heading after\n\nplain text")
     assert cleaned.endswith("\n\n# Heading after\n\nplain text")

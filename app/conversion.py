@@ -90,7 +90,7 @@ class ConversionController(QObject):
             self.document_finished.emit("failed")
             self.start_next()
             return
-        job = ConversionJob(path=doc.path, settings=settings, page_count=doc.page_count, password=doc.password,
+        job = ConversionJob(path=doc.path, settings=settings, password=doc.password,
                             fresh=doc.fresh, work_dir=document_cache_dir(self.app_settings.cache_dir(), doc.path))
         doc.begin_run(in_range if len(in_range) != doc.page_count else None)
         doc.status, doc.settings, doc.fresh = "converting", settings, False

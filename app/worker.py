@@ -30,7 +30,6 @@ class ConversionJob:
     path: Path
     settings: ConversionSettings
     work_dir: Path                 # cache folder holding this document's output and resume files
-    page_count: int = 0
     password: str | None = None
     fresh: bool = False               # ignore pages finished by an earlier run
 
@@ -112,7 +111,7 @@ class ConversionWorker(QObject):
         status, message = "failed", ""
         try:
             with self.engines.lock:
-                convert_with_events(self.job, self.engines, load_engine, self.event.emit, self.is_cancelled)
+                convert_with_events(self.job, self.engines, self.event.emit, self.is_cancelled)
             status = "done"
         except CancelledError:
             status = "cancelled"
@@ -143,17 +142,16 @@ def load_engine(engine):
     return engine
 
 
-def convert_with_events(job: ConversionJob, engines: EngineCache, load: Callable, emit: Callable[[object], None],
+def convert_with_events(job: ConversionJob, engines: EngineCache, emit: Callable[[object], None],
                         should_cancel: Callable[[], bool]) -> None:
     """Convert ``job`` through the document run of ``core.api.convert_document``, calling ``emit``
-    with each of its ``core.events`` objects, in order and as they are. ``load(engine)`` prepares
-    the engine in this thread before the run starts."""
+    with each of its ``core.events`` objects, in order and as they are."""
     from core.api import ConversionRequest, convert_document
 
     config = job.settings.engine_config()
     request = ConversionRequest(job.path, job.markdown_path, config, pages=job.settings.pages or None,
                                 password=job.password, fresh=job.fresh)
-    engine = load(engines.get(config))
+    engine = load_engine(engines.get(config))
     with convert_document(request, engine=engine, should_cancel=should_cancel) as run:
         for event in run:
             emit(event)

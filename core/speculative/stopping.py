@@ -33,9 +33,15 @@ class RepetitionGuard:
         n = len(tokens)
         if n < self.min_run + 1:
             return None
-        # Every loop ending beyond new_from covers tokens[n - min_run : new_from + 1], and a loop of
-        # period p holds at most p distinct tokens: ordinary text is ruled out by one set.
-        if len(set(tokens[n - self.min_run:new_from + 1])) > self.max_period:
+        # A loop of period p holds at most p distinct tokens, and every loop ending at a length in
+        # [lo, hi] covers tokens[hi - min_run : lo]: ordinary text is ruled out by a set per stretch
+        # of half a run of lengths (a pass that accepted hundreds of tokens takes a few sets).
+        step = max(1, self.min_run // 2)
+        for lo in range(new_from + 1, n + 1, step):
+            hi = min(lo + step - 1, n)
+            if len(set(tokens[max(0, hi - self.min_run):lo])) <= self.max_period:
+                break
+        else:
             return None
         start = max(0, new_from - self.min_run - self.max_period)
         a = np.asarray(tokens[start:], dtype=np.int64)

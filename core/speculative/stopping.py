@@ -33,13 +33,16 @@ class RepetitionGuard:
         n = len(tokens)
         if n < self.min_run + 1:
             return None
-        # A loop of period p holds at most p distinct tokens, and every loop ending at a length in
-        # [lo, hi] covers tokens[hi - min_run : lo]: ordinary text is ruled out by a set per stretch
-        # of half a run of lengths (a pass that accepted hundreds of tokens takes a few sets).
+        # Every loop ending at a length in [lo, hi] covers tokens[hi - min_run : lo], which is then
+        # periodic with the loop's period (and holds at most that many distinct tokens): ordinary
+        # text and tables are ruled out by a set and a few list comparisons per stretch of half a
+        # run of lengths (a pass that accepted hundreds of tokens takes a few stretches).
         step = max(1, self.min_run // 2)
         for lo in range(new_from + 1, n + 1, step):
             hi = min(lo + step - 1, n)
-            if len(set(tokens[max(0, hi - self.min_run):lo])) <= self.max_period:
+            covered = tokens[max(0, hi - self.min_run):lo]
+            if len(set(covered)) <= self.max_period and any(
+                    covered[p:] == covered[:-p] for p in range(1, self.max_period + 1)):
                 break
         else:
             return None

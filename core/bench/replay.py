@@ -165,19 +165,22 @@ class ReplayTokenizer:
         self.to_base, self.from_base = [-1, -1], {}
 
     def encode(self, text: str) -> list[int]:
-        out = []
-        for t in self.base.encode(text):
-            c = self.from_base.get(t)
-            if c is None:
-                c = self.from_base[t] = len(self.to_base)
-                self.to_base.append(t)
-            out.append(c)
+        base_ids = self.base.encode(text)
+        out = list(map(self.from_base.get, base_ids))
+        if None in out:  # tokens not numbered yet: number them in order of appearance
+            for k, t in enumerate(base_ids):
+                c = self.from_base.get(t)
+                if c is None:
+                    c = self.from_base[t] = len(self.to_base)
+                    self.to_base.append(t)
+                out[k] = c
         return out
 
     def decode(self, ids) -> str:
         if isinstance(ids, torch.Tensor):
             ids = ids.tolist()
-        return self.base.decode([self.to_base[i] for i in ids if i > PAD and i < len(self.to_base)])
+        to_base, end = self.to_base, len(self.to_base)
+        return self.base.decode([to_base[i] for i in ids if PAD < i < end])
 
 
 # --- the replay target ---------------------------------------------------------------------------

@@ -388,13 +388,16 @@ class UnionProposal:
 
 def _paths(tree: DraftTree) -> list[tuple[list[int], tuple[int, int] | None]]:
     """Root-to-leaf continuations of ``tree`` (root excluded), each with its first node's origin."""
-    kids = tree.children()
+    parents, tokens = tree.parents, tree.tokens
+    inner = set(parents)  # nodes with a child
     out = []
-    for leaf in (i for i in range(1, len(tree)) if not kids[i]):
+    for leaf in range(1, len(tree)):
+        if leaf in inner:
+            continue
         path, node = [], leaf
         while node > 0:
             path.append(node)
-            node = tree.parents[node]
+            node = parents[node]
         path.reverse()
-        out.append(([tree.tokens[i] for i in path], tree.origins[path[0]]))
+        out.append(([tokens[i] for i in path], tree.origins[path[0]]))
     return out

@@ -33,9 +33,18 @@ class RepetitionGuard:
         n = len(tokens)
         if n < self.min_run + 1:
             return None
-        # Every loop ending beyond new_from covers tokens[n - min_run : new_from + 1], and a loop of
-        # period p holds at most p distinct tokens: ordinary text is ruled out by one set.
-        if len(set(tokens[n - self.min_run:new_from + 1])) > self.max_period:
+        # Every loop ending at a length in [lo, hi] covers tokens[hi - min_run : lo], which is then
+        # periodic with the loop's period (and holds at most that many distinct tokens): ordinary
+        # text and tables are ruled out by a set and a few list comparisons per stretch of half a
+        # run of lengths (a pass that accepted hundreds of tokens takes a few stretches).
+        step = max(1, self.min_run // 2)
+        for lo in range(new_from + 1, n + 1, step):
+            hi = min(lo + step - 1, n)
+            covered = tokens[max(0, hi - self.min_run):lo]
+            if len(set(covered)) <= self.max_period and any(
+                    covered[p:] == covered[:-p] for p in range(1, self.max_period + 1)):
+                break
+        else:
             return None
         start = max(0, new_from - self.min_run - self.max_period)
         a = np.asarray(tokens[start:], dtype=np.int64)

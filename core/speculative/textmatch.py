@@ -354,16 +354,15 @@ class TextMatcher:
         """Learn from the matched stretch: the ``n`` matched characters, extended back as far as
         output and draft keep agreeing. Records separator and word rewrites (draft -> output)."""
         draft = self.drafts[d]
-        while n < len(out.norm) and n < norm_end and out.norm[-n - 1] == draft.norm[norm_end - n - 1]:
-            n += 1
+        n = _common_suffix(out.norm, draft.norm[:norm_end], n)
         o0, d0 = len(out.norm) - n, norm_end - n
-        oi, di = out.raw_index[o0:], draft.raw_index[d0:norm_end]
-        for k in range(n - 1):
-            if oi[k] == oi[k + 1] or di[k] == di[k + 1]:
-                continue  # one raw character gave two normalised ones (NFKC)
+        oi, oe = out.raw_index[o0:], out.raw_end[o0:]
+        di, de = draft.raw_index[d0:norm_end], draft.raw_end[d0:norm_end]
+        # Only where both texts have something between two characters: never rewrite between
+        # adjacent ones ("TiO2" vs "TiO}_{2"), nor inside one raw character NFKC made two of.
+        apart = [k for k, a, b, c, e in zip(range(n - 1), oe, oi[1:], de, di[1:]) if a < b and c < e]
+        for k in apart:
             mine, theirs = out.gap(o0 + k), draft.gap(d0 + k)
-            if not mine or not theirs:
-                continue  # "TiO2" vs "TiO}_{2": never rewrite between adjacent characters
             if theirs.isspace() and ("$" in mine or "\\" in mine):
                 continue  # " " -> " $\\mathrm{": a formula's edge, the words' business (``Notation``)
             if "\n" in theirs and "\n\n" not in theirs:
@@ -379,15 +378,18 @@ class TextMatcher:
         ``out``'s ``o0`` and ``draft``'s ``d0``), with a matched character on each side: the output's
         form is its text from the last space before the word's first character to the first space
         after its last one (``"of $\\mathrm{TiO}_{2}$ powder"``: ``TiO2`` -> ``$\\mathrm{TiO}_{2}$``)."""
-        di = draft.raw_index[d0:d0 + n]
+        di, de = draft.raw_index[d0:d0 + n], draft.raw_end[d0:d0 + n]
+        # spaced[j]: the draft has white space between the stretch's characters j and j + 1
+        raw, space = draft.raw, _SPACE.search
+        spaced = [e < s and space(raw, e, s) is not None for e, s in zip(de, di[1:])]
         k = 1
         while k < n - 1:
             a = k
-            if di[a - 1] == di[a] or not any(c.isspace() for c in draft.gap(d0 + a - 1)):
+            if not spaced[a - 1]:
                 k += 1
                 continue  # not the first character of a word
             b = a
-            while b + 1 < n and di[b + 1] != di[b] and not any(c.isspace() for c in draft.gap(d0 + b)):
+            while b + 1 < n and di[b + 1] != di[b] and not spaced[b]:
                 b += 1
             k = b + 1
             if b >= n - 1:
@@ -454,6 +456,22 @@ class TextMatcher:
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
         return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _common_suffix(a: str, b: str, known: int = 0) -> int:
+    """Length of the longest common suffix of ``a`` and ``b``, given that it is at least ``known``
+    (a binary search over slice comparisons: no loop per character)."""
+    lo, hi = known, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 @functools.lru_cache(maxsize=4096)

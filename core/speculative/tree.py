@@ -96,20 +96,30 @@ def build_tree(
     tokens, parents, depths, origins = [root], [-1], [0], [None]
     child_of: dict[tuple[int, int], int] = {}  # (parent node, token) -> node
     for cont, origin in continuations:
-        if len(tokens) >= max_nodes:
+        room = max_nodes - len(tokens)
+        if room <= 0:
             break  # full: a later continuation could only walk nodes that are there already
-        node = 0
-        for k, tok in enumerate(cont):
-            key = (node, tok)
-            nxt = child_of.get(key)
+        node, k = 0, 0
+        for k, tok in enumerate(cont):  # walk the prefix the tree already holds
+            nxt = child_of.get((node, tok))
             if nxt is None:
-                if len(tokens) >= max_nodes:
-                    break
-                nxt = len(tokens)
-                child_of[key] = nxt
-                tokens.append(tok)
-                parents.append(node)
-                depths.append(depths[node] + 1)
-                origins.append(None if origin is None else (origin[0], origin[1] + k))
+                break
             node = nxt
+        else:
+            continue
+        # The rest is new: below a new node nothing exists yet, so it goes in as one chain.
+        rest = cont[k:k + room]
+        first, n = len(tokens), len(rest)
+        tokens += rest
+        chain = range(first, first + n)
+        above = [node, *range(first, first + n - 1)]
+        parents += above
+        child_of.update(zip(zip(above, rest), chain))
+        depth = depths[node] + 1
+        depths += range(depth, depth + n)
+        if origin is None:
+            origins += [None] * n
+        else:
+            draft, at = origin
+            origins += [(draft, at + i) for i in range(k, k + n)]
     return DraftTree(tokens, parents, depths, origins)

@@ -48,3 +48,35 @@ def test_ancestor_mask_of_deep_and_wide_trees_is_each_nodes_path():
                 node = tree.parents[node]
             want.append(row)
         assert tree.ancestor_mask().tolist() == want
+
+
+def _tree_one_token_at_a_time(root, continuations, max_nodes):
+    """``build_tree``'s rule written plainly: every token walked or added on its own (the reference)."""
+    tokens, parents, depths, origins = [root], [-1], [0], [None]
+    for cont, origin in continuations:
+        node = 0
+        for k, tok in enumerate(cont):
+            nxt = next((i for i in range(1, len(tokens)) if parents[i] == node and tokens[i] == tok), None)
+            if nxt is None:
+                if len(tokens) >= max_nodes:
+                    break
+                tokens.append(tok)
+                parents.append(node)
+                depths.append(depths[node] + 1)
+                origins.append(None if origin is None else (origin[0], origin[1] + k))
+                nxt = len(tokens) - 1
+            node = nxt
+    return tokens, parents, depths, origins
+
+
+def test_build_tree_matches_the_plain_rule_on_random_continuations():
+    import random
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        conts = [([rng.randrange(4) for _ in range(rng.randrange(0, 9))],
+                  None if rng.random() < 0.3 else (rng.randrange(5), rng.randrange(9)))
+                 for _ in range(rng.randrange(0, 7))]
+        limit = rng.randrange(1, 24)
+        tree = build_tree(7, conts, limit)
+        assert (tree.tokens, tree.parents, tree.depths, tree.origins) == _tree_one_token_at_a_time(7, conts, limit)

@@ -218,6 +218,76 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
     return gutters
 
 
+def column_seams(lines: list[TextLine]) -> list[tuple[float, float]]:
+    """Where two columns' lines touch: x ranges ``(a's right end, b's left start)`` of row
+    neighbours ``a`` and ``b`` closer than a row's pieces may be (``tuning.ROW_JOIN_GAP``), at a
+    column's edges: at least ``GUTTER_EDGE_LINES`` other lines end where ``a`` ends and as many
+    start where ``b`` starts, and few lines run across with text (``GUTTER_CROSSING_SHARE``).
+
+    On narrow gutters (a newspaper's, a rule between the columns) the OCR detector's boxes of two
+    columns' lines touch, and would be read as pieces of one line ("the river wasIn Bellmont").
+    A justified line the detector cut at a wide space is told apart by the lines of its column
+    that run across the cut."""
+    seams = []
+    for row in rows_of(lines):
+        ordered = sorted(row, key=lambda ln: ln.bbox[0])
+        for a, b in zip(ordered, ordered[1:]):
+            h = max(min(a.height, b.height), 1.0)
+            x0, x1 = a.bbox[2], b.bbox[0]
+            long = min(a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]) >= tuning.GUTTER_SIDE_HEIGHTS * h
+            if not long or not -0.5 * h <= x1 - x0 <= tuning.ROW_JOIN_GAP * h:
+                continue
+            ends, starts, across = [], [], []
+            for other in lines:
+                if other is a or other is b:
+                    continue
+                left, right = other.bbox[0], other.bbox[2]
+                wide = right - left >= tuning.GUTTER_SIDE_HEIGHTS * h
+                if wide and abs(right - x0) <= 0.5 * h:
+                    ends.append(other)
+                elif wide and abs(left - x1) <= 0.5 * h:
+                    starts.append(other)
+                elif left < min(x0, x1) - h and right > max(x0, x1) + h:
+                    across.append(other)
+            if min(len(ends), len(starts)) < tuning.GUTTER_EDGE_LINES:
+                continue
+            # Only lines beside the columns count against them: a headline above them, or a box
+            # below them set in other columns, runs across their seam's x elsewhere on the page.
+            top = min(ln.bbox[1] for ln in ends + starts + [a, b])
+            bottom = max(ln.bbox[3] for ln in ends + starts + [a, b])
+            crossing = sum(top < (ln.bbox[1] + ln.bbox[3]) / 2 < bottom for ln in across)
+            if crossing <= tuning.GUTTER_CROSSING_SHARE * (len(ends) + len(starts)):
+                seams.append((min(x0, x1), max(x0, x1)))
+    return seams
+
+
+def separate_stacked(lines: list[TextLine]) -> list[TextLine]:
+    """The lines with the boxes of lines stacked in one column made not to overlap: where a line's
+    box runs into the box of the line below it (set tight, small type: the detector's boxes are
+    taller than the ink by about half a line), both are cut at the middle of the overlap. The
+    paragraph grouping and the layout model then see a column of lines, not of one-row overlaps.
+    Lines side by side (overlapping by half their height or more) are pieces of one row: left
+    alone. Font sizes are kept."""
+    boxes = [list(ln.bbox) for ln in lines]
+    order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
+    for k, i in enumerate(order):
+        upper = lines[i].bbox
+        for j in order[k + 1:]:
+            lower = lines[j].bbox
+            if lower[1] >= upper[3]:
+                break  # sorted by top: no later line reaches up into this one
+            width = min(upper[2] - upper[0], lower[2] - lower[0])
+            across = min(upper[2], lower[2]) - max(upper[0], lower[0])
+            overlap = upper[3] - lower[1]
+            h = min(upper[3] - upper[1], lower[3] - lower[1])
+            if width <= 0 or across < 0.5 * width or overlap >= 0.5 * h or lower[3] <= upper[3]:
+                continue
+            cut = lower[1] + overlap / 2
+            boxes[i][3] = min(boxes[i][3], cut)
+            boxes[j][1] = max(boxes[j][1], cut)
+    return [ln if tuple(b) == ln.bbox else dataclasses.replace(ln, bbox=tuple(b)) for ln, b in zip(lines, boxes)]
+
+
 def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]],
                      gutters: list[tuple[float, float]]) -> list[list[TextLine]]:
     """Each line as the pieces it reads as: a line the OCR detector ran across a column gutter (two
@@ -227,8 +297,14 @@ def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, f
         at = []
         if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
             h = line.height
-            at = [k for k in range(1, len(spans))  # the gap holds a whole gutter
-                  if any(spans[k - 1][2] <= g0 + 0.5 * h and spans[k][1] >= g1 - 0.5 * h for g0, g1 in gutters)]
+            # The gap is itself gutter-wide and holds most of a gutter: a word's letters that stand
+            # where the gutter's estimate runs (the detector's boxes are not the ink), the letters
+            # of a masthead, and a justified line's wide spaces inside a gap spanning a whole
+            # column (an empty column beside a row's lines) stay together.
+            at = [k for k in range(1, len(spans))
+                  if spans[k][1] - spans[k - 1][2] >= tuning.GUTTER_GAP_HEIGHTS * h
+                  and any(min(spans[k][1], g1) - max(spans[k - 1][2], g0) >= 0.5 * (g1 - g0)
+                          for g0, g1 in gutters)]
         out.append(_cut(line, spans, at) if at else [line])
     return out
 

@@ -25,6 +25,7 @@ find; ``LayoutReport`` says what was found, and the drafter records it in the fi
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from dataclasses import dataclass, field
 
@@ -286,6 +287,52 @@ def separate_stacked(lines: list[TextLine]) -> list[TextLine]:
             boxes[i][3] = min(boxes[i][3], cut)
             boxes[j][1] = max(boxes[j][1], cut)
     return [ln if tuple(b) == ln.bbox else dataclasses.replace(ln, bbox=tuple(b)) for ln, b in zip(lines, boxes)]
+
+
+def grid_table(lines: list[TextLine]) -> str | None:
+    """The HTML of a table whose OCR lines stand in a clean grid (each line one cell), else None.
+
+    Rows are the lines' visual rows; columns are the x ranges the lines of all rows fall into,
+    found by overlap. The grid is clean where at least two rows and two columns are found, no row
+    puts two lines in one column, no line reaches over two columns, and most rows fill most columns.
+    A borderless table set in a report (rules above and below only) is read cell by cell this way;
+    the table recogniser, asked to find its structure in the pixels, often puts a whole row in one
+    cell. Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
+    ``<table><tr><td>Station</td><td>Total</td></tr><tr><td>Pendle</td><td>28.6</td></tr></table>``."""
+    rows = [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows_of(lines)]
+    if len(rows) < 2:
+        return None
+    def shared(a, b) -> bool:
+        # The detector's boxes run past the ink, so neighbouring cells' boxes touch: x ranges are
+        # one column where they share more than ``tuning.GRID_COLUMN_SHARE`` of the narrower.
+        return min(a[1], b[1]) - max(a[0], b[0]) > tuning.GRID_COLUMN_SHARE * min(a[1] - a[0], b[1] - b[0])
+
+    columns: list[list[float]] = []  # [x0, x1] of each column, widened by its lines
+    for line in sorted(lines, key=lambda ln: ln.bbox[0]):
+        hits = [c for c in columns if shared(c, line.bbox[::2])]
+        if len(hits) > 1:
+            return None  # the line reaches over two columns: a spanning cell, not a clean grid
+        if hits:
+            hits[0][0], hits[0][1] = min(hits[0][0], line.bbox[0]), max(hits[0][1], line.bbox[2])
+        else:
+            columns.append([line.bbox[0], line.bbox[2]])
+    columns.sort()
+    if len(columns) < 2 or any(shared(a, b) for a, b in zip(columns, columns[1:])):
+        return None  # fewer than two columns, or columns grown into each other
+    cells = []
+    for row in rows:
+        at = [next((i for i, c in enumerate(columns) if shared(c, ln.bbox[::2])), -1) for ln in row]
+        if -1 in at:
+            return None
+        if len(set(at)) < len(at):
+            return None  # two lines of one row in one column: wrapped cells or a merged line
+        cells.append(dict(zip(at, (ln.text.strip() for ln in row))))
+    full = sum(len(row) >= tuning.GRID_FULL_SHARE * len(columns) for row in cells)
+    if full < tuning.GRID_FULL_SHARE * len(cells):
+        return None
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(row.get(i, ''), quote=False)}</td>"
+                                    for i in range(len(columns))) + "</tr>" for row in cells)
+    return "<table>" + body + "</table>"
 
 
 def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]],

@@ -29,7 +29,7 @@ import numpy as np
 from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import TextLine, median_line_size, rows_of, union_box
-from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, column_seams, reads_as_prose, slot,
+from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, column_seams, grid_table, reads_as_prose, slot,
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
@@ -184,6 +184,11 @@ class RapidOCRDrafter:
                     inside = [ln for ln in inside if _center_inside(ln.bbox, box)]
                     if len(inside) < 4 or not _lines_side_by_side(inside):
                         continue
+                grid = grid_table(inside)
+                if grid:  # a clean grid of OCR cells: read as it stands, no structure model needed
+                    tables.append((box, grid))
+                    lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
+                    continue
                 table_model = self._table_engine()
                 # rapid-table matches cells to the detector's own boxes, not to the ink-tight ones
                 detected = [dataclasses.replace(ln, bbox=self._detected.get(id(ln), ln.bbox)) for ln in inside]

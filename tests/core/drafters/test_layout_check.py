@@ -103,7 +103,10 @@ def test_lines_a_table_dropped_become_regions_of_their_own(monkeypatch):
     for r in range(5):
         for c in range(3):
             x = 60 + c * 120
-            lines.append(TextLine((x, 100 + r * 18, x + 60, 110 + r * 18), f"cell{r}x{c}", 8.0))
+            # the last row's first cell reaches into the next column: no clean grid, the
+            # structure model reads the table
+            right = x + (150 if (r, c) == (4, 0) else 60)
+            lines.append(TextLine((x, 100 + r * 18, right, 110 + r * 18), f"cell{r}x{c}", 8.0))
     lines.append(TextLine((60, 300, 400, 312), "A closing note under the table, read by the OCR.", 8.0))
 
     def lossy(inside):  # the structure model fills only some cells
@@ -278,3 +281,25 @@ def test_touching_columns_are_read_column_by_column():
     text = " ".join(r.text for r in regions)
     positions = [text.index(ln.text) for ln in lines]  # every line whole, in column order
     assert positions == sorted(positions)
+
+
+def test_a_clean_grid_of_ocr_cells_is_read_cell_by_cell():
+    from core.drafters.layout_check import grid_table
+    cells = [["Station", "Total", "Count", "2022"], ["Pendle", "28.6", "84.1", "92.2"],
+             ["Result", "-0.5%", "736", "-8.8%"], ["Rate", "5,133", "", "93.2"]]
+    lines = []
+    for r, row in enumerate(cells):
+        for c, text in enumerate(row):
+            if text:  # boxes of neighbouring cells touch, and the scan is skewed by 1.5 pt a column
+                x = 66.0 + 36.0 * c
+                lines.append(TextLine((x - 2, 140 + 17 * r + 1.5 * c, x + 36, 156 + 17 * r + 1.5 * c), text, 12.0))
+    assert grid_table(lines) == (
+        "<table><tr><td>Station</td><td>Total</td><td>Count</td><td>2022</td></tr>"
+        "<tr><td>Pendle</td><td>28.6</td><td>84.1</td><td>92.2</td></tr>"
+        "<tr><td>Result</td><td>-0.5%</td><td>736</td><td>-8.8%</td></tr>"
+        "<tr><td>Rate</td><td>5,133</td><td></td><td>93.2</td></tr></table>")
+    # A header cell spanning two columns, or two lines of one row in one column: no clean grid.
+    spanning = lines + [TextLine((66, 100, 170, 116), "Both years", 12.0)]
+    assert grid_table(spanning) is None
+    wrapped = lines + [TextLine((140, 145, 170, 152), "cont.", 12.0)]
+    assert grid_table(wrapped) is None

@@ -281,8 +281,10 @@ GUTTER_SIDE_HEIGHTS = 3.0
 #: A table's OCR lines are one grid column where their x ranges share more than this share of the
 #: narrower one's width (the detector's boxes of neighbouring cells touch) ...
 GRID_COLUMN_SHARE = 1 / 3
-#: ... and the grid is read as it stands where this share of its rows fill this share of its columns.
+#: ... and the grid is read as it stands where this share of its rows fill this share of its columns,
 GRID_FULL_SHARE = 0.75
+#: ... unless half its lines hold this many words or more (text in columns, descriptions).
+GRID_TEXT_WORDS = 3
 
 # --- targets -------------------------------------------------------------------------------------
 

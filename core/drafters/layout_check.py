@@ -297,11 +297,12 @@ def grid_table(lines: list[TextLine]) -> str | None:
     puts two lines in one column, no line reaches over two columns, and most rows fill most columns.
     A borderless table set in a report (rules above and below only) is read cell by cell this way;
     the table recogniser, asked to find its structure in the pixels, often puts a whole row in one
-    cell. Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
+    cell. Where half the lines hold ``tuning.GRID_TEXT_WORDS`` words or more, the box is text set
+    in columns or a table of descriptions: left to the other checks and the recogniser. Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
     ``<table><tr><td>Station</td><td>Total</td></tr><tr><td>Pendle</td><td>28.6</td></tr></table>``."""
     rows = [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows_of(lines)]
-    if len(rows) < 2:
-        return None
+    if len(rows) < 2 or sum(words(ln.text) >= tuning.GRID_TEXT_WORDS for ln in lines) >= 0.5 * len(lines):
+        return None  # cells of several words: columns of text, or a table of descriptions
     def shared(a, b) -> bool:
         # The detector's boxes run past the ink, so neighbouring cells' boxes touch: x ranges are
         # one column where they share more than ``tuning.GRID_COLUMN_SHARE`` of the narrower.

@@ -278,6 +278,13 @@ GUTTER_CROSSING_SHARE = 0.25
 #: a clause number ("7.4.2   The joint ...") lines up down the page as a gutter does, but a column
 #: is wider than a number.
 GUTTER_SIDE_HEIGHTS = 3.0
+#: A table's OCR lines are one grid column where their x ranges share more than this share of the
+#: narrower one's width (the detector's boxes of neighbouring cells touch) ...
+GRID_COLUMN_SHARE = 1 / 3
+#: ... and the grid is read as it stands where this share of its rows fill this share of its columns,
+GRID_FULL_SHARE = 0.75
+#: ... unless half its lines hold this many words or more (text in columns, descriptions).
+GRID_TEXT_WORDS = 3
 
 # --- targets -------------------------------------------------------------------------------------
 

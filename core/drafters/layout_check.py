@@ -25,6 +25,7 @@ find; ``LayoutReport`` says what was found, and the drafter records it in the fi
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from dataclasses import dataclass, field
 
@@ -218,6 +219,123 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
     return gutters
 
 
+def column_seams(lines: list[TextLine]) -> list[tuple[float, float]]:
+    """Where two columns' lines touch: x ranges ``(a's right end, b's left start)`` of row
+    neighbours ``a`` and ``b`` closer than a row's pieces may be (``tuning.ROW_JOIN_GAP``), at a
+    column's edges: at least ``GUTTER_EDGE_LINES`` other lines end where ``a`` ends and as many
+    start where ``b`` starts, and few lines run across with text (``GUTTER_CROSSING_SHARE``).
+
+    On narrow gutters (a newspaper's, a rule between the columns) the OCR detector's boxes of two
+    columns' lines touch, and would be read as pieces of one line ("the river wasIn Bellmont").
+    A justified line the detector cut at a wide space is told apart by the lines of its column
+    that run across the cut."""
+    seams = []
+    for row in rows_of(lines):
+        ordered = sorted(row, key=lambda ln: ln.bbox[0])
+        for a, b in zip(ordered, ordered[1:]):
+            h = max(min(a.height, b.height), 1.0)
+            x0, x1 = a.bbox[2], b.bbox[0]
+            long = min(a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]) >= tuning.GUTTER_SIDE_HEIGHTS * h
+            if not long or not -0.5 * h <= x1 - x0 <= tuning.ROW_JOIN_GAP * h:
+                continue
+            ends, starts, across = [], [], []
+            for other in lines:
+                if other is a or other is b:
+                    continue
+                left, right = other.bbox[0], other.bbox[2]
+                wide = right - left >= tuning.GUTTER_SIDE_HEIGHTS * h
+                if wide and abs(right - x0) <= 0.5 * h:
+                    ends.append(other)
+                elif wide and abs(left - x1) <= 0.5 * h:
+                    starts.append(other)
+                elif left < min(x0, x1) - h and right > max(x0, x1) + h:
+                    across.append(other)
+            if min(len(ends), len(starts)) < tuning.GUTTER_EDGE_LINES:
+                continue
+            # Only lines beside the columns count against them: a headline above them, or a box
+            # below them set in other columns, runs across their seam's x elsewhere on the page.
+            top = min(ln.bbox[1] for ln in ends + starts + [a, b])
+            bottom = max(ln.bbox[3] for ln in ends + starts + [a, b])
+            crossing = sum(top < (ln.bbox[1] + ln.bbox[3]) / 2 < bottom for ln in across)
+            if crossing <= tuning.GUTTER_CROSSING_SHARE * (len(ends) + len(starts)):
+                seams.append((min(x0, x1), max(x0, x1)))
+    return seams
+
+
+def separate_stacked(lines: list[TextLine]) -> list[TextLine]:
+    """The lines with the boxes of lines stacked in one column made not to overlap: where a line's
+    box runs into the box of the line below it (set tight, small type: the detector's boxes are
+    taller than the ink by about half a line), both are cut at the middle of the overlap. The
+    paragraph grouping and the layout model then see a column of lines, not of one-row overlaps.
+    Lines side by side (overlapping by half their height or more) are pieces of one row: left
+    alone. Font sizes are kept."""
+    boxes = [list(ln.bbox) for ln in lines]
+    order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
+    for k, i in enumerate(order):
+        upper = lines[i].bbox
+        for j in order[k + 1:]:
+            lower = lines[j].bbox
+            if lower[1] >= upper[3]:
+                break  # sorted by top: no later line reaches up into this one
+            width = min(upper[2] - upper[0], lower[2] - lower[0])
+            across = min(upper[2], lower[2]) - max(upper[0], lower[0])
+            overlap = upper[3] - lower[1]
+            h = min(upper[3] - upper[1], lower[3] - lower[1])
+            if width <= 0 or across < 0.5 * width or overlap >= 0.5 * h or lower[3] <= upper[3]:
+                continue
+            cut = lower[1] + overlap / 2
+            boxes[i][3] = min(boxes[i][3], cut)
+            boxes[j][1] = max(boxes[j][1], cut)
+    return [ln if tuple(b) == ln.bbox else dataclasses.replace(ln, bbox=tuple(b)) for ln, b in zip(lines, boxes)]
+
+
+def grid_table(lines: list[TextLine]) -> str | None:
+    """The HTML of a table whose OCR lines stand in a clean grid (each line one cell), else None.
+
+    Rows are the lines' visual rows; columns are the x ranges the lines of all rows fall into,
+    found by overlap. The grid is clean where at least two rows and two columns are found, no row
+    puts two lines in one column, no line reaches over two columns, and most rows fill most columns.
+    A borderless table set in a report (rules above and below only) is read cell by cell this way;
+    the table recogniser, asked to find its structure in the pixels, often puts a whole row in one
+    cell. Where half the lines hold ``tuning.GRID_TEXT_WORDS`` words or more, the box is text set
+    in columns or a table of descriptions: left to the other checks and the recogniser. Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
+    ``<table><tr><td>Station</td><td>Total</td></tr><tr><td>Pendle</td><td>28.6</td></tr></table>``."""
+    rows = [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows_of(lines)]
+    if len(rows) < 2 or sum(words(ln.text) >= tuning.GRID_TEXT_WORDS for ln in lines) >= 0.5 * len(lines):
+        return None  # cells of several words: columns of text, or a table of descriptions
+    def shared(a, b) -> bool:
+        # The detector's boxes run past the ink, so neighbouring cells' boxes touch: x ranges are
+        # one column where they share more than ``tuning.GRID_COLUMN_SHARE`` of the narrower.
+        return min(a[1], b[1]) - max(a[0], b[0]) > tuning.GRID_COLUMN_SHARE * min(a[1] - a[0], b[1] - b[0])
+
+    columns: list[list[float]] = []  # [x0, x1] of each column, widened by its lines
+    for line in sorted(lines, key=lambda ln: ln.bbox[0]):
+        hits = [c for c in columns if shared(c, line.bbox[::2])]
+        if len(hits) > 1:
+            return None  # the line reaches over two columns: a spanning cell, not a clean grid
+        if hits:
+            hits[0][0], hits[0][1] = min(hits[0][0], line.bbox[0]), max(hits[0][1], line.bbox[2])
+        else:
+            columns.append([line.bbox[0], line.bbox[2]])
+    columns.sort()
+    if len(columns) < 2 or any(shared(a, b) for a, b in zip(columns, columns[1:])):
+        return None  # fewer than two columns, or columns grown into each other
+    cells = []
+    for row in rows:
+        at = [next((i for i, c in enumerate(columns) if shared(c, ln.bbox[::2])), -1) for ln in row]
+        if -1 in at:
+            return None
+        if len(set(at)) < len(at):
+            return None  # two lines of one row in one column: wrapped cells or a merged line
+        cells.append(dict(zip(at, (ln.text.strip() for ln in row))))
+    full = sum(len(row) >= tuning.GRID_FULL_SHARE * len(columns) for row in cells)
+    if full < tuning.GRID_FULL_SHARE * len(cells):
+        return None
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(row.get(i, ''), quote=False)}</td>"
+                                    for i in range(len(columns))) + "</tr>" for row in cells)
+    return "<table>" + body + "</table>"
+
+
 def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]],
                      gutters: list[tuple[float, float]]) -> list[list[TextLine]]:
     """Each line as the pieces it reads as: a line the OCR detector ran across a column gutter (two
@@ -227,8 +345,14 @@ def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, f
         at = []
         if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
             h = line.height
-            at = [k for k in range(1, len(spans))  # the gap holds a whole gutter
-                  if any(spans[k - 1][2] <= g0 + 0.5 * h and spans[k][1] >= g1 - 0.5 * h for g0, g1 in gutters)]
+            # The gap is itself gutter-wide and holds most of a gutter: a word's letters that stand
+            # where the gutter's estimate runs (the detector's boxes are not the ink), the letters
+            # of a masthead, and a justified line's wide spaces inside a gap spanning a whole
+            # column (an empty column beside a row's lines) stay together.
+            at = [k for k in range(1, len(spans))
+                  if spans[k][1] - spans[k - 1][2] >= tuning.GUTTER_GAP_HEIGHTS * h
+                  and any(min(spans[k][1], g1) - max(spans[k - 1][2], g0) >= 0.5 * (g1 - g0)
+                          for g0, g1 in gutters)]
         out.append(_cut(line, spans, at) if at else [line])
     return out
 

@@ -103,7 +103,10 @@ def test_lines_a_table_dropped_become_regions_of_their_own(monkeypatch):
     for r in range(5):
         for c in range(3):
             x = 60 + c * 120
-            lines.append(TextLine((x, 100 + r * 18, x + 60, 110 + r * 18), f"cell{r}x{c}", 8.0))
+            # the last row's first cell reaches into the next column: no clean grid, the
+            # structure model reads the table
+            right = x + (150 if (r, c) == (4, 0) else 60)
+            lines.append(TextLine((x, 100 + r * 18, right, 110 + r * 18), f"cell{r}x{c}", 8.0))
     lines.append(TextLine((60, 300, 400, 312), "A closing note under the table, read by the OCR.", 8.0))
 
     def lossy(inside):  # the structure model fills only some cells
@@ -199,3 +202,104 @@ def test_caption_rows_are_cut_from_the_top_of_a_table_box():
             TextLine((52, 74, 80, 84), "x", 8.0), TextLine((200, 74, 240, 84), "y", 8.0)]
     assert caption_rows(wide + cells, box) == (50.0, 72, 300.0, 240.0)
     assert caption_rows(wide[1:] + cells, box) == box
+
+
+def char_spans(line, pitch=None):
+    """``(character, x0, x1)`` of ``line``'s non-space characters spread evenly over its box."""
+    chars = [c for c in line.text if not c.isspace()]
+    step = (line.bbox[2] - line.bbox[0]) / max(1, len(line.text))
+    spans, x = [], line.bbox[0]
+    for c in line.text:
+        if not c.isspace():
+            spans.append((c, x, x + 0.8 * step))
+        x += step
+    assert len(spans) == len(chars)
+    return spans
+
+
+def test_a_line_is_cut_only_at_a_gap_that_holds_a_gutter():
+    from core.drafters.layout_check import split_at_gutters
+    word = TextLine((100.0, 100.0, 200.0, 110.0), "centralised distribution", 8.0)
+    spans = char_spans(word)
+    # A gutter estimate that runs through the word's letters (another row's gutter, a detector's
+    # box wider than the ink) cuts nothing, nor does a gap spanning a whole empty column.
+    assert split_at_gutters([word], [spans], [(148.0, 152.0)]) == [[word]]
+    assert split_at_gutters([word], [spans], [(140.0, 260.0)]) == [[word]]
+    # Two columns' lines the detector ran together: the gutter-wide gap between them is cut.
+    left = [(c, 100.0 + 4 * i, 103.0 + 4 * i) for i, c in enumerate("columnone")]
+    right = [(c, 160.0 + 4 * i, 163.0 + 4 * i) for i, c in enumerate("columntwo")]
+    merged = TextLine((100.0, 100.0, 196.0, 110.0), "columnone columntwo", 8.0)
+    pieces = split_at_gutters([merged], [left + right], [(140.0, 156.0)])[0]
+    assert [p.text for p in pieces] == ["columnone", "columntwo"]
+
+
+def touching_columns(rng, columns=4, rows=20, width=106.0):
+    """Justified columns of small type whose lines' boxes touch across the gutters (a newspaper
+    scan's detector boxes) and overlap the lines above and below."""
+    lines = []
+    for c in range(columns):
+        for r in range(rows):
+            text = " ".join(rng.choice(WORDS) for _ in range(4))
+            x = 30.0 + c * (width + 1.0)
+            lines.append(TextLine((x, 100.0 + 11.0 * r, x + width, 100.0 + 11.0 * r + 15.0), text, 11.0))
+    return lines
+
+
+def test_touching_columns_have_seams_and_a_justified_line_cut_at_a_space_has_none():
+    from core.drafters.layout_check import column_seams
+    lines = touching_columns(random.Random(1))
+    seams = column_seams(lines)
+    for edge in (136.0, 243.0, 350.0):
+        assert any(a - 2 <= edge <= b + 2 for a, b in seams), edge
+    # The detector cut one line of the first column at a wide space: whole lines of that column run
+    # across the cut, so it is no seam (and the pieces are joined again as one row).
+    first = [ln for ln in lines if ln.bbox[0] < 100]
+    cut = first[5]
+    pieces = [TextLine((cut.bbox[0], cut.bbox[1], 80.0, cut.bbox[3]), "railway museum", 11.0),
+              TextLine((80.5, cut.bbox[1], cut.bbox[2], cut.bbox[3]), "treaty panel", 11.0)]
+    assert not any(a < 81 and b > 79 for a, b in column_seams([ln for ln in lines if ln is not cut] + pieces))
+
+
+def test_stacked_boxes_are_made_not_to_overlap_and_pieces_of_a_row_are_left_alone():
+    from core.drafters.layout_check import separate_stacked
+    upper = TextLine((30.0, 100.0, 136.0, 115.0), "upper line", 11.0)
+    lower = TextLine((30.0, 111.0, 136.0, 126.0), "lower line", 11.0)
+    piece = TextLine((140.0, 101.0, 180.0, 114.0), "beside", 11.0)
+    out = separate_stacked([upper, lower, piece])
+    assert out[0].bbox[3] == out[1].bbox[1] == 113.0
+    assert out[2] is piece
+    assert [ln.size for ln in out] == [11.0, 11.0, 11.0]
+
+
+def test_touching_columns_are_read_column_by_column():
+    from core.drafters.layout_check import column_seams, separate_stacked
+    from core.drafters.regions import lines_to_regions
+    lines = touching_columns(random.Random(2), columns=3, rows=12)
+    tight = separate_stacked(lines)
+    regions = lines_to_regions(tight, [], 612.0, 792.0, source="rapidocr", size_tolerance=0.35,
+                               barriers=column_seams(lines))
+    text = " ".join(r.text for r in regions)
+    positions = [text.index(ln.text) for ln in lines]  # every line whole, in column order
+    assert positions == sorted(positions)
+
+
+def test_a_clean_grid_of_ocr_cells_is_read_cell_by_cell():
+    from core.drafters.layout_check import grid_table
+    cells = [["Station", "Total", "Count", "2022"], ["Pendle", "28.6", "84.1", "92.2"],
+             ["Result", "-0.5%", "736", "-8.8%"], ["Rate", "5,133", "", "93.2"]]
+    lines = []
+    for r, row in enumerate(cells):
+        for c, text in enumerate(row):
+            if text:  # boxes of neighbouring cells touch, and the scan is skewed by 1.5 pt a column
+                x = 66.0 + 36.0 * c
+                lines.append(TextLine((x - 2, 140 + 17 * r + 1.5 * c, x + 36, 156 + 17 * r + 1.5 * c), text, 12.0))
+    assert grid_table(lines) == (
+        "<table><tr><td>Station</td><td>Total</td><td>Count</td><td>2022</td></tr>"
+        "<tr><td>Pendle</td><td>28.6</td><td>84.1</td><td>92.2</td></tr>"
+        "<tr><td>Result</td><td>-0.5%</td><td>736</td><td>-8.8%</td></tr>"
+        "<tr><td>Rate</td><td>5,133</td><td></td><td>93.2</td></tr></table>")
+    # A header cell spanning two columns, or two lines of one row in one column: no clean grid.
+    spanning = lines + [TextLine((66, 100, 170, 116), "Both years", 12.0)]
+    assert grid_table(spanning) is None
+    wrapped = lines + [TextLine((140, 145, 170, 152), "cont.", 12.0)]
+    assert grid_table(wrapped) is None

@@ -298,11 +298,14 @@ def grid_table(lines: list[TextLine]) -> str | None:
     A borderless table set in a report (rules above and below only) is read cell by cell this way;
     the table recogniser, asked to find its structure in the pixels, often puts a whole row in one
     cell. Where half the lines hold ``tuning.GRID_TEXT_WORDS`` words or more, the box is text set
-    in columns or a table of descriptions: left to the other checks and the recogniser. Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
+    in columns or a table of descriptions: left to the other checks and the recogniser.
+
+    Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
     ``<table><tr><td>Station</td><td>Total</td></tr><tr><td>Pendle</td><td>28.6</td></tr></table>``."""
     rows = [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows_of(lines)]
     if len(rows) < 2 or sum(words(ln.text) >= tuning.GRID_TEXT_WORDS for ln in lines) >= 0.5 * len(lines):
         return None  # cells of several words: columns of text, or a table of descriptions
+
     def shared(a, b) -> bool:
         # The detector's boxes run past the ink, so neighbouring cells' boxes touch: x ranges are
         # one column where they share more than ``tuning.GRID_COLUMN_SHARE`` of the narrower.
@@ -323,10 +326,8 @@ def grid_table(lines: list[TextLine]) -> str | None:
     cells = []
     for row in rows:
         at = [next((i for i, c in enumerate(columns) if shared(c, ln.bbox[::2])), -1) for ln in row]
-        if -1 in at:
-            return None
-        if len(set(at)) < len(at):
-            return None  # two lines of one row in one column: wrapped cells or a merged line
+        if -1 in at or len(set(at)) < len(at):
+            return None  # a line in no column, or two lines of one row in one (wrapped cells)
         cells.append(dict(zip(at, (ln.text.strip() for ln in row))))
     full = sum(len(row) >= tuning.GRID_FULL_SHARE * len(columns) for row in cells)
     if full < tuning.GRID_FULL_SHARE * len(cells):

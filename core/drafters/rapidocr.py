@@ -159,7 +159,7 @@ class RapidOCRDrafter:
         layout_model = self._layout_engine() if self.layout and lines else None
         groups = None
         if layout_model is not None:
-            from core.drafters.ocr_layout import detect_layout, table_html
+            from core.drafters.ocr_layout import detect_layout
             if self.layout == "pymupdf":
                 from core.drafters.scan_layout import CLASS_LABELS, layout_groups
                 groups = layout_groups(page.width, page.height, image, lines)
@@ -184,16 +184,8 @@ class RapidOCRDrafter:
                     inside = [ln for ln in inside if _center_inside(ln.bbox, box)]
                     if len(inside) < 4 or not _lines_side_by_side(inside):
                         continue
-                grid = grid_table(inside)
-                if grid:  # a clean grid of OCR cells: read as it stands, no structure model needed
-                    tables.append((box, grid))
-                    lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
-                    continue
-                table_model = self._table_engine()
-                # rapid-table matches cells to the detector's own boxes, not to the ink-tight ones
-                detected = [dataclasses.replace(ln, bbox=self._detected.get(id(ln), ln.bbox)) for ln in inside]
-                crop = union_box([box] + [ln.bbox for ln in detected]) if self._detected else box
-                html = table_html(table_model, pixels, scale, crop, detected) if table_model is not None else None
+                # a clean grid of OCR cells is read as it stands; the structure model reads the rest
+                html = grid_table(inside) or self._recognised_table(pixels, scale, box, inside)
                 if html:
                     tables.append((box, html))
                     lines = [ln for ln in lines if not _center_inside(ln.bbox, box)]
@@ -221,6 +213,18 @@ class RapidOCRDrafter:
                     region.label = "figure"
                     region.extra = {"role": "text_in_figure"}
         return self._cover(ocr_lines, regions, page, report)
+
+    def _recognised_table(self, pixels: np.ndarray, scale: float, box: tuple, inside: list[TextLine]) -> str | None:
+        """rapid-table's HTML of the table in ``box`` (None without the model or a structure).
+        It matches cells to the detector's own boxes, not to the ink-tight ones (``ocr_lines``)."""
+        from core.drafters.ocr_layout import table_html
+
+        table_model = self._table_engine()
+        if table_model is None:
+            return None
+        detected = [dataclasses.replace(ln, bbox=self._detected.get(id(ln), ln.bbox)) for ln in inside]
+        crop = union_box([box] + [ln.bbox for ln in detected]) if self._detected else box
+        return table_html(table_model, pixels, scale, crop, detected)
 
     def _cover(self, lines: list[TextLine], regions: list[Region], page, report: LayoutReport) -> list[Region]:
         """Every OCR line's text in a draft: lines no region holds (a table's structure dropped them,

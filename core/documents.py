@@ -81,7 +81,9 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
     except Exception as exc:
         doc.close()
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
-    return Document(doc, path, is_image=(kind != "pdf"))
+    document = Document(doc, path, is_image=(kind != "pdf"))
+    document.password = password  # a drafting process opens the document again (core.drafters.process)
+    return document
 
 
 def check_document(path: str | os.PathLike, password: str | None = None) -> None:
@@ -210,6 +212,7 @@ class Document:
         self.fitz_doc = fitz_doc
         self.path = path
         self.is_image = is_image
+        self.password: str | None = None  # the one it was opened with
         self.repaired = not is_image and bool(getattr(fitz_doc, "is_repaired", False))
         self.unreadable_pages: set[int] = set()  # 1-based; filled as pages fail to load or render
 

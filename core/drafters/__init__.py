@@ -68,7 +68,23 @@ def get_drafter(spec: str | None = None, **options) -> Drafter:
         raise DrafterUnavailableError(f"unknown drafter {name!r}; choose one of: {', '.join(DRAFTER_NAMES)}")
     module_name, class_name = _DRAFTERS[name]
     cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(**{**spec_options, **options})
+    merged = {**spec_options, **options}
+    drafter = cls(**merged)
+    # the spec that builds the same drafter again (a drafting process builds its own from it)
+    drafter.spec = _spec_of(name, merged)
+    return drafter
+
+
+def _spec_of(name: str, options: dict) -> str | None:
+    """``NAME:KEY=VALUE,...`` that ``parse_drafter_spec`` reads back as ``(name, options)``, or None
+    where a value would not survive the round trip."""
+    items = []
+    for key, value in options.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        if any(c in key + text for c in ",=:") or parse_drafter_spec(f"x:k={text}")[1] != {"k": value}:
+            return None
+        items.append(f"{key}={text}")
+    return name + (":" + ",".join(items) if items else "")
 
 
 __all__ = ["DRAFTER_NAMES", "DEFAULT_DRAFTER", "DEFAULT_SCAN_LAYOUT", "OCR_DRAFTERS", "SCAN_LAYOUTS", "REGION_LABELS", "Drafter", "Region",

@@ -16,6 +16,9 @@ How far ahead (``Engine.drafts_beside_decode``, ``--background-drafting``):
   the first page is drafted while the model loads, every later one when the decode asks for it,
   and a page reaches the decode with its drafts done; nothing drafts while a page decodes.
 
+The drafter reads the pages in a process of its own where it can (``core.drafters.process``):
+the decode's thread then has the interpreter lock and a core whenever a pass ends.
+
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``).
 Events (``PageDrafting``, ``RegionsDrafted``, ``Notice``) go out through ``emit`` from this thread;
 a page's regions are announced before the decode can see them.
@@ -29,6 +32,7 @@ from typing import Callable
 
 from core import tuning
 from core.drafters.background import DraftJob
+from core.drafters.process import reader_for
 from core.errors import CancelledError
 from core.events import Notice, PageDrafting, RegionsDrafted
 from core.notices import warnings_to
@@ -44,6 +48,7 @@ class DraftAhead:
                  emit: Callable[[object], None]):
         self.document, self.indices, self.drafter, self.dpi = document, list(indices), drafter, dpi
         self.beside, self.emit = beside, emit
+        self.reader = reader_for(drafter)  # the drafter, or its drafting process (core.drafters.process)
         # A permit per page that may be prepared: the first page and ``ahead`` more at once; one
         # more each time the decode asks for its next page.
         self._permits = threading.Semaphore(1 + max(0, ahead))
@@ -110,7 +115,7 @@ class DraftAhead:
         job = DraftJob.finished([], error="drafting did not run")
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
-            job = DraftJob(self.drafter, page, background=False)  # a crash is recorded, not raised
+            job = DraftJob(self.reader, page, background=False)  # a crash is recorded, not raised
             seconds["draft"] = job.seconds
             self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
         finally:

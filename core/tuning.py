@@ -27,6 +27,13 @@ DEFAULT_MODEL = "tencent/HunyuanOCR"
 #: Drafting on a thread ahead of and beside the decode: "auto" turns it on where the model is not
 #: on the CPU (``Engine.drafts_beside_decode``).
 DEFAULT_BACKGROUND_DRAFTING = "auto"
+#: A document run's pages are drafted in a process of their own, at lower priority, where the
+#: drafter was built from a spec (``core.drafters.process``): its Python and model threads then
+#: take neither the interpreter lock nor the cores the decode's thread needs between passes.
+DRAFTING_PROCESS = True
+#: How much lower the drafting process's priority is (``os.nice``): the decode wants a core for a
+#: few milliseconds at a time, and gets it at once.
+DRAFTING_PROCESS_NICE = 10
 
 # --- page and regions ---------------------------------------------------------------------------
 

@@ -1,0 +1,211 @@
+"""A drafter that reads pages in a process of its own, beside the decode.
+
+A scan's drafter runs seconds a page (OCR, layout and table models, and the Python that orders
+their lines) while the target decodes. On a thread of the decoding process its Python holds the
+interpreter lock that the decode needs between two passes, and its model threads take the cores
+that the decode's thread needs to launch the next pass. On two cores, a loop of 20 ms GPU-like
+waits and 2.3 ms of Python (a simulated pass and the engine's own work) took 2.5 ms more a pass
+beside a drafting thread, 1.8 ms beside a drafting process, and nothing measurable beside a
+drafting process of lower priority (``tuning.DRAFTING_PROCESS_NICE``), whose pages took about as
+long as before: the decode wants a core for a few milliseconds at a time.
+
+    ProcessDrafter(drafter, spec)   a Drafter: ``draft(page)`` of a page that ``drafter`` reads
+                                    by its pixels (a text layer is read here, in milliseconds)
+                                    sends the page's document (path, password) and index to the
+                                    process, which opens the document
+                                    once for all its pages and drafts the page with its own
+                                    ``get_drafter(spec)``; the regions come back, the drafter's
+                                    warnings are warned again here, its errors raised again here
+    reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
+                                    its spec, or the drafter itself (one built from no spec, or
+                                    where ``tuning.DRAFTING_PROCESS`` is off)
+
+The process is spawned (nothing of this process, its threads or its models, is copied into it) on
+first use, loads its models with its first page and serves every later document with the same
+spec; it ends with this process. If it cannot start or stops answering, the page is drafted here
+by ``drafter`` and so are the pages after it, with one warning.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+from core import tuning
+from core.drafters.background import EXACT_TEXT_DRAFTERS
+from core.drafters.base import Region
+from core.errors import HSDWarning
+
+_shared: dict[str, "ProcessDrafter"] = {}
+_shared_lock = threading.Lock()
+
+
+def reader_for(drafter):
+    """The drafter that reads pages for ``drafter`` (module docstring)."""
+    spec = getattr(drafter, "spec", None)
+    if not tuning.DRAFTING_PROCESS or not isinstance(spec, str) or drafter.name in EXACT_TEXT_DRAFTERS:
+        return drafter
+    with _shared_lock:
+        reader = _shared.get(spec)
+        if reader is None or reader.broken:
+            reader = _shared[spec] = ProcessDrafter(drafter, spec)
+        return reader
+
+
+class ProcessDrafter:
+    """Drafts pages with ``get_drafter(spec)`` in a process of its own; ``drafter`` (built from the
+    same spec) drafts here where the process cannot."""
+
+    def __init__(self, drafter, spec: str):
+        self.drafter, self.spec = drafter, spec
+        self.name = drafter.name
+        self.broken: str | None = None  # why the process was given up
+        self._process = None
+        self._connection = None
+        self._lock = threading.Lock()
+
+    def prepare(self, page) -> None:
+        """Start the process and load the models for ``page`` now (the benchmark keeps loading
+        out of a page's drafting time)."""
+        if self._reads_pixels(page):
+            self._ask("prepare", page)
+
+    def draft(self, page) -> list[Region]:
+        if not self._reads_pixels(page):
+            return self.drafter.draft(page)
+        return self._ask("draft", page)
+
+    def _reads_pixels(self, page) -> bool:
+        """Whether ``page`` goes to the process: a page of a document the process can open again
+        (a file) that the drafter reads by its pixels (seconds a page); a text layer takes
+        milliseconds, not worth a process."""
+        path = getattr(page.document, "path", None)
+        if path is None or not os.path.isfile(path):
+            return False
+        choose = getattr(self.drafter, "choose", None)
+        return (choose(page) if choose is not None else self.drafter).name not in EXACT_TEXT_DRAFTERS
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    # -- this side --------------------------------------------------------------------------------
+
+    def _ask(self, what: str, page):
+        document = page.document
+        request = (what, str(document.path), document.password, page.index)
+        with self._lock:
+            if not self.broken:
+                try:
+                    self._start()
+                    self._connection.send(request)
+                    status, value, caught = self._connection.recv()
+                except (EOFError, OSError, BrokenPipeError) as exc:
+                    self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                else:
+                    for category, message in caught:
+                        warnings.warn(message, category, stacklevel=3)
+                    if status == "error":
+                        raise value
+                    return value
+        if what == "prepare":
+            prepare = getattr(self.drafter, "prepare", None)
+            return prepare(page) if prepare is not None else None
+        return self.drafter.draft(page)
+
+    def _start(self) -> None:
+        if self._process is not None:
+            return
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        mine, theirs = context.Pipe()
+        self._process = context.Process(target=serve, args=(theirs, self.spec, tuning.DRAFTING_PROCESS_NICE),
+                                        name="hsd-drafting", daemon=True)
+        self._process.start()
+        theirs.close()  # this side sees EOF once the process is gone
+        self._connection = mine
+
+    def _give_up(self, why: str) -> None:
+        self.broken = why
+        self._stop()
+        warnings.warn(f"drafting beside the decode in this process: the drafting process stopped ({why})",
+                      HSDWarning, stacklevel=4)
+
+    def _stop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join(timeout=5)
+            self._process = None
+
+
+# -- the drafting process ------------------------------------------------------------------------
+
+
+def serve(connection, spec: str, nice: int) -> None:
+    """The drafting process: answer requests until the other side closes the connection. Each
+    answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
+    exception, ...)``; ``warnings``: (category, message) of what the drafter warned."""
+    if nice and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+    from core.drafters import get_drafter
+
+    drafter = get_drafter(spec)
+    opened: dict = {}  # the open document: {"key": (path, password, mtime, size), "document": ...}
+    while True:
+        try:
+            request = connection.recv()
+        except (EOFError, OSError):
+            break
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                value = _answer(request, drafter, opened)
+                answer = ("ok", value)
+            except Exception as exc:
+                answer = ("error", _sendable(exc))
+        reported = [(w.category, str(w.message)) for w in caught if issubclass(w.category, HSDWarning)]
+        try:
+            connection.send((*answer, reported))
+        except (EOFError, OSError):
+            break
+    if opened:
+        opened["document"].close()
+
+
+def _answer(request: tuple, drafter, opened: dict):
+    what, path, password, index = request
+    stat = os.stat(path)
+    key = (path, password, stat.st_mtime_ns, stat.st_size)
+    if opened.get("key") != key:
+        from core.documents import open_document
+
+        if opened:
+            opened.pop("document").close()
+            opened.clear()
+        opened["document"] = open_document(path, password=password)
+        opened["key"] = key
+    page = opened["document"].page(index)
+    if what == "prepare":
+        prepare = getattr(drafter, "prepare", None)
+        return prepare(page) if prepare is not None else None
+    return list(drafter.draft(page))
+
+
+def _sendable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else a RuntimeError with its type and message."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,249 @@
+"""Drafting in a process of its own: the same regions as drafting here, the drafter's errors and
+warnings carried back, documents opened once, and a process that stops costs one warning, no page."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import warnings
+
+import pymupdf
+import pytest
+
+from core import tuning
+from core.documents import open_document
+from core.drafters import get_drafter, parse_drafter_spec
+from core.drafters import process as process_module
+from core.drafters.base import Region
+from core.drafters.process import ProcessDrafter, reader_for, serve
+from core.errors import HSDWarning, PageRangeError
+from tests.core.pdf_factory import encrypted_pdf, text_pdf
+
+OCR_SPEC = "rapidocr:layout=false"
+
+
+@pytest.fixture(autouse=True)
+def no_shared_readers():
+    """Each test starts and ends without shared drafting processes."""
+    yield
+    for reader in process_module._shared.values():
+        reader.close()
+    process_module._shared.clear()
+
+
+# -- which drafter reads -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["auto", "auto:layout=pymupdf", "rapidocr:layout=false,threads=2", "rapidocr:layout=cdla"])
+def test_a_drafter_knows_the_spec_that_builds_it_again(spec):
+    drafter = get_drafter(spec)
+    assert parse_drafter_spec(drafter.spec) == parse_drafter_spec(spec)
+    assert type(get_drafter(drafter.spec)) is type(drafter)
+
+
+def test_options_that_a_spec_cannot_say_leave_no_spec():
+    assert get_drafter("rapidocr", dpi=None).spec is None  # None would come back as the string "None"
+    assert get_drafter("rapidocr", layout_order="a,b").spec is None
+
+
+def test_reader_for_a_pixel_drafter_is_one_shared_process_drafter():
+    first, second = get_drafter(OCR_SPEC), get_drafter(OCR_SPEC)
+    reader = reader_for(first)
+    assert isinstance(reader, ProcessDrafter) and reader.name == "rapidocr"
+    assert reader_for(second) is reader
+    assert reader._process is None  # nothing starts before a page needs it
+
+
+def test_text_layers_drafters_without_spec_and_the_switch_read_here(monkeypatch):
+    textlayer = get_drafter("textlayer")
+    assert reader_for(textlayer) is textlayer
+
+    class Bare:
+        name = "rapidocr"
+
+    bare = Bare()
+    assert reader_for(bare) is bare
+    monkeypatch.setattr(tuning, "DRAFTING_PROCESS", False)
+    drafter = get_drafter(OCR_SPEC)
+    assert reader_for(drafter) is drafter
+
+
+def test_text_layer_pages_of_the_auto_drafter_are_drafted_here(tmp_path):
+    pdf = text_pdf(tmp_path / "born.pdf", ["A page with a text layer.", "Its drafts are its own text."])
+    drafter = get_drafter("auto")
+    reader = ProcessDrafter(drafter, drafter.spec)
+    with open_document(pdf) as document:
+        page = document.page(0)
+        assert reader.draft(page) == drafter.draft(page)
+    assert reader._process is None
+
+
+# -- the protocol, served on a thread ------------------------------------------------------------
+
+
+class WarningDrafter:
+    """Warns on every page and fails on the second; counts what it was asked."""
+
+    name = "rapidocr"
+
+    def __init__(self):
+        self.prepared = []
+
+    def prepare(self, page):
+        self.prepared.append(page.index)
+
+    def draft(self, page):
+        warnings.warn(f"page {page.number} drafted with less", HSDWarning)
+        if page.index == 1:
+            raise PageRangeError("the second page cannot be drafted")
+        return [Region("text", (0, 0, 10, 10), f"page {page.number}", "rapidocr")]
+
+
+class ServingThread:
+    """``serve`` on a thread, standing in for the process (same interface as far as it is used)."""
+
+    def __init__(self, connection, spec):
+        self.thread = threading.Thread(target=serve, args=(connection, spec, 0), daemon=True)
+        self.thread.start()
+
+    def is_alive(self):
+        return self.thread.is_alive()
+
+    def terminate(self):
+        pass
+
+    def join(self, timeout=None):
+        self.thread.join(timeout)
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """A ProcessDrafter whose 'process' is ``serve`` on a thread with a WarningDrafter; the
+    documents it opens are counted."""
+    drafter = WarningDrafter()
+    monkeypatch.setattr("core.drafters.get_drafter", lambda spec: drafter)
+    opened = []
+    real_open = open_document
+
+    def counting_open(path, password=None):
+        opened.append((path, password))
+        return real_open(path, password=password)
+
+    monkeypatch.setattr("core.documents.open_document", counting_open)
+
+    def start(self):
+        if self._process is None:
+            mine, theirs = multiprocessing.Pipe()
+            self._process, self._connection = ServingThread(theirs, self.spec), mine
+
+    monkeypatch.setattr(ProcessDrafter, "_start", start)
+    reader = ProcessDrafter(WarningDrafter(), "fake")  # the local drafter is not the served one
+    yield reader, drafter, opened
+    reader.close()
+
+
+def test_regions_come_back_and_warnings_are_warned_here(served, tmp_path):
+    reader, _, _ = served
+    pdf = text_pdf(tmp_path / "two.pdf", ["one"])
+    with open_document(pdf) as document:
+        with pytest.warns(HSDWarning, match="page 1 drafted with less"):
+            regions = reader.draft(document.page(0))
+    assert regions == [Region("text", (0, 0, 10, 10), "page 1", "rapidocr")]
+
+
+def test_the_drafters_error_is_raised_here_with_its_type_and_message(served, tmp_path):
+    reader, _, _ = served
+    doc = pymupdf.open()
+    doc.new_page()
+    doc.new_page()
+    doc.save(tmp_path / "two.pdf")
+    with open_document(tmp_path / "two.pdf") as document:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HSDWarning)
+            with pytest.raises(PageRangeError, match="second page cannot be drafted"):
+                reader.draft(document.page(1))
+            assert reader.draft(document.page(0))  # the process serves on after an error
+    assert not reader.broken
+
+
+def test_a_document_is_opened_once_for_its_pages_and_again_with_its_password(served, tmp_path):
+    reader, drafter, opened = served
+    doc = pymupdf.open()
+    for _ in range(3):
+        doc.new_page()
+    doc.save(tmp_path / "three.pdf")
+    secret = encrypted_pdf(tmp_path / "secret.pdf", "s3cret")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HSDWarning)
+        with open_document(tmp_path / "three.pdf") as document:
+            reader.prepare(document.page(2))
+            reader.draft(document.page(0))
+            reader.draft(document.page(2))
+        with open_document(secret, password="s3cret") as document:
+            assert reader.draft(document.page(0))[0].text == "page 1"
+    assert opened == [(str(tmp_path / "three.pdf"), None), (str(secret), "s3cret")]
+    assert drafter.prepared == [2]
+
+
+def test_a_page_of_no_file_is_drafted_here(served, tmp_path):
+    reader, _, opened = served
+    pdf = text_pdf(tmp_path / "gone.pdf", ["one"])
+    with open_document(pdf) as document:
+        page = document.page(0)
+        pdf.unlink()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HSDWarning)
+            assert reader.draft(page)[0].text == "page 1"
+    assert reader._process is None and opened == []
+
+
+# -- a real process ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scan(tmp_path_factory):
+    """A page of printed lines, read by OCR; and an encrypted copy."""
+    folder = tmp_path_factory.mktemp("scan")
+    lines = ["Drafting in a process of its own", "gives the decode its core back", "between two passes."]
+    pdf = text_pdf(folder / "page.pdf", lines, size=16, width=420, height=200)
+    with pymupdf.open(pdf) as doc:
+        doc.save(folder / "secret.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="owner")
+    return pdf, folder / "secret.pdf"
+
+
+def test_a_drafting_process_drafts_what_this_process_drafts(scan):
+    pdf, secret = scan
+    local = get_drafter(OCR_SPEC)
+    reader = ProcessDrafter(get_drafter(OCR_SPEC), OCR_SPEC)
+    try:
+        with open_document(pdf) as document:
+            page = document.page(0)
+            want = local.draft(page)
+            assert want and reader.draft(page) == want
+            assert reader._process is not None and reader._process.pid is not None
+        with open_document(secret, password="pw") as document:
+            assert reader.draft(document.page(0)) == want
+        with open_document(pdf) as document:  # an error of the process's side, raised here
+            page = document.page(0)
+        with pytest.raises(Exception):
+            reader.draft(_PageOf(page, index=7))
+        assert not reader.broken
+
+        reader._process.kill()  # a process that stops: this page and the next drafted here
+        reader._process.join(5)
+        with open_document(pdf) as document:
+            with pytest.warns(HSDWarning, match="drafting process stopped"):
+                assert reader.draft(document.page(0)) == want
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", HSDWarning)  # one warning, not one a page
+                assert reader.draft(document.page(0)) == want
+        assert reader.broken and reader._process is None
+    finally:
+        reader.close()
+
+
+class _PageOf:
+    """``page`` claiming another index (a page the process's document does not have)."""
+
+    def __init__(self, page, index):
+        self.document, self.index, self.number = page.document, index, index + 1

@@ -216,7 +216,8 @@ def _simulated_gpu_table(summary: dict, methods: list[str], info: dict, pages: l
     L = ["", "## Simulated GPU", "",
          f"A simulation, not a GPU run: {info['target_detail']}. Every pass (prefills included) sleeps the "
          "cost model's time without holding the GIL. Each method converts each document in one document run "
-         "(`core.run`, as `hsd convert` does): one thread renders and drafts the pages ahead of the decode, "
+         "(`core.run`, as `hsd convert` does): one thread renders and drafts the pages ahead of the decode "
+         "(in a drafting process of lower priority, `core.drafters.process`), "
          "a page decodes without drafts until its drafts arrive; `ar` drafts nothing. A page's wall-clock is "
          "the run's seconds from the end of the page before (or the run's start) to the end of its own, so "
          "drafting, rendering and the engine's own work count wherever the decode waited for them. Engine "
@@ -289,9 +290,12 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     if command:
         L.append(f"- command: `{command}`")
     beside = any("background_drafting" in m for p in result["pages"] for m in p["methods"].values())
-    L.append("- drafting: " + ("on a thread beside each `page` / `hsd` decode, whose wall-clock is render + engine "
-                               "seconds (the engine's span the drafter's)" if beside else
-                               "before the decode, charged to `page` and `hsd` (not to `ar`)"))
+    if info["target"] == "simulated-gpu":
+        L.append("- drafting: ahead of each `page` / `hsd` decode in its document run (section Simulated GPU)")
+    else:
+        L.append("- drafting: " + ("on a thread beside each `page` / `hsd` decode, whose wall-clock is render + "
+                                   "engine seconds (the engine's span the drafter's)" if beside else
+                                   "before the decode, charged to `page` and `hsd` (not to `ar`)"))
     loading = sum(p.get("draft_load_seconds") or 0.0 for p in result["pages"])
     if loading >= 0.01:
         L.append(f"- drafter models loaded in {loading:.1f} s before the first page that needed them, not "

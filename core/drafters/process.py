@@ -1,21 +1,21 @@
 """A drafter that reads pages in a process of its own, beside the decode.
 
 A scan's drafter runs seconds a page (OCR, layout and table models, and the Python that orders
-their lines) while the target decodes. On a thread of the decoding process its Python holds the
-interpreter lock that the decode needs between two passes, and its model threads take the cores
-that the decode's thread needs to launch the next pass. On two cores, a loop of 20 ms GPU-like
-waits and 2.3 ms of Python (a simulated pass and the engine's own work) took 2.5 ms more a pass
-beside a drafting thread, 1.8 ms beside a drafting process, and nothing measurable beside a
-drafting process of lower priority (``tuning.DRAFTING_PROCESS_NICE``), whose pages took about as
-long as before: the decode wants a core for a few milliseconds at a time.
+their lines) while the target decodes, a text layer's up to a second (its ruled tables are found
+in Python). On a thread of the decoding process its Python holds the interpreter lock that the
+decode needs between two passes, and its model threads take the cores that the decode's thread
+needs to launch the next pass. On two cores, a loop of 20 ms GPU-like waits and 2.3 ms of Python
+(a simulated pass and the engine's own work) took 2.5 ms more a pass beside a drafting thread,
+1.8 ms beside a drafting process, and nothing measurable beside a drafting process of lower
+priority (``tuning.DRAFTING_PROCESS_NICE``), whose pages took about as long as before: the decode
+wants a core for a few milliseconds at a time.
 
-    ProcessDrafter(drafter, spec)   a Drafter: ``draft(page)`` of a page that ``drafter`` reads
-                                    by its pixels (a text layer is read here, in milliseconds)
-                                    sends the page's document (path, password) and index to the
-                                    process, which opens the document
+    ProcessDrafter(drafter, spec)   a Drafter: ``draft(page)`` sends the page's document (path,
+                                    password) and index to the process, which opens the document
                                     once for all its pages and drafts the page with its own
                                     ``get_drafter(spec)``; the regions come back, the drafter's
-                                    warnings are warned again here, its errors raised again here
+                                    warnings are warned again here, its errors raised again here.
+                                    A page of a document that is no file is drafted here
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec, or the drafter itself (one built from no spec, or
                                     where ``tuning.DRAFTING_PROCESS`` is off)
@@ -33,7 +33,6 @@ import threading
 import warnings
 
 from core import tuning
-from core.drafters.background import EXACT_TEXT_DRAFTERS
 from core.drafters.base import Region
 from core.errors import HSDWarning
 
@@ -44,7 +43,7 @@ _shared_lock = threading.Lock()
 def reader_for(drafter):
     """The drafter that reads pages for ``drafter`` (module docstring)."""
     spec = getattr(drafter, "spec", None)
-    if not tuning.DRAFTING_PROCESS or not isinstance(spec, str) or drafter.name in EXACT_TEXT_DRAFTERS:
+    if not tuning.DRAFTING_PROCESS or not isinstance(spec, str):
         return drafter
     with _shared_lock:
         reader = _shared.get(spec)
@@ -68,23 +67,20 @@ class ProcessDrafter:
     def prepare(self, page) -> None:
         """Start the process and load the models for ``page`` now (the benchmark keeps loading
         out of a page's drafting time)."""
-        if self._reads_pixels(page):
+        if self._in_process(page):
             self._ask("prepare", page)
 
     def draft(self, page) -> list[Region]:
-        if not self._reads_pixels(page):
+        if not self._in_process(page):
             return self.drafter.draft(page)
         return self._ask("draft", page)
 
-    def _reads_pixels(self, page) -> bool:
-        """Whether ``page`` goes to the process: a page of a document the process can open again
-        (a file) that the drafter reads by its pixels (seconds a page); a text layer takes
-        milliseconds, not worth a process."""
+    @staticmethod
+    def _in_process(page) -> bool:
+        """Whether ``page`` is drafted in the process: whether it can open the page's document
+        again (a file)."""
         path = getattr(page.document, "path", None)
-        if path is None or not os.path.isfile(path):
-            return False
-        choose = getattr(self.drafter, "choose", None)
-        return (choose(page) if choose is not None else self.drafter).name not in EXACT_TEXT_DRAFTERS
+        return path is not None and os.path.isfile(path)
 
     def close(self) -> None:
         with self._lock:

@@ -1,5 +1,6 @@
-"""Drafting in a process of its own: the same regions as drafting here, the drafter's errors and
-warnings carried back, documents opened once, and a process that stops costs one warning, no page."""
+"""Drafting in a process of its own: the same regions as drafting here (OCR and text layer), the
+drafter's errors and warnings carried back, documents opened once, and a process that stops costs
+one warning, no page."""
 
 from __future__ import annotations
 
@@ -54,9 +55,8 @@ def test_reader_for_a_pixel_drafter_is_one_shared_process_drafter():
     assert reader._process is None  # nothing starts before a page needs it
 
 
-def test_text_layers_drafters_without_spec_and_the_switch_read_here(monkeypatch):
-    textlayer = get_drafter("textlayer")
-    assert reader_for(textlayer) is textlayer
+def test_drafters_without_spec_and_the_switch_read_here(monkeypatch):
+    assert isinstance(reader_for(get_drafter("textlayer")), ProcessDrafter)
 
     class Bare:
         name = "rapidocr"
@@ -68,14 +68,6 @@ def test_text_layers_drafters_without_spec_and_the_switch_read_here(monkeypatch)
     assert reader_for(drafter) is drafter
 
 
-def test_text_layer_pages_of_the_auto_drafter_are_drafted_here(tmp_path):
-    pdf = text_pdf(tmp_path / "born.pdf", ["A page with a text layer.", "Its drafts are its own text."])
-    drafter = get_drafter("auto")
-    reader = ProcessDrafter(drafter, drafter.spec)
-    with open_document(pdf) as document:
-        page = document.page(0)
-        assert reader.draft(page) == drafter.draft(page)
-    assert reader._process is None
 
 
 # -- the protocol, served on a thread ------------------------------------------------------------
@@ -209,6 +201,20 @@ def scan(tmp_path_factory):
     with pymupdf.open(pdf) as doc:
         doc.save(folder / "secret.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="owner")
     return pdf, folder / "secret.pdf"
+
+
+def test_text_layer_pages_are_drafted_there_too(tmp_path):
+    pdf = text_pdf(tmp_path / "born.pdf", ["A page with a text layer.", "Its drafts are its own text."])
+    drafter = get_drafter("auto")
+    reader = ProcessDrafter(drafter, drafter.spec)
+    try:
+        with open_document(pdf) as document:
+            page = document.page(0)
+            want = drafter.draft(page)
+            assert want[0].source == "textlayer" and reader.draft(page) == want
+        assert reader._process is not None and not reader.broken
+    finally:
+        reader.close()
 
 
 def test_a_drafting_process_drafts_what_this_process_drafts(scan):

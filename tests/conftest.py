@@ -28,6 +28,17 @@ def load_target_once(name, device=None, dtype=None, trust_remote_code=False):
     return _LOADED[key]
 
 
+@pytest.fixture(autouse=True)
+def drafting_in_this_process(request, monkeypatch):
+    """Document runs draft in the test's own process, where a test can patch a drafter (a crash, a
+    warning, extra regions): a drafting process builds its own, unpatched. Tests marked
+    ``drafting_process`` draft as users' runs do; so do the ``hsd`` commands the tests start."""
+    if request.node.get_closest_marker("drafting_process") is None:
+        from core import tuning
+
+        monkeypatch.setattr(tuning, "DRAFTING_PROCESS", False)
+
+
 @pytest.fixture
 def shared_model_loads(monkeypatch):
     """Engines built in this test (the CLI's, the API's) load their model through ``load_target_once``."""

@@ -110,7 +110,8 @@ def run_hsd(*args, cwd=None, timeout: float = 600, prelude: str | None = None, e
     environment = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8", **(env or {})}
     if prelude is None:
         command = hsd_command()
-    else:
+    else:  # the prelude's patches live in that process: its pages are drafted there too
+        prelude = "from core import tuning\ntuning.DRAFTING_PROCESS = False\n" + prelude
         command = [sys.executable, "-c", prelude + "\nimport sys\nfrom core.cli import main\nsys.exit(main())"]
     proc = subprocess.run(command + [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args],
                           cwd=cwd, capture_output=True, env=environment, timeout=timeout)

@@ -22,6 +22,8 @@ from tests.core.pdf_factory import encrypted_pdf, text_pdf
 
 OCR_SPEC = "rapidocr:layout=false"
 
+pytestmark = pytest.mark.drafting_process
+
 
 @pytest.fixture(autouse=True)
 def no_shared_readers():
@@ -253,3 +255,24 @@ class _PageOf:
 
     def __init__(self, page, index):
         self.document, self.index, self.number = page.document, index, index + 1
+
+
+def test_a_document_run_drafts_its_pages_in_the_process(report_pdf):
+    """Drafting ahead of the decode (every document run) reads through the shared process and
+    hands the decode the regions that drafting here gives."""
+    from core.draft_ahead import DraftAhead
+    from core.events import RegionsDrafted
+
+    drafter = get_drafter("auto")
+    events = []
+    with open_document(report_pdf) as document:
+        want = [drafter.draft(document.page(i)) for i in range(document.page_count)]
+        ahead = DraftAhead(document, [0, 1], drafter, 72, ahead=1, beside=True, emit=events.append)
+        try:
+            got = [ahead.next().drafts.result() for _ in range(2)]
+        finally:
+            ahead.stop()
+            ahead.join()
+    assert isinstance(ahead.reader, ProcessDrafter) and ahead.reader._process is not None
+    assert got == want and want[0]
+    assert [e.regions for e in events if isinstance(e, RegionsDrafted)] == want

@@ -81,9 +81,7 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
     except Exception as exc:
         doc.close()
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
-    document = Document(doc, path, is_image=(kind != "pdf"))
-    document.password = password  # a drafting process opens the document again (core.drafters.process)
-    return document
+    return Document(doc, path, is_image=(kind != "pdf"), password=password)
 
 
 def check_document(path: str | os.PathLike, password: str | None = None) -> None:
@@ -208,11 +206,11 @@ class Document:
     can, and the pages it lost come out blank or fail one by one, so callers say it once.
     """
 
-    def __init__(self, fitz_doc: pymupdf.Document, path: Path, is_image: bool):
+    def __init__(self, fitz_doc: pymupdf.Document, path: Path, is_image: bool, password: str | None = None):
         self.fitz_doc = fitz_doc
         self.path = path
         self.is_image = is_image
-        self.password: str | None = None  # the one it was opened with
+        self.password = password  # the one it was opened with: a drafting process opens it again
         self.repaired = not is_image and bool(getattr(fitz_doc, "is_repaired", False))
         self.unreadable_pages: set[int] = set()  # 1-based; filled as pages fail to load or render
 

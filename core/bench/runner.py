@@ -47,9 +47,10 @@ from core.bench.document_run import FixedDrafts, NoDrafts, PageReference, device
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
-from core.drafters.process import reader_for
 from core.bench.replay import ReplayTarget
 from core.drafters.background import DraftJob
+from core.drafters.base import prepare_drafter
+from core.drafters.process import reader_for
 from core.engine import Engine, EngineConfig
 from core.page_pipeline import render_and_draft
 from core.speculative.budget import PassCost
@@ -204,9 +205,7 @@ def _prepare(drafter, page) -> None:
     """Load what drafting ``page`` needs, untimed: the target is loaded before any decode is timed,
     and the drafter's models (RapidOCR's, the layout's) likewise before the first page drafted
     with them. Without this the first scan of a run carried a few seconds of model loading."""
-    prepare = getattr(drafter, "prepare", None)
-    if prepare is not None:
-        prepare(page)
+    prepare_drafter(drafter, page)
 
 
 # --- the loop ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.drafters.base import Region
+from core.drafters.base import Region, prepare_drafter
 
 
 class AutoDrafter:
@@ -30,9 +30,7 @@ class AutoDrafter:
 
     def prepare(self, page) -> None:
         """Load the models the drafter of ``page`` needs (see ``RapidOCRDrafter.prepare``)."""
-        prepare = getattr(self.choose(page), "prepare", None)
-        if prepare is not None:
-            prepare(page)
+        prepare_drafter(self.choose(page), page)
 
     def draft(self, page) -> list[Region]:
         return self.choose(page).draft(page)

@@ -58,3 +58,10 @@ class Drafter(Protocol):
     name: str
 
     def draft(self, page: "Page") -> list[Region]: ...
+
+
+def prepare_drafter(drafter, page) -> None:
+    """``drafter.prepare(page)`` where the drafter offers it (``Drafter``): load what ``page`` needs."""
+    prepare = getattr(drafter, "prepare", None)
+    if prepare is not None:
+        prepare(page)

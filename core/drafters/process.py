@@ -33,7 +33,7 @@ import threading
 import warnings
 
 from core import tuning
-from core.drafters.base import Region
+from core.drafters.base import Region, prepare_drafter
 from core.errors import HSDWarning
 
 _shared: dict[str, "ProcessDrafter"] = {}
@@ -97,7 +97,7 @@ class ProcessDrafter:
                     self._start()
                     self._connection.send(request)
                     status, value, caught = self._connection.recv()
-                except (EOFError, OSError, BrokenPipeError) as exc:
+                except (EOFError, OSError) as exc:
                     self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 else:
                     for category, message in caught:
@@ -106,8 +106,7 @@ class ProcessDrafter:
                         raise value
                     return value
         if what == "prepare":
-            prepare = getattr(self.drafter, "prepare", None)
-            return prepare(page) if prepare is not None else None
+            return prepare_drafter(self.drafter, page)
         return self.drafter.draft(page)
 
     def _start(self) -> None:
@@ -191,8 +190,7 @@ def _answer(request: tuple, drafter, opened: dict):
         opened["key"] = key
     page = opened["document"].page(index)
     if what == "prepare":
-        prepare = getattr(drafter, "prepare", None)
-        return prepare(page) if prepare is not None else None
+        return prepare_drafter(drafter, page)
     return list(drafter.draft(page))
 
 

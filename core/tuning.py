@@ -34,6 +34,11 @@ DRAFTING_PROCESS = True
 #: How much lower the drafting process's priority is (``os.nice``): the decode wants a core for a
 #: few milliseconds at a time, and gets it at once.
 DRAFTING_PROCESS_NICE = 10
+#: OCR lines the recogniser reads between two reports of what it read (``core.drafters.line_stream``):
+#: a page decoding beside its OCR takes the lines read so far as drafts, long before the layout
+#: and reading order are done. Each report rebuilds the page's early drafts (a few milliseconds);
+#: a line takes 20-40 ms to read on two cores.
+EARLY_LINES_CHUNK = 8
 
 # --- page and regions ---------------------------------------------------------------------------
 
@@ -221,6 +226,11 @@ DEFAULT_OCR_DPI = 200
 MIN_OCR_DPI, MAX_OCR_DPI = 144, 300
 #: Longer side, in pixels, of the image the text detector sees (PaddleOCR's classic default).
 DET_MAX_SIDE = 960
+#: Line crops RapidOCR's recogniser reads in one batch. One: a line is read at its own width
+#: (a batch pads every crop to its widest), so its text does not depend on which lines it was read
+#: with (``core.drafters.line_stream`` reads in the detector's order, RapidOCR in order of width),
+#: and on two cores a dense page reads faster than in RapidOCR's batches of six.
+OCR_REC_BATCH = 1
 #: Render resolution of the PaddleOCR drafter unless one is forced.
 PADDLE_DPI = 200
 #: An OCR line's box is about this many times its font size (the size only compares lines).

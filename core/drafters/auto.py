@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.drafters.base import Region, prepare_drafter
+from core.drafters.base import Region, draft_page, prepare_drafter
 
 
 class AutoDrafter:
@@ -10,6 +10,7 @@ class AutoDrafter:
     images. Both sub-drafters are created on first need, so a born-digital PDF never loads OCR."""
 
     name = "auto"
+    streams_lines = True  # where the page's drafter does (OCR)
 
     def __init__(self, dpi: int | None = None, **ocr_options):
         self._ocr_options = dict(ocr_options, dpi=dpi)
@@ -32,5 +33,5 @@ class AutoDrafter:
         """Load the models the drafter of ``page`` needs (see ``RapidOCRDrafter.prepare``)."""
         prepare_drafter(self.choose(page), page)
 
-    def draft(self, page) -> list[Region]:
-        return self.choose(page).draft(page)
+    def draft(self, page, on_lines=None) -> list[Region]:
+        return draft_page(self.choose(page), page, on_lines)

@@ -4,7 +4,9 @@ OCR takes seconds per scan on a CPU (RapidOCR: about 3 s on two cores), as long 
 whole decode. Waiting for it before the first forward pass adds all of it to the page; running it
 beside the decode adds only what the decode cannot use: the target prefills the page image and
 decodes on its own (plain greedy steps) until the drafts arrive, then speculates with them. The
-output is the same either way (drafts only change how many tokens each pass verifies).
+output is the same either way (drafts only change how many tokens each pass verifies). An OCR
+drafter also tells the job its lines as it reads them (``early_lines``): the decode speculates from
+those until the regions arrive.
 
 The drafter thread is the only one touching the page's PDF while it runs (PyMuPDF is not
 thread-safe): ``core.page_pipeline.render_and_draft`` renders the page image before it starts the job.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 
-from core.drafters.base import Region
+from core.drafters.base import Region, draft_page
 
 #: Drafters whose text is the document's own (a text layer), not a reading of its pixels: the
 #: engine needs no crop to confirm what they say (``exact_text``).
@@ -31,11 +33,13 @@ class DraftJob:
     """One page's ``drafter.draft(page)``, running on its own thread from construction on.
 
     A drafter crash is recorded in ``error`` and yields no regions (speed is lost, never the page).
-    ``seconds``: the drafter's own wall-clock, once done.
+    ``seconds``: the drafter's own wall-clock, once done. ``lines``: where the texts of the lines the
+    drafter has read so far are appended (``early_lines``; default: a list of the job's own).
     """
 
-    def __init__(self, drafter, page, background: bool = True):
+    def __init__(self, drafter, page, background: bool = True, lines: list[str] | None = None):
         self._regions: list[Region] = []
+        self._lines = lines if lines is not None else []
         self.error: str | None = None
         self.seconds = 0.0
         self._done = threading.Event()
@@ -51,6 +55,7 @@ class DraftJob:
         ``error`` and ``seconds`` as that drafting left them."""
         job = cls.__new__(cls)
         job._regions, job.error, job.seconds = list(regions), error, seconds
+        job._lines = []
         job._done = threading.Event()
         job._done.set()
         return job
@@ -58,7 +63,7 @@ class DraftJob:
     def _run(self, drafter, page) -> None:
         t0 = time.perf_counter()
         try:
-            self._regions = list(drafter.draft(page))
+            self._regions = list(draft_page(drafter, page, self._lines.extend))
         except Exception as exc:  # reported with the page; the decode goes on undrafted
             self._regions, self.error = [], f"{type(exc).__name__}: {exc}"
         finally:
@@ -67,6 +72,11 @@ class DraftJob:
 
     def done(self) -> bool:
         return self._done.is_set()
+
+    def early_lines(self) -> list[str]:
+        """The texts of the lines the drafter has read so far, in its reading order (an OCR
+        drafter's recogniser: ``core.drafters.line_stream``); the list grows while it runs."""
+        return self._lines
 
     def result(self) -> list[Region]:
         """The regions, waiting for the drafter if it is still running."""

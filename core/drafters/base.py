@@ -53,7 +53,9 @@ class Region:
 @runtime_checkable
 class Drafter(Protocol):
     """Anything that drafts a page: ``draft(page)`` returns regions in reading order. A drafter whose
-    models load on first use may also offer ``prepare(page)``, which loads what ``page`` needs."""
+    models load on first use may also offer ``prepare(page)``, which loads what ``page`` needs. One
+    that reads a page's text before its regions are done (OCR) sets ``streams_lines`` and takes
+    ``draft(page, on_lines=...)``: ``on_lines(texts)`` gets the lines read so far, as they are read."""
 
     name: str
 
@@ -65,3 +67,11 @@ def prepare_drafter(drafter, page) -> None:
     prepare = getattr(drafter, "prepare", None)
     if prepare is not None:
         prepare(page)
+
+
+def draft_page(drafter, page, on_lines=None) -> list[Region]:
+    """``drafter.draft(page)``, telling ``on_lines(texts)`` the lines it reads as it reads them
+    where the drafter can (``Drafter.streams_lines``)."""
+    if on_lines is not None and getattr(drafter, "streams_lines", False):
+        return drafter.draft(page, on_lines=on_lines)
+    return drafter.draft(page)

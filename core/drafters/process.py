@@ -15,6 +15,8 @@ wants a core for a few milliseconds at a time.
                                     once for all its pages and drafts the page with its own
                                     ``get_drafter(spec)``; the regions come back, the drafter's
                                     warnings are warned again here, its errors raised again here.
+                                    ``draft(page, on_lines=...)``: the lines the drafter reads
+                                    come back as it reads them (``Drafter.streams_lines``).
                                     A page of a document that is no file is drafted here
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec, or the drafter itself (one built from no spec, or
@@ -33,7 +35,7 @@ import threading
 import warnings
 
 from core import tuning
-from core.drafters.base import Region, prepare_drafter
+from core.drafters.base import Region, draft_page, prepare_drafter
 from core.errors import HSDWarning
 
 _shared: dict[str, "ProcessDrafter"] = {}
@@ -59,6 +61,7 @@ class ProcessDrafter:
     def __init__(self, drafter, spec: str):
         self.drafter, self.spec = drafter, spec
         self.name = drafter.name
+        self.streams_lines = True  # where the process's drafter does; it says so by sending lines
         self.broken: str | None = None  # why the process was given up
         self._process = None
         self._connection = None
@@ -70,10 +73,10 @@ class ProcessDrafter:
         if self._in_process(page):
             self._ask("prepare", page)
 
-    def draft(self, page) -> list[Region]:
+    def draft(self, page, on_lines=None) -> list[Region]:
         if not self._in_process(page):
-            return self.drafter.draft(page)
-        return self._ask("draft", page)
+            return draft_page(self.drafter, page, on_lines)
+        return self._ask("draft", page, on_lines)
 
     @staticmethod
     def _in_process(page) -> bool:
@@ -88,15 +91,15 @@ class ProcessDrafter:
 
     # -- this side --------------------------------------------------------------------------------
 
-    def _ask(self, what: str, page):
+    def _ask(self, what: str, page, on_lines=None):
         document = page.document
-        request = (what, str(document.path), document.password, page.index)
+        request = (what, str(document.path), document.password, page.index, on_lines is not None)
         with self._lock:
             if not self.broken:
                 try:
                     self._start()
                     self._connection.send(request)
-                    status, value, caught = self._connection.recv()
+                    status, value, caught = self._receive(on_lines)
                 except (EOFError, OSError) as exc:
                     self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 else:
@@ -107,7 +110,16 @@ class ProcessDrafter:
                     return value
         if what == "prepare":
             return prepare_drafter(self.drafter, page)
-        return self.drafter.draft(page)
+        return draft_page(self.drafter, page, on_lines)
+
+    def _receive(self, on_lines) -> tuple:
+        """The process's answer; the lines it sends before it go to ``on_lines``."""
+        while True:
+            message = self._connection.recv()
+            if message[0] != "lines":
+                return message
+            if on_lines is not None:
+                on_lines(message[1])
 
     def _start(self) -> None:
         if self._process is not None:
@@ -145,7 +157,8 @@ class ProcessDrafter:
 def serve(connection, spec: str, nice: int) -> None:
     """The drafting process: answer requests until the other side closes the connection. Each
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
-    exception, ...)``; ``warnings``: (category, message) of what the drafter warned."""
+    exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A page asked
+    for with its lines is preceded by ``("lines", texts)`` messages as the drafter reads them."""
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)
@@ -163,7 +176,7 @@ def serve(connection, spec: str, nice: int) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                value = _answer(request, drafter, opened)
+                value = _answer(request, drafter, opened, connection)
                 answer = ("ok", value)
             except Exception as exc:
                 answer = ("error", _sendable(exc))
@@ -176,8 +189,8 @@ def serve(connection, spec: str, nice: int) -> None:
         opened["document"].close()
 
 
-def _answer(request: tuple, drafter, opened: dict):
-    what, path, password, index = request
+def _answer(request: tuple, drafter, opened: dict, connection):
+    what, path, password, index, lines = request
     stat = os.stat(path)
     key = (path, password, stat.st_mtime_ns, stat.st_size)
     if opened.get("key") != key:
@@ -191,7 +204,8 @@ def _answer(request: tuple, drafter, opened: dict):
     page = opened["document"].page(index)
     if what == "prepare":
         return prepare_drafter(drafter, page)
-    return list(drafter.draft(page))
+    on_lines = (lambda texts: connection.send(("lines", list(texts)))) if lines else None
+    return list(draft_page(drafter, page, on_lines))
 
 
 def _sendable(exc: Exception) -> Exception:

@@ -47,6 +47,7 @@ class RapidOCRDrafter:
     The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
+    streams_lines = True  # ``draft(page, on_lines=...)``: the lines as the recogniser reads them
 
     def __init__(self, dpi: int | None = None, layout: bool | str | None = None, tables: bool = True,
                  threads: int = 0, det_side: int | None = None, squeeze_cjk: bool = True,
@@ -62,6 +63,7 @@ class RapidOCRDrafter:
         self.det_side = tuning.DET_MAX_SIDE if det_side is None else det_side
         self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
         self._ocr = None
+        self._line_stream = None  # ``core.drafters.line_stream``: the recogniser's early lines
         self._layout_model = None
         self._table_model = None
         self._lock = threading.Lock()
@@ -79,6 +81,7 @@ class RapidOCRDrafter:
                     raise DrafterUnavailableError(f"the rapidocr drafter needs the 'rapidocr' package ({exc})") from None
                 params = {"Global.use_cls": False, "Global.log_level": "critical",
                           "Det.limit_type": "max", "Det.limit_side_len": self.det_side,
+                          "Rec.rec_batch_num": tuning.OCR_REC_BATCH,
                           # Line crops change shape every batch; the arena keeps their buffers.
                           "EngineConfig.onnxruntime.enable_cpu_mem_arena": True}
                 if self.threads:
@@ -87,6 +90,8 @@ class RapidOCRDrafter:
                 with no_info_logging():
                     self._ocr = RapidOCR(params=params)
                 quiet_loggers("RapidOCR", "rapidocr")
+                from core.drafters import line_stream
+                self._line_stream = line_stream.install(self._ocr)  # before squeeze: it reads what squeeze asks
                 if self.squeeze_cjk:
                     from core.drafters.squeeze import install
                     install(self._ocr)
@@ -138,7 +143,9 @@ class RapidOCRDrafter:
             return float(tuning.DEFAULT_OCR_DPI)
         return float(min(tuning.MAX_OCR_DPI, max(tuning.MIN_OCR_DPI, native)))
 
-    def draft(self, page) -> list[Region]:
+    def draft(self, page, on_lines=None) -> list[Region]:
+        """The page's regions; ``on_lines(texts)``: told the OCR lines' texts as they are read
+        (``core.drafters.line_stream``), before the layout and reading order are done."""
         document = getattr(page, "document", None)
         key = (id(document), str(getattr(document, "path", "")))
         if key != self._document:
@@ -149,7 +156,7 @@ class RapidOCRDrafter:
         image = page.render(dpi=self.ocr_dpi(page))
         scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)
-        lines, fits = self.ocr_lines(pixels, scale)
+        lines, fits = self._read_lines(pixels, scale, on_lines)
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
@@ -238,6 +245,18 @@ class RapidOCRDrafter:
         if report.repaired and regions:
             regions[0].extra = {**regions[0].extra, "layout_repairs": report.summary()}
         return regions
+
+    def _read_lines(self, pixels: np.ndarray, scale: float, on_lines):
+        """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it."""
+        self._ocr_engine()  # loaded: its recogniser's stream installed
+        stream = self._line_stream if on_lines is not None else None
+        if stream is None:
+            return self.ocr_lines(pixels, scale)
+        stream.listener = on_lines
+        try:
+            return self.ocr_lines(pixels, scale)
+        finally:
+            stream.listener = None
 
     def ocr_lines(self, pixels: np.ndarray, scale: float) -> tuple[list[TextLine], list[PitchFit | None]]:
         """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point),

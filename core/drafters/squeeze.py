@@ -85,7 +85,7 @@ class SqueezedRecognizer:
         if not crops or (self.learned and not self.squeeze_next and not self.cjk_seen):
             return self.inner(args)  # a page of a Latin document, read as RapidOCR reads it
         start = time.perf_counter()
-        lines = _Lines(crops)
+        lines = LineReadings(crops)
         rest = list(range(len(crops)))
         out = None  # an inner output, the template of the one returned
         if not self.squeeze_next:
@@ -113,7 +113,7 @@ class SqueezedRecognizer:
         return (score < tuning.MIN_SQUEEZED_SCORE or LATIN_RUN.search(text) is not None
                 or columns_per_char(crop, text, factor) < tuning.MIN_SQUEEZED_COLUMNS)
 
-    def _learn(self, lines: "_Lines") -> None:
+    def _learn(self, lines: "LineReadings") -> None:
         """Squeeze the next page if most of this page's lines were dense; a line kept squeezed
         counts as dense, one read again as not."""
         self.squeeze_next = mostly_dense(lines.crops, lines.texts, range(len(lines.crops)), lines.squeezed)
@@ -140,8 +140,8 @@ def mostly_dense(crops, texts, indices, squeezed=None) -> bool:
     return bool(votes) and sum(votes) >= tuning.DENSE_SHARE * len(votes)
 
 
-class _Lines:
-    """What has been read of one call's crops so far."""
+class LineReadings:
+    """What has been read of one call's crops so far (``core.drafters.line_stream`` reads them too)."""
 
     def __init__(self, crops):
         n = len(crops)

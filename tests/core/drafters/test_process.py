@@ -229,6 +229,9 @@ def test_a_drafting_process_drafts_what_this_process_drafts(scan):
             want = local.draft(page)
             assert want and reader.draft(page) == want
             assert reader._process is not None and reader._process.pid is not None
+            lines = []  # the lines come back as the process's recogniser reads them
+            assert reader.draft(page, on_lines=lines.extend) == want
+            assert " ".join(lines).split() == " ".join(r.text for r in want).split()
         with open_document(secret, password="pw") as document:
             assert reader.draft(document.page(0)) == want
         with open_document(pdf) as document:  # an error of the process's side, raised here

@@ -1,0 +1,84 @@
+"""Early OCR lines (``core.drafters.line_stream``): a scripted recogniser checks the order, the
+chunks and what is returned; a real RapidOCR run checks that telling the lines changes no region."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import tuning
+from core.documents import open_document
+from core.drafters.line_stream import LineStream
+from core.drafters.rapidocr import RapidOCRDrafter
+from core.drafters.squeeze import SqueezedRecognizer
+from tests.core.drafters.test_squeeze import ScriptedRecognizer, page, read
+from tests.core.pdf_factory import text_pdf
+
+
+def latin_page(count: int):
+    return page(range(1, count + 1), latin=set(range(1, count + 1)))
+
+
+def test_without_a_listener_the_recogniser_is_called_as_rapidocr_calls_it():
+    crops, texts = latin_page(10)
+    inner = ScriptedRecognizer(texts)
+    out = read(LineStream(inner), crops)
+    assert out.txts == tuple(texts[t] for t in range(1, 11)) and len(inner.calls) == 1
+
+
+def test_a_listener_is_told_the_lines_in_the_detectors_order_chunk_by_chunk(monkeypatch):
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
+    crops, texts = latin_page(10)
+    inner = ScriptedRecognizer(texts)
+    stream, told = LineStream(inner), []
+    stream.listener = told.append
+    out = read(stream, crops)
+    assert told == [[texts[t] for t in range(1, 5)], [texts[t] for t in range(5, 9)], [texts[9], texts[10]]]
+    assert out.txts == tuple(texts[t] for t in range(1, 11))  # every crop read once, in its place
+    assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]
+    assert len(out.word_results) == len(out.scores) == 10
+
+
+def test_a_listener_that_fails_is_dropped_and_the_page_still_read(monkeypatch):
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 3)
+    crops, texts = latin_page(7)
+    stream, calls = LineStream(ScriptedRecognizer(texts)), []
+
+    def broken(lines):
+        calls.append(lines)
+        raise BrokenPipeError("the reader went away")
+
+    stream.listener = broken
+    assert read(stream, crops).txts == tuple(texts[t] for t in range(1, 8))
+    assert len(calls) == 1 and stream.listener is None
+
+
+def test_behind_squeezing_a_cjk_page_still_tells_its_lines():
+    crops, texts = page(range(1, 13))
+    stream, told = LineStream(ScriptedRecognizer(texts)), []
+    stream.listener = told.extend
+    out = read(SqueezedRecognizer(stream), crops)
+    assert out.txts == tuple(texts[t] for t in range(1, 13))
+    assert sorted(told) == sorted(texts.values())  # the sample, then the rest squeezed
+
+
+@pytest.fixture(scope="module")
+def lines_pdf(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lines")
+    lines = [f"Line {i} of a page whose text the decode reads early." for i in range(12)]
+    return text_pdf(folder / "page.pdf", lines, size=11, width=420, height=420), lines
+
+
+@pytest.mark.parametrize("layout", [False, "pymupdf"])
+def test_rapidocr_tells_the_lines_it_reads_and_drafts_the_same_regions(lines_pdf, monkeypatch, layout):
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 5)
+    pdf, lines = lines_pdf
+    drafter = RapidOCRDrafter(layout=layout, dpi=150)
+    with open_document(pdf) as document:
+        want = drafter.draft(document.page(0))
+        told: list[list[str]] = []
+        got = drafter.draft(document.page(0), on_lines=told.append)
+    assert [r.to_dict() for r in got] == [r.to_dict() for r in want]
+    assert len(told) >= 2 and all(0 < len(chunk) <= 5 for chunk in told)
+    read = [line for chunk in told for line in chunk]
+    assert read[0].startswith("Line 0") and read[-1].startswith("Line 11")
+    assert drafter._line_stream.listener is None  # told only while its page is read

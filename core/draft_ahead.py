@@ -115,7 +115,8 @@ class DraftAhead:
         job = DraftJob.finished([], error="drafting did not run")
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
-            job = DraftJob(self.reader, page, background=False)  # a crash is recorded, not raised
+            # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
+            job = DraftJob(self.reader, page, background=False, lines=pending.lines)
             seconds["draft"] = job.seconds
             self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
         finally:

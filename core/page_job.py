@@ -58,12 +58,15 @@ def _sync(device) -> None:
 
 class Drafting(Protocol):
     """A page's drafting as the decode sees it: done now or later (``core.drafters.background.DraftJob``,
-    ``core.page_pipeline.PendingDrafts``). ``error`` and ``seconds``: as the drafter left them."""
+    ``core.page_pipeline.PendingDrafts``). ``error`` and ``seconds``: as the drafter left them;
+    ``early_lines``: the texts of the lines it has read so far (it may offer none)."""
 
     error: str | None
     seconds: float
 
     def done(self) -> bool: ...
+
+    def early_lines(self) -> list[str]: ...
 
     def result(self) -> list[Region]: ...
 
@@ -122,12 +125,16 @@ class PageRegion:
 class PageRegions:
     """A page's regions (``PageRegion`` records, in reading order), empty until the drafting
     delivers; ``poll`` takes them in (once), so every stage sees them. ``arrived_after``: the
-    decoding passes the page had run when they arrived (0: before its first pass)."""
+    decoding passes the page had run when they arrived (0: before its first pass). Until then,
+    ``early_text`` gives the lines the drafter has read so far (``lines_after``: the passes run
+    when the first came; None: none came)."""
 
     def __init__(self, drafting: Drafting, encode: Callable[[str], list[int]]):
         self.drafting, self.encode = drafting, encode
         self.ready = False
         self.arrived_after = 0
+        self.lines_after: int | None = None
+        self._lines_seen = 0
         self.items: list[PageRegion] = []
 
     def poll(self, passes: int) -> bool:
@@ -137,6 +144,21 @@ class PageRegions:
             return False
         self._install(self.drafting.result(), passes)
         return True
+
+    def early_text(self, passes: int) -> str | None:
+        """The lines the drafter has read so far, one a line, where more have come since the last
+        call and the regions have not (None otherwise). ``passes``: decoding passes run so far."""
+        lines = getattr(self.drafting, "early_lines", None)
+        if self.ready or lines is None:
+            return None
+        lines = lines()
+        count = len(lines)  # the drafting thread appends while this reads
+        if count <= self._lines_seen:
+            return None
+        if self.lines_after is None:
+            self.lines_after = passes
+        self._lines_seen = count
+        return clean_draft_text("\n".join(lines[:count]))
 
     def wait(self, passes: int) -> None:
         """Wait for the drafter (the regions decide what is read, and figures and the overlay need them)."""
@@ -245,6 +267,14 @@ class PageJob:
         return PageDrafts([r.tokens for r in items], [r.text for r in items], target.encode, target.decode,
                           self.config.proposal, notation=notation, history=self.history, style=style_of(target),
                           figure_texts=[r.figure_text for r in items])
+
+    def early_drafts(self, text: str, notation: Notation) -> Proposer:
+        """Stage 2's proposals from ``text``, the lines the drafter has read before its regions
+        (``PageRegions.early_text``): one draft of no region (nothing is credited to a region)."""
+        target = self.target
+        return PageDrafts([target.encode(text)], [text], target.encode, target.decode, self.config.proposal,
+                          regions=[None], notation=notation, history=self.history,
+                          style=style_of(target)).proposer
 
     def region_proposer(self, index: int, notation: Notation | None) -> Proposer:
         """The proposals of one region's row on its crop: the same strategies as the page's (token

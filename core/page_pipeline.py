@@ -63,11 +63,16 @@ def render_and_draft(page, dpi: int, drafter, background: bool = False) -> Draft
 class PendingDrafts:
     """A page's drafts handed to the decode before its drafter has finished: ``done``, ``result``,
     ``error`` and ``seconds`` as a ``DraftJob``'s once ``deliver`` hands it over (the drafting
-    thread, after it has announced the regions, so that no event about a region comes first)."""
+    thread, after it has announced the regions, so that no event about a region comes first).
+    ``lines``: the job's ``lines`` (``early_lines``), filled while it drafts."""
 
     def __init__(self):
         self._job: DraftJob | None = None
         self._delivered = threading.Event()
+        self.lines: list[str] = []
+
+    def early_lines(self) -> list[str]:
+        return self.lines
 
     def deliver(self, job: DraftJob) -> None:
         self._job = job

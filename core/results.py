@@ -73,6 +73,8 @@ class PageStats:
     draft_error: str | None = None  # the drafter failed on this page; it was decoded without drafts
     passes_before_drafts: int = 0   # decoding passes the page ran before its drafts arrived (0: drafted
     #                                 ahead; the drafter ran beside the decode otherwise)
+    passes_before_lines: int = 0    # ... before the first of its OCR lines arrived, read ahead of its
+    #                                 regions (``passes_before_drafts`` where none did)
     seconds: dict = field(default_factory=page_seconds)
 
     @property

@@ -103,7 +103,8 @@ class _TextStream:
 
 
 class _PageAlone(DecodePolicy):
-    """The page row alone; its drafts replace ``NoDrafts`` once the drafter delivers."""
+    """The page row alone; its drafts replace ``NoDrafts`` once the drafter delivers (the lines it
+    has read, until its regions come)."""
 
     def __init__(self, job: PageJob, drafted: bool):
         self.job, self.drafted = job, drafted
@@ -111,15 +112,26 @@ class _PageAlone(DecodePolicy):
         self.passes = 0
 
     def proposer(self):
-        if not self.drafted or not self.job.regions.ready:
+        if not self.drafted:
             return NoDrafts()
-        return self.job.page_drafts(self.job.notation()).proposer
+        if self.job.regions.ready:
+            return self.job.page_drafts(self.job.notation()).proposer
+        return self._new_drafts() or NoDrafts()
 
     def after_pass(self, live, gained) -> None:
         self.passes += 1
-        if self.drafted and self.job.regions.poll(self.passes):  # the drafter has just delivered
-            live[0].proposer = self.proposer()
+        drafts = self._new_drafts() if self.drafted else None
+        if drafts is not None:
+            live[0].proposer = drafts
         self.text.push(live[0])
+
+    def _new_drafts(self):
+        """The page's drafts if the drafter has just delivered, its early lines' if more came."""
+        regions = self.job.regions
+        if regions.poll(self.passes):
+            return self.job.page_drafts(self.job.notation()).proposer
+        early = regions.early_text(self.passes)
+        return self.job.early_drafts(early, self.job.notation()) if early else None
 
 
 def decode_page(job: PageJob, drafted: bool) -> DecodeRow:
@@ -209,13 +221,14 @@ class Stage1Scheduler(DecodePolicy):
     """Stage 1 beside the page row: which regions are read on their crops, when, and how their
     readings reach Stage 2.
 
-    The page row starts decoding at once with the raw drafts (none yet while a background drafter
-    runs: those join, with their Stage 1 rows, the pass after it delivers). Up to ``batch`` region
-    rows decode beside it in the same forward passes (fewer where the measured cost of width or of
-    a crop prefill says they do not pay: ``core.speculative.budget``); more are admitted as they
-    finish. While a region row decodes, its output so far is a Stage 2 draft (``PageDrafts.grow``);
-    once it is done, its output replaces the region's raw draft (``refine``). Stage 1 therefore
-    costs no passes of its own, only its prefills.
+    The page row starts decoding at once with the raw drafts (while a background drafter runs,
+    the lines it has read so far: its regions join, with their Stage 1 rows, the pass after it
+    delivers). Up to ``batch`` region rows decode beside it in the same forward passes (fewer
+    where the measured cost of width or of a crop prefill says they do not pay:
+    ``core.speculative.budget``); more are admitted as they finish. While a region row decodes,
+    its output so far is a Stage 2 draft (``PageDrafts.grow``); once it is done, its output
+    replaces the region's raw draft (``refine``). Stage 1 therefore costs no passes of its own,
+    only its prefills.
     """
 
     def __init__(self, job: PageJob, batch: int):
@@ -240,7 +253,7 @@ class Stage1Scheduler(DecodePolicy):
         except torch.OutOfMemoryError as exc:
             raise PageOutOfMemory(str(exc)) from None
         self.prefill_passes += prefill.passes
-        self.page_row = DecodeRow(proposer=self.drafts.proposer if self.drafts else NoDrafts(),
+        self.page_row = DecodeRow(proposer=self.drafts.proposer if self.drafts else self._early_drafts() or NoDrafts(),
                                   stop=job.stop(job.config.max_new_tokens),
                                   length=prefill.lengths[0], rope_delta=prefill.rope_deltas[0],
                                   root=int(prefill.logits[0].argmax()), ends_batch=True)
@@ -260,6 +273,8 @@ class Stage1Scheduler(DecodePolicy):
         if self.job.regions.poll(self.decoder.forward_passes):  # delivered: speculate from the next pass on
             self._drafts_arrived()
             self.page_row.proposer = self.drafts.proposer
+        elif (early := self._early_drafts()) is not None:
+            self.page_row.proposer = early
         if not self._priced():
             return None
         busy = sum(1 for r in live if r is not self.page_row)
@@ -287,6 +302,12 @@ class Stage1Scheduler(DecodePolicy):
     def _drafts_arrived(self) -> None:
         self.drafts = self.job.page_drafts(self.notation)
         self.pending[:] = self.job.stage1_todo() if self.batch else []
+
+    def _early_drafts(self):
+        """Proposals from the lines the drafter has read, where more came and its regions did not."""
+        passes = self.decoder.forward_passes if self.decoder is not None else 0
+        early = self.job.regions.early_text(passes)
+        return self.job.early_drafts(early, self.notation) if early else None
 
     def _priced(self) -> bool:
         """Whether regions may be admitted now; drops the pending regions whose crops do not pay.

@@ -245,14 +245,18 @@ def _simulated_gpu_table(summary: dict, methods: list[str], info: dict, pages: l
                 f"{t[m]:.1f}" + ("" if m == "ar" else f" ({_f(_ratio(t.get('ar', 0.0), t[m]))}x)") for m in shown) + " |")
     drafting = [m for m in methods if any("background_drafting" in p["methods"].get(m, {}) for p in pages)]
     if drafting:
-        L += ["", "Passes before the page's drafts arrived (its drafting seconds):", "",
+        L += ["", "Passes before the page's drafts arrived, and in brackets before its first OCR lines did (its "
+              "drafting seconds):", "",
               "| document | page | " + " | ".join(drafting) + " |", "|---|---|" + "---|" * len(drafting)]
         for p in pages:
             cells = []
             for m in drafting:
                 r = p["methods"].get(m, {})
                 d = (r.get("background_drafting") or {}).get("draft_seconds")
-                cells.append(f"{r.get('passes_before_drafts', '-')} of {r.get('forward_passes', '-')}"
+                before, lines = r.get("passes_before_drafts", "-"), r.get("passes_before_lines")
+                if lines is not None and lines != before:
+                    before = f"{before} [{lines}]"
+                cells.append(f"{before} of {r.get('forward_passes', '-')}"
                              + (f" ({d:.1f} s)" if d is not None else ""))
             L.append(f"| {p['doc']} | {p['page']} | " + " | ".join(cells) + " |")
     return L

@@ -24,7 +24,8 @@ Targets (``--target``):
   GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). Each method
   converts each document in one document run (``core.bench.document_run``): pages drafted ahead of
   and beside the decode as conversions on a GPU do (``background_drafting`` auto = on), a page's
-  wall-clock its share of the run, ``passes_before_drafts`` how long it decoded without drafts.
+  wall-clock its share of the run, ``passes_before_drafts`` how long it decoded without its
+  regions' drafts, ``passes_before_lines`` without any (an OCR drafter's early lines serve before).
 
 Every method record also holds ``decode_cpu_seconds``: the CPU time of the decoding thread
 (``time.thread_time``) while the page converted, the engine's own work (the drafter runs on its own
@@ -481,6 +482,7 @@ def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target, g
         "tree_passes": s.tree_passes,
         "mean_accepted_length": s.mean_accepted_length,
         "passes_before_drafts": s.passes_before_drafts,
+        "passes_before_lines": s.passes_before_lines,
         "stop_reason": s.stop_reason,
         "engine_seconds": engine_s,
         "seconds": dict(s.seconds),

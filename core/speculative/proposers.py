@@ -168,8 +168,8 @@ class OpeningProposer:
         for text, region in self.candidates():
             if len(text) > len(written) and text.startswith(written):
                 tokens = self.encode(text[len(written):])[:limit]
-                if tokens:
-                    conts.append((tokens, (region, 0)))
+                if tokens:  # region None: text of no region (a page's early lines)
+                    conts.append((tokens, (region, 0) if region is not None else None))
                 if len(conts) >= self.cfg.max_branches:
                     break  # the likeliest first: the drafts' own proposals keep room in the union
         return heads_first(root, conts, self.cfg.max_nodes, budget)

@@ -101,6 +101,49 @@ def test_drafts_arriving_mid_decode_keep_the_output(target, mode):
     assert 15 <= late.stats.passes_before_drafts <= 30  # the gate opened at the 20th check; the thread may lag a few passes
 
 
+class _ReadingDrafter(_GatedDrafter):
+    """An OCR drafter: tells its lines as it reads them (some misread, in the detector's order),
+    then delivers its regions once ``gate`` opens."""
+
+    streams_lines = True
+
+    def draft(self, page, on_lines=None):
+        lines = [line.replace("verified", "verifed") for text in PARAGRAPHS
+                 for line in (text[:60], text[60:])]
+        if on_lines is not None:
+            on_lines(lines[:6])
+            on_lines(lines[6:])
+        return super().draft(page)
+
+
+@pytest.mark.parametrize("mode", ["hsd", "page"])
+def test_lines_read_before_the_regions_keep_the_output_and_save_passes(target, mode):
+    """The lines an OCR drafter has read serve as drafts until its regions arrive: fewer passes,
+    the same tokens, and the page says when the first lines came."""
+    results = {}
+    for name, drafter in (("lines", _ReadingDrafter), ("regions only", _GatedDrafter)):
+        gate, passes = threading.Event(), {"n": 0}
+
+        def count_passes(gate=gate, passes=passes):
+            passes["n"] += 1
+            if passes["n"] == 40:
+                gate.set()
+            return False
+
+        job = DraftJob(drafter(_regions(), gate), page=None)
+        time.sleep(0.05)  # the lines are read before the page's first pass
+        results[name] = _convert(target, job, mode, refs=PARAGRAPHS, should_cancel=count_passes)
+    early, late = results["lines"], results["regions only"]
+    assert early.markdown == late.markdown == REF
+    assert early.stats.forward_passes < late.stats.forward_passes
+    assert early.stats.passes_before_lines == 0 < early.stats.passes_before_drafts
+    assert late.stats.passes_before_lines == late.stats.passes_before_drafts > 0
+    assert [r.text for r in early.regions] == PARAGRAPHS  # the regions, not the lines, are the page's
+    # what was accepted from the lines is credited to no region
+    assert {span.region for span in early.spans} <= {None, *range(len(PARAGRAPHS))}
+    assert any(span.region is None for span in early.spans[:1])
+
+
 def test_a_failing_background_drafter_costs_speed_not_the_page(target):
     class Broken:
         name = "broken"

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from core import tuning
-from core.drafters.squeeze import LineReadings
+from core.drafters.squeeze import LineReadings, in_front_of_recogniser
 
 
 class LineStream:
@@ -67,13 +67,6 @@ class LineStream:
 
 
 def install(ocr) -> LineStream | None:
-    """Put a ``LineStream`` in front of a ``rapidocr.RapidOCR``'s recogniser (rapidocr 3.10 loads
-    it on first use, from ``_load_rec_model``, and keeps it in ``text_rec``). None where this
+    """Put a ``LineStream`` in front of a ``rapidocr.RapidOCR``'s recogniser. None where this
     rapidocr is laid out otherwise: its pages are then drafted without early lines."""
-    load = getattr(ocr, "_load_rec_model", None)
-    inner = load() if callable(load) else getattr(ocr, "text_rec", None)
-    if inner is None or not hasattr(ocr, "text_rec"):
-        return None
-    if not isinstance(inner, LineStream):
-        ocr.text_rec = LineStream(inner)
-    return ocr.text_rec
+    return in_front_of_recogniser(ocr, LineStream)

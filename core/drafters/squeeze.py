@@ -174,13 +174,20 @@ class LineReadings:
 
 
 def install(ocr) -> SqueezedRecognizer | None:
-    """Put a ``SqueezedRecognizer`` in front of a ``rapidocr.RapidOCR``'s recogniser (rapidocr 3.10
-    loads it on first use, from ``_load_rec_model``, and keeps it in ``text_rec``). None if this
+    """Put a ``SqueezedRecognizer`` in front of a ``rapidocr.RapidOCR``'s recogniser. None if this
     rapidocr is laid out otherwise: its lines are then read at full width."""
+    return in_front_of_recogniser(ocr, SqueezedRecognizer)
+
+
+def in_front_of_recogniser(ocr, wrapper):
+    """``ocr.text_rec`` wrapped in ``wrapper`` (a class taking the recogniser it stands in front
+    of), unless it already is one: rapidocr 3.10 loads its recogniser on first use, from
+    ``_load_rec_model``, and keeps it in ``text_rec``. None where this rapidocr is laid out
+    otherwise."""
     load = getattr(ocr, "_load_rec_model", None)
     inner = load() if callable(load) else getattr(ocr, "text_rec", None)
     if inner is None or not hasattr(ocr, "text_rec"):
         return None
-    if not isinstance(inner, SqueezedRecognizer):
-        ocr.text_rec = SqueezedRecognizer(inner)
+    if not isinstance(inner, wrapper):
+        ocr.text_rec = wrapper(inner)
     return ocr.text_rec

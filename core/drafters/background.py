@@ -74,7 +74,7 @@ class DraftJob:
         return self._done.is_set()
 
     def early_lines(self) -> list[str]:
-        """The texts of the lines the drafter has read so far, in its reading order (an OCR
+        """The texts of the lines the drafter has read so far, in the order it read them (an OCR
         drafter's recogniser: ``core.drafters.line_stream``); the list grows while it runs."""
         return self._lines
 

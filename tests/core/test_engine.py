@@ -251,3 +251,42 @@ def test_where_width_is_expensive_poor_drafts_are_proposed_short(setup, mode):
     assert free.output_tokens == ar.output_tokens and dear.output_tokens == ar.output_tokens
     per_pass = lambda r: r.stats.drafted_tokens / max(1, r.stats.stage2_passes)  # noqa: E731
     assert per_pass(dear) * 2 < per_pass(free), (dear.stats.to_dict(), free.stats.to_dict())
+
+
+class _LinesThenRegions:
+    """A drafting whose OCR lines are there from the first pass and whose regions arrive at the
+    ``polls``-th look (an OCR drafter beside the decode, without the threads)."""
+
+    error, seconds = None, 0.0
+
+    def __init__(self, lines: list[str], regions: list[Region], polls: int):
+        self.lines, self.regions, self.left = lines, regions, polls
+
+    def early_lines(self) -> list[str]:
+        return self.lines
+
+    def done(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+    def result(self) -> list[Region]:
+        return self.regions
+
+
+@pytest.mark.parametrize("mode", ["hsd", "page"])
+@pytest.mark.parametrize("kind", ["exact", "corrupt-0.15"])
+def test_lines_before_the_regions_are_lossless(setup, mode, kind):
+    """A page speculating from its OCR lines until its regions arrive writes the greedy output;
+    right lines save passes over the same page waiting for its regions without them."""
+    target, image, ar = setup
+    tokens = ar.output_tokens if kind == "exact" else _corrupt(ar.output_tokens, 0.15, len(target.tokenizer) - 64,
+                                                               random.Random(3))
+    lines = [target.decode(chunk) for chunk in _split(tokens, 12)]
+    regions = _drafts("corrupt-0.05", target, ar.output_tokens)
+    early = _run(target, image, mode, _LinesThenRegions(lines, regions, polls=60))
+    assert early.output_tokens == ar.output_tokens and early.markdown == ar.markdown
+    assert early.stats.passes_before_lines == 0 < early.stats.passes_before_drafts
+    if kind == "exact":
+        late = _run(target, image, mode, _LinesThenRegions([], regions, polls=60))
+        assert late.output_tokens == ar.output_tokens
+        assert early.stats.forward_passes < late.stats.forward_passes

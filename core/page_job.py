@@ -166,7 +166,9 @@ class PageRegions:
             self._install(self.drafting.result(), passes)
 
     def reset_stage1(self) -> None:
-        """Forget what Stage 1 found (an attempt abandoned for memory must not leave its results)."""
+        """Forget what Stage 1 found (an attempt abandoned for memory must not leave its results);
+        the next attempt's page row is handed the lines read so far again."""
+        self._lines_seen = 0
         for item in self.items:
             rs = item.stats
             rs.verified, rs.fallback, rs.accepted_tokens, rs.forward_passes, rs.output_tokens = (

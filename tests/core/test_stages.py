@@ -94,3 +94,18 @@ def test_regions_mode_joins_the_region_readings(target):
     assert job.regions.outputs == PARAGRAPHS
     assert [(s.region, page.text[s.start:s.end]) for s in page.spans] == list(enumerate(PARAGRAPHS))
     assert [e.text for e in events if isinstance(e, TextAppended)] == [REF]
+
+
+def test_lines_read_before_the_regions_are_handed_over_once_and_again_after_a_restart(target):
+    """The lines come as one text, only when more have come; a page attempt started over (out of
+    memory) is handed them again; the regions, once delivered, take over."""
+    pending = PendingDrafts()
+    pending.lines.extend(["Revenue grew by twelve percent in the", "second quarter of the year."])
+    job = _job(target, "hsd", pending)
+    assert job.regions.early_text(0) == "Revenue grew by twelve percent in the\nsecond quarter of the year."
+    assert job.regions.early_text(3) is None and job.regions.lines_after == 0
+    job.regions.reset_stage1()
+    assert job.regions.early_text(5).startswith("Revenue grew") and job.regions.lines_after == 0
+    pending.deliver(DraftJob.finished(_regions()))
+    page = decode(job)
+    assert page.text == REF and job.regions.ready and job.regions.early_text(9) is None

@@ -209,9 +209,9 @@ class Engine:
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
         # ar reads no drafts: however late its drafter answered, no pass waited for it
         stats.passes_before_drafts = job.regions.arrived_after if self.config.mode != "ar" else 0
-        lines_after = job.regions.lines_after
-        stats.passes_before_lines = min(stats.passes_before_drafts, lines_after if lines_after is not None
-                                        else stats.passes_before_drafts)
+        lines_after = job.regions.lines_after  # None: no lines came before the regions
+        stats.passes_before_lines = (stats.passes_before_drafts if lines_after is None
+                                     else min(lines_after, stats.passes_before_drafts))
         stats.draft_error = drafting.error
         markdown, spans = page.text, page.spans
         if target.profile is not None:  # the family's format (Qwen's HTML, HunyuanOCR's runaway

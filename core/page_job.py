@@ -270,9 +270,13 @@ class PageJob:
                           self.config.proposal, notation=notation, history=self.history, style=style_of(target),
                           figure_texts=[r.figure_text for r in items])
 
-    def early_drafts(self, text: str, notation: Notation) -> Proposer:
-        """Stage 2's proposals from ``text``, the lines the drafter has read before its regions
-        (``PageRegions.early_text``): one draft of no region (nothing is credited to a region)."""
+    def early_drafts(self, passes: int, notation: Notation) -> Proposer | None:
+        """Stage 2's proposals from the lines the drafter has read before its regions, where more
+        came since the last call (``PageRegions.early_text``; None otherwise): one draft of no
+        region (nothing is credited to a region). ``passes``: decoding passes run so far."""
+        text = self.regions.early_text(passes)
+        if not text:
+            return None
         target = self.target
         return PageDrafts([target.encode(text)], [text], target.encode, target.decode, self.config.proposal,
                           regions=[None], notation=notation, history=self.history,

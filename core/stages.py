@@ -127,11 +127,9 @@ class _PageAlone(DecodePolicy):
 
     def _new_drafts(self):
         """The page's drafts if the drafter has just delivered, its early lines' if more came."""
-        regions = self.job.regions
-        if regions.poll(self.passes):
+        if self.job.regions.poll(self.passes):
             return self.job.page_drafts(self.job.notation()).proposer
-        early = regions.early_text(self.passes)
-        return self.job.early_drafts(early, self.job.notation()) if early else None
+        return self.job.early_drafts(self.passes, self.job.notation())
 
 
 def decode_page(job: PageJob, drafted: bool) -> DecodeRow:
@@ -306,8 +304,7 @@ class Stage1Scheduler(DecodePolicy):
     def _early_drafts(self):
         """Proposals from the lines the drafter has read, where more came and its regions did not."""
         passes = self.decoder.forward_passes if self.decoder is not None else 0
-        early = self.job.regions.early_text(passes)
-        return self.job.early_drafts(early, self.notation) if early else None
+        return self.job.early_drafts(passes, self.notation)
 
     def _priced(self) -> bool:
         """Whether regions may be admitted now; drops the pending regions whose crops do not pay.

@@ -248,9 +248,11 @@ class RapidOCRDrafter:
 
     def _read_lines(self, pixels: np.ndarray, scale: float, on_lines):
         """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it."""
+        if on_lines is None:
+            return self.ocr_lines(pixels, scale)
         self._ocr_engine()  # loaded: its recogniser's stream installed
-        stream = self._line_stream if on_lines is not None else None
-        if stream is None:
+        stream = self._line_stream
+        if stream is None:  # a rapidocr laid out otherwise: no early lines
             return self.ocr_lines(pixels, scale)
         stream.listener = on_lines
         try:

@@ -116,3 +116,40 @@ def test_xycut_order_reads_columns_under_a_full_width_title():
     groups = [("text", (263, 98, 462, 166)), ("text", (38, 98, 237, 166)), ("title", (38, 38, 302, 64))]
     regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test", order="xycut")
     assert [r.text[:6] for r in regions] == ["# " + TITLE[:4], "Barges", "In the"]
+
+
+def _chars(doc) -> list[tuple[str, tuple]]:
+    """Every character the page shows, with its origin and box rounded to 1/100 point."""
+    out = []
+    for block in doc[0].get_text("rawdict")["blocks"]:
+        for line in block.get("lines", ()):
+            for span in line["spans"]:
+                for ch in span["chars"]:
+                    out.append((ch["c"], tuple(round(v, 2) for v in (*ch["origin"], *ch["bbox"]))))
+    return out
+
+
+def test_text_page_writes_what_a_line_at_a_time_writes():
+    """The lines' page is written in one go with the font's glyph widths measured once for the
+    process (``_reuse_glyph_widths``): its characters stand exactly where writing each line on its
+    own, with PyMuPDF measuring the font afresh, puts them (the layout model reads them)."""
+    pytest.importorskip("pymupdf.layout")
+    from core.drafters.scan_layout import _FONT, load_model, text_page
+
+    load_model()
+    lines = two_column_lines() + [TextLine((40, 200, 300, 214), "中文的行 mixed 한국어 ｶﾀｶﾅ ﬁ", 11.0),
+                                  TextLine((40, 230, 200, 242), "第二行：数字 12.5%", 10.0)]
+    reference = pymupdf.open()
+    page = reference.new_page(width=WIDTH, height=HEIGHT)
+    page.insert_font(fontname="ocr", fontbuffer=_FONT.buffer)
+    for line in lines:
+        rect = pymupdf.Rect(line.bbox)
+        stretch = pymupdf.Matrix(rect.width / _FONT.text_length(line.text, rect.height), 1)
+        page.insert_text(rect.bl + (0, -0.2 * rect.height), line.text, fontsize=rect.height, fontname="ocr",
+                         morph=(rect.bl, stretch), render_mode=3)
+    expected = _chars(reference)
+    assert len(expected) > 100
+    for _ in range(2):  # the first page measures the widths, the second reuses them
+        doc = text_page(WIDTH, HEIGHT, None, lines)
+        assert _chars(doc) == expected
+        doc.close()

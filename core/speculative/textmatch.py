@@ -72,7 +72,13 @@ class NormalizedText:
         digits kept, any other character replaced by its NFKC form's letters and digits. A text of
         ``_LONG_TEXT`` characters or more (an output's tail, a joined draft of a whole page) is
         folded with array operations (``_fold_long``); a shorter one character by character, where
-        those would cost more."""
+        those would cost more. The texts seen last are answered from a cache: a page's drafts are
+        normalised again each time they are rebuilt (the early lines of a scan, chunk by chunk).
+        The records are shared: never changed once made."""
+        return _normalized(raw)
+
+    @classmethod
+    def _build(cls, raw: str) -> "NormalizedText":
         spans = [(m.start(), m.end(), _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None)
                  for m in _MARKUP.finditer(raw)]
         if len(raw) >= _LONG_TEXT:
@@ -101,6 +107,11 @@ class NormalizedText:
     def gap(self, k: int) -> str:
         """The raw text between normalised characters ``k`` and ``k + 1``."""
         return self.raw[self.raw_end[k]:self.raw_index[k + 1]]
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalized(raw: str) -> NormalizedText:
+    return NormalizedText._build(raw)
 
 
 #: Characters from which ``NormalizedText.of`` folds with array operations (cheaper from about 100).

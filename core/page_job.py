@@ -17,7 +17,8 @@ from typing import Callable, Protocol
 import torch
 
 from core.drafters.background import exact_text
-from core.drafters.base import Region
+from core.drafters.base import Region, as_ocr_lines
+from core.drafters.layout import join_lines
 from core.drafters.normalize import clean_draft_text
 from core.errors import CancelledError
 from core.events import RegionVerified
@@ -59,14 +60,14 @@ def _sync(device) -> None:
 class Drafting(Protocol):
     """A page's drafting as the decode sees it: done now or later (``core.drafters.background.DraftJob``,
     ``core.page_pipeline.PendingDrafts``). ``error`` and ``seconds``: as the drafter left them;
-    ``early_lines``: the texts of the lines it has read so far (it may offer none)."""
+    ``early_lines``: the lines it has read so far (``OcrLine``, or plain texts; it may offer none)."""
 
     error: str | None
     seconds: float
 
     def done(self) -> bool: ...
 
-    def early_lines(self) -> list[str]: ...
+    def early_lines(self) -> list: ...
 
     def result(self) -> list[Region]: ...
 
@@ -122,12 +123,17 @@ class PageRegion:
                    figure_text=clean_draft_text(region.text) if figure and region.text else "")
 
 
+#: The source of an early OCR line's record (a line read before the page's regions came).
+LINE_SOURCE = "ocr-line"
+
+
 class PageRegions:
     """A page's regions (``PageRegion`` records, in reading order), empty until the drafting
     delivers; ``poll`` takes them in (once), so every stage sees them. ``arrived_after``: the
     decoding passes the page had run when they arrived (0: before its first pass). Until then,
-    ``early_text`` gives the lines the drafter has read so far (``lines_after``: the passes run
-    when the first came; None: none came)."""
+    ``take_lines`` takes in the lines the drafter has read so far (``lines_after``: the passes run
+    when the first came; None: none came): ``line_texts`` all of them, ``lines`` a record of each
+    one with a box, which Stage 1 can read on its crop (``PageJob.item``: tag ``-1 - k``)."""
 
     def __init__(self, drafting: Drafting, encode: Callable[[str], list[int]]):
         self.drafting, self.encode = drafting, encode
@@ -135,6 +141,8 @@ class PageRegions:
         self.arrived_after = 0
         self.lines_after: int | None = None
         self._lines_seen = 0
+        self.line_texts: list[str] = []
+        self.lines: list[PageRegion] = []
         self.items: list[PageRegion] = []
 
     def poll(self, passes: int) -> bool:
@@ -145,9 +153,10 @@ class PageRegions:
         self._install(self.drafting.result(), passes)
         return True
 
-    def early_text(self, passes: int) -> str | None:
-        """The lines the drafter has read so far, one a line, where more have come since the last
-        call and the regions have not (None otherwise). ``passes``: decoding passes run so far."""
+    def take_lines(self, passes: int) -> list[int] | None:
+        """Take in the lines the drafter has read since the last call, while its regions have not
+        come; returns the tags of the new lines' records (those with a box), None where no line
+        came. ``passes``: decoding passes run so far (``lines_after``)."""
         lines = getattr(self.drafting, "early_lines", None)
         if self.ready or lines is None:
             return None
@@ -157,8 +166,22 @@ class PageRegions:
             return None
         if self.lines_after is None:
             self.lines_after = passes
+        tags = []
+        for line in as_ocr_lines(lines[self._lines_seen:count]):
+            self.line_texts.append(line.text)
+            if line.bbox is not None:
+                self.lines.append(PageRegion.drafted(Region("text", tuple(line.bbox), line.text, LINE_SOURCE),
+                                                     self.encode))
+                tags.append(-len(self.lines))
         self._lines_seen = count
-        return clean_draft_text("\n".join(lines[:count]))
+        return tags
+
+    def early_text(self, passes: int) -> str | None:
+        """The lines the drafter has read so far, one a line, where more have come since the last
+        call and the regions have not (None otherwise). ``passes``: decoding passes run so far."""
+        if self.take_lines(passes) is None:
+            return None
+        return clean_draft_text("\n".join(self.line_texts))
 
     def wait(self, passes: int) -> None:
         """Wait for the drafter (the regions decide what is read, and figures and the overlay need them)."""
@@ -169,6 +192,7 @@ class PageRegions:
         """Forget what Stage 1 found (an attempt abandoned for memory must not leave its results);
         the next attempt's page row is handed the lines read so far again."""
         self._lines_seen = 0
+        self.line_texts, self.lines = [], []
         for item in self.items:
             rs = item.stats
             rs.verified, rs.fallback, rs.accepted_tokens, rs.forward_passes, rs.output_tokens = (
@@ -274,7 +298,14 @@ class PageJob:
         """Stage 2's proposals from the lines the drafter has read before its regions, where more
         came since the last call (``PageRegions.early_text``; None otherwise): one draft of no
         region (nothing is credited to a region). ``passes``: decoding passes run so far."""
-        text = self.regions.early_text(passes)
+        if self.regions.early_text(passes) is None:
+            return None
+        return self.text_drafts(notation)
+
+    def text_drafts(self, notation: Notation) -> Proposer | None:
+        """Proposals from the texts of the lines taken in so far (``PageRegions.line_texts``) as
+        one draft of no region (None where they hold no text)."""
+        text = clean_draft_text("\n".join(self.regions.line_texts))
         if not text:
             return None
         target = self.target
@@ -282,13 +313,64 @@ class PageJob:
                           regions=[None], notation=notation, history=self.history,
                           style=style_of(target)).proposer
 
+    def line_drafts(self, notation: Notation, read: dict[int, list[int]]) -> PageDrafts:
+        """Stage 2's drafts while only the early OCR lines are there (``PageRegions.lines``): each
+        line's text, and its Stage 1 reading where one is done (``read``: line tag -> tokens).
+        Lines belong to no region: what is accepted from them is credited to none."""
+        lines, target = self.regions.lines, self.target
+        tags = [-1 - k for k in range(len(lines))]
+        drafts = PageDrafts([r.tokens for r in lines], [r.text for r in lines], target.encode, target.decode,
+                            self.config.proposal, regions=[None] * len(lines), notation=notation,
+                            history=self.history, style=style_of(target), keys=tags)
+        for tag, tokens in read.items():
+            drafts.refine(tag, tokens, self.item(tag).output)
+        drafts.rejoin()
+        return drafts
+
+    def item(self, tag: int) -> PageRegion:
+        """What a Stage 1 row reads: region ``tag``, or for a negative tag the early OCR line
+        ``-1 - tag`` (``PageRegions.lines``)."""
+        return self.regions[tag] if tag >= 0 else self.regions.lines[-1 - tag]
+
     def region_proposer(self, index: int, notation: Notation | None) -> Proposer:
         """The proposals of one region's row on its crop: the same strategies as the page's (token
         n-grams, then normalised text, where rapid-table's HTML and the model's differ in spacing;
-        then the output's own n-grams, as table markup repeats), from the region's draft alone."""
-        item, target = self.regions[index], self.target
+        then the output's own n-grams, as table markup repeats), from the region's draft alone
+        (``index``: a Stage 1 tag, ``item``)."""
+        item, target = self.item(index), self.target
         return PageDrafts([item.tokens], [item.text], target.encode, target.decode, self.config.proposal,
-                          regions=[index], notation=notation, history=self.history).proposer
+                          regions=[index if index >= 0 else None], notation=notation,
+                          history=self.history).proposer
+
+    def read_by_lines(self, read: dict[int, list[int]]) -> dict[int, list[int]]:
+        """Regions whose every early OCR line Stage 1 has read (``read``: line tag -> tokens), each
+        with its reading: its lines' readings joined as the drafter joins a paragraph's lines. A
+        line belongs to the smallest region holding its centre. Only plain text is read this way:
+        a table's, a formula's or a listing's markup is more than its lines say, and is read on
+        its own crop. The regions are recorded as verified, line by line."""
+        lines, target = self.regions.lines, self.target
+        members: dict[int, list[int]] = {}
+        for k, line in enumerate(lines):
+            region = _holder(line.region.bbox, [item.region.bbox for item in self.regions])
+            if region is not None:
+                members.setdefault(region, []).append(-1 - k)
+        out = {}
+        for region, tags in members.items():
+            item = self.regions[region]
+            if item.region.label not in LINE_READ_LABELS or not item.tokens or any(t not in read for t in tags):
+                continue
+            text = join_lines([self.item(t).output for t in tags])
+            if not text:
+                continue
+            tokens = target.encode(text)
+            item.output = text
+            rs = item.stats
+            rs.verified, rs.output_tokens = True, len(tokens)
+            rs.accepted_tokens = sum(self.item(t).stats.accepted_tokens for t in tags)
+            rs.forward_passes = max(self.item(t).stats.forward_passes for t in tags)
+            self.emit(RegionVerified(page=self.number, region=region, stats=rs, text=text))
+            out[region] = tokens
+        return out
 
     # -- Stage 1 rows ---------------------------------------------------------------------------
 
@@ -309,8 +391,8 @@ class PageJob:
         """The crops of regions ``chunk``, prefilled together (one forward pass where the family can)."""
         self.check_cancel()
         cfg, page = self.config, self.page
-        requests = [PrefillRequest(_crop(page.image, self.regions[i].region.bbox, page.scale, cfg.region_pad_pt),
-                                   kind="region", label=self.regions[i].region.label, region=i) for i in chunk]
+        requests = [PrefillRequest(_crop(page.image, self.item(i).region.bbox, page.scale, cfg.region_pad_pt),
+                                   kind="region", label=self.item(i).region.label, region=i) for i in chunk]
         before = self.seconds.get("prefill", 0.0)
         with self.timed("prefill"):
             bp = self.target.prefill_batch(requests)
@@ -325,7 +407,7 @@ class PageJob:
         # is abandoned (its raw draft still serves Stage 2). The regions baseline decodes in full.
         give_up = cfg.stage1_give_up if cfg.mode == "hsd" else 0.0
         return [DecodeRow(proposer=self.region_proposer(i, notation),
-                          stop=self.stop(min(cfg.max_new_tokens, _region_bound(self.regions[i].tokens))),
+                          stop=self.stop(min(cfg.max_new_tokens, _region_bound(self.item(i).tokens))),
                           length=bp.lengths[k], rope_delta=bp.rope_deltas[k],
                           root=int(bp.logits[k].argmax()), tag=i, give_up_below=give_up)
                 for k, i in enumerate(chunk)]
@@ -333,8 +415,8 @@ class PageJob:
     def region_done(self, row: DecodeRow) -> list[int] | None:
         """Record a finished Stage 1 row; returns the region's refined tokens (None: not verified)."""
         if row.stop_reason == "superseded":
-            return None  # the page finished first: this region's output is not needed
-        item = self.regions[row.tag]
+            return None  # the page finished first (or a line's region came): its output is not needed
+        item = self.item(row.tag)
         rs = item.stats
         rs.verified = True
         rs.accepted_tokens, rs.forward_passes = row.stats.accepted, row.stats.forward_passes
@@ -342,7 +424,8 @@ class PageJob:
         if row.stop_reason == "repetition" and item.region.label != "table":
             out, rs.fallback = list(item.tokens), True
         rs.output_tokens = len(out)
-        self.emit(RegionVerified(page=self.number, region=row.tag, stats=rs, text=self.target.decode(out)))
+        if row.tag >= 0:  # an early line is no region of the page's
+            self.emit(RegionVerified(page=self.number, region=row.tag, stats=rs, text=self.target.decode(out)))
         return out
 
 
@@ -359,6 +442,22 @@ def joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
         parts.append(text)
         pos += len(text)
     return "\n\n".join(parts), spans
+
+
+#: Region labels whose reading is their lines' readings joined (``PageJob.read_by_lines``).
+LINE_READ_LABELS = frozenset({"text", "title", "list", "caption", "footnote", "header", "footer", "page_number"})
+
+
+def _holder(box, boxes) -> int | None:
+    """Index of the smallest of ``boxes`` holding the centre of ``box`` (None: none does)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    best, best_area = None, 0.0
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        if x0 <= cx <= x1 and y0 <= cy <= y1:
+            area = (x1 - x0) * (y1 - y0)
+            if best is None or area < best_area:
+                best, best_area = i, area
+    return best
 
 
 def empty_cache(device) -> None:

@@ -26,6 +26,7 @@ from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
 from core.targets.base import PrefillRequest
+from core import tuning
 from core.tuning import PRICE_PASSES
 
 
@@ -219,9 +220,12 @@ class Stage1Scheduler(DecodePolicy):
     """Stage 1 beside the page row: which regions are read on their crops, when, and how their
     readings reach Stage 2.
 
-    The page row starts decoding at once with the raw drafts (while a background drafter runs,
-    the lines it has read so far: its regions join, with their Stage 1 rows, the pass after it
-    delivers). Up to ``batch`` region rows decode beside it in the same forward passes (fewer
+    The page row starts decoding at once with the raw drafts. While a background OCR drafter
+    runs, the lines it has read so far are the drafts, and Stage 1 reads each line with a box on
+    its crop as it would a region (``PageJob.item``: negative tags). Its regions join the pass
+    after it delivers: rows still reading lines stop, a text region whose lines were all read
+    takes their readings joined as its own (``PageJob.read_by_lines``), the others get Stage 1
+    rows of their own. Up to ``batch`` rows decode beside the page row in the same forward passes (fewer
     where the measured cost of width or of a crop prefill says they do not pay:
     ``core.speculative.budget``); more are admitted as they finish. While a region row decodes,
     its output so far is a Stage 2 draft (``PageDrafts.grow``); once it is done, its output
@@ -232,8 +236,9 @@ class Stage1Scheduler(DecodePolicy):
     def __init__(self, job: PageJob, batch: int):
         self.job, self.batch = job, batch
         self.notation = job.notation()  # what any row learns serves every row (and later pages)
-        self.pending: list[int] = []      # regions still to read, in reading order
+        self.pending: list[int] = []      # regions (or early lines: negative tags) still to read, in order
         self.drafts: PageDrafts | None = None
+        self.lines_read: dict[int, list[int]] = {}  # early line tag -> its Stage 1 reading
         self.region_rows: list[DecodeRow] = []
         self.recorded: set[int] = set()
         self.prefill_passes = 0
@@ -268,11 +273,8 @@ class Stage1Scheduler(DecodePolicy):
     # -- DecodePolicy ---------------------------------------------------------------------------
 
     def admit(self, live: list[DecodeRow]):
-        if self.job.regions.poll(self.decoder.forward_passes):  # delivered: speculate from the next pass on
-            self._drafts_arrived()
-            self.page_row.proposer = self.drafts.proposer
-        elif (early := self._early_drafts()) is not None:
-            self.page_row.proposer = early
+        if self.decoder.forward_passes == 0:  # later, ``after_pass`` looks, before rows are dropped
+            self._look(live)
         if not self._priced():
             return None
         busy = sum(1 for r in live if r is not self.page_row)
@@ -290,21 +292,51 @@ class Stage1Scheduler(DecodePolicy):
 
     def after_pass(self, live: list[DecodeRow], gained: list[int]) -> None:
         self._record(self.region_rows)  # also rows that stopped at admission (a region that reads as nothing)
-        for row in live:  # region rows exist only once the drafts have arrived
+        for row in live:  # Stage 1 rows exist only once there are drafts
             if row is not self.page_row and not row.done:
                 self.drafts.grow(row.tag, row.output)
         self.text.push(self.page_row)
+        self._look(live)
 
     # -- steps ----------------------------------------------------------------------------------
 
+    def _look(self, live: list[DecodeRow]) -> None:
+        """Take the regions if the drafter has delivered (speculate from them from the next pass
+        on; rows reading early lines stop), else the lines it has read since the last look."""
+        if self.job.regions.poll(self.decoder.forward_passes):
+            for row in live:
+                if row.tag is not None and row.tag < 0 and not row.done:
+                    row.done, row.stop_reason = True, "superseded"
+            self._drafts_arrived()
+            self.page_row.proposer = self.drafts.proposer
+        elif (early := self._early_drafts()) is not None:
+            self.page_row.proposer = early
+
     def _drafts_arrived(self) -> None:
         self.drafts = self.job.page_drafts(self.notation)
-        self.pending[:] = self.job.stage1_todo() if self.batch else []
+        todo = self.job.stage1_todo() if self.batch else []
+        read = self.job.read_by_lines(self.lines_read) if todo else {}
+        for region, tokens in read.items():
+            self.drafts.refine(region, tokens, self.job.regions[region].output)
+        self.drafts.rejoin()
+        self.pending[:] = [i for i in todo if i not in read]
 
     def _early_drafts(self):
-        """Proposals from the lines the drafter has read, where more came and its regions did not."""
+        """Proposals from the lines the drafter has read, where more came and its regions did not:
+        the lines with boxes as drafts of their own, each read on its crop by Stage 1 (where
+        Stage 1 runs), else their texts as one draft."""
         passes = self.decoder.forward_passes if self.decoder is not None else 0
-        return self.job.early_drafts(passes, self.notation)
+        job = self.job
+        if not self.batch or not tuning.EARLY_LINE_ROWS:
+            return job.early_drafts(passes, self.notation)
+        tags = job.regions.take_lines(passes)
+        if tags is None:
+            return None
+        if not job.regions.lines:  # texts without boxes: nothing to crop
+            return job.text_drafts(self.notation)
+        self.pending += tags
+        self.drafts = job.line_drafts(self.notation, self.lines_read)
+        return self.drafts.proposer
 
     def _priced(self) -> bool:
         """Whether regions may be admitted now; drops the pending regions whose crops do not pay.
@@ -320,9 +352,9 @@ class Stage1Scheduler(DecodePolicy):
             return True
         if cost.passes < 2 or (not cost.slope_measured and cost.passes < PRICE_PASSES):
             return False
-        r = self.job.regions
+        item = self.job.item
         self.pending[:] = [i for i in self.pending if stage1_pays(
-            len(r[i].tokens) if r[i].tokens else None, r[i].exact, cost.crop_seconds or 0.0, cost.a, cost.b)]
+            len(item(i).tokens) if item(i).tokens else None, item(i).exact, cost.crop_seconds or 0.0, cost.a, cost.b)]
         return True
 
     def _record(self, rows: list[DecodeRow]) -> None:
@@ -334,8 +366,10 @@ class Stage1Scheduler(DecodePolicy):
             self.recorded.add(row.tag)
             out = job.region_done(row)
             if out is not None:
-                item = job.regions[row.tag]
+                item = job.item(row.tag)
                 item.output = job.target.decode(out)
+                if row.tag < 0:
+                    self.lines_read[row.tag] = out
                 self.drafts.refine(row.tag, out, item.output)
                 refined = True
         if refined:

@@ -39,6 +39,10 @@ DRAFTING_PROCESS_NICE = 10
 #: and reading order are done. Each report rebuilds the page's early drafts (a few milliseconds);
 #: a line takes 20-40 ms to read on two cores.
 EARLY_LINES_CHUNK = 8
+#: Stage 1 reads an OCR drafter's early lines on their crops, as it reads regions, until the
+#: page's regions come (``core.stages.Stage1Scheduler``); off: the page row speculates from the
+#: lines' text alone until then.
+EARLY_LINE_ROWS = True
 
 # --- page and regions ---------------------------------------------------------------------------
 

@@ -9,8 +9,9 @@ drafting included wherever it was not hidden behind the decode.
 Replay's acceptance needs each page's reference, and the run's drafting thread produces a page's
 regions only while the page decodes. So the benchmark drafts the document once first (as the
 page-by-page loop does; that also splits the document's reference into pages, by the drafts), and
-``ReferencedEngine`` hands the target the page's reference and its regions' references
-(``ReplayTarget.set_page``) as the run's decode reaches the page. The run drafts every page again,
+``ReferencedEngine`` hands the target the page's reference, its regions' references and those of
+the OCR lines the drafter tells before its regions (``line_references``; ``ReplayTarget.set_page``)
+as the run's decode reaches the page. The run drafts every page again,
 as a user's run would; the drafter reads a page the same way twice, and each page's record says
 whether it did (``same_regions``). ``ar`` drafts nothing (``NoDrafts``); an oracle method's drafter
 returns the page's oracle regions at once (``FixedDrafts``: drafts computed beforehand).
@@ -25,8 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.bench.corpus import region_spans
 from core.bench.replay import ReplayTarget
-from core.drafters.base import Region
+from core.drafters.base import Region, as_ocr_lines
 from core.engine import Engine, EngineConfig
 from core.events import DocumentDone, PageDone, RegionsDrafted
 from core.results import PageResult
@@ -35,10 +37,12 @@ from core.speculative.budget import PassCost
 
 @dataclass(frozen=True)
 class PageReference:
-    """What the replay target reads a page as: the page's reference and each region's."""
+    """What the replay target reads a page as: the page's reference, each region's, and each early
+    OCR line's (``line_references``)."""
 
     page: str
     regions: list[str]
+    lines: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +88,17 @@ class FixedDrafts:
         return list(self.regions.get(page.number, []))
 
 
+def line_references(reference: str, lines) -> list[str]:
+    """What a reader as accurate as ``reference`` writes for each early OCR line with a box
+    (``lines``: as the drafter told them; in the order ``core.page_job.PageRegions.lines`` keeps):
+    the stretch of the reference its text matches (``region_spans``, markup around it included),
+    "" where it matches none. Unlike a region, an unmatched line takes no unmatched stretch of the
+    page: a line's crop holds one line."""
+    boxed = [Region("text", tuple(line.bbox), line.text, "ocr-line") for line in as_ocr_lines(lines)
+             if line.bbox is not None]
+    return ["" if span is None else reference[span[0]:span[1]].strip() for span in region_spans(reference, boxed)]
+
+
 def device_seconds(target) -> float | None:
     """The simulated GPU's seconds so far (None for other targets)."""
     from core.bench.simulated_gpu import SimulatedGpuTarget
@@ -107,7 +122,7 @@ class ReferencedEngine(Engine):
                       seconds=None) -> PageResult:
         reference = self.references.get(page_number, PageReference("", []))
         target = self.replay_target
-        target.set_page(reference.page, reference.regions)
+        target.set_page(reference.page, reference.regions, reference.lines)
         measure = self.pages.setdefault(page_number, PageMeasure())
         cpu0, gpu0 = time.thread_time(), device_seconds(target)
         result = super().convert_image(image, regions, width, height, page_number, on_event, should_cancel,

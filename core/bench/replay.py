@@ -2,7 +2,8 @@
 
 ``ReplayTarget`` answers every forward pass from the reference instead of a network: for the page
 (``prefill(kind="page")``) its greedy output is the page's reference Markdown, for region ``i``
-(``prefill(kind="region", region=i)``) the reference span that region covers. It stands for a reader
+(``prefill(kind="region", region=i)``) the reference span that region covers (an early OCR line's
+crop, ``region=-1 - k``: the span line ``k`` covers). It stands for a reader
 exactly as accurate as the reference, so what it measures is how the engine's *acceptance* behaves
 with real drafts of real documents: forward passes, accepted lengths, proposal quality. It says
 nothing about a real model's accuracy.
@@ -205,6 +206,7 @@ class ReplayTarget:
         self.prompt_length = prompt_length
         self.page_reference = ""
         self.region_references: list[str] = []
+        self.line_references: list[str] = []
         # sequence id -> (reference + eos, prompt length); id 0 stands for padding
         self._seqs: list[tuple[list[int], int]] = [([EOS], 0)]
         self._table: tuple[torch.Tensor, ...] | None = None  # the sequences as tensors (``_sequence_table``)
@@ -222,10 +224,12 @@ class ReplayTarget:
     def decode(self, ids) -> str:
         return self.tokenizer.decode(ids)
 
-    def set_page(self, page_reference: str, region_references: list[str]) -> None:
-        """What the page and each region (by index in the engine's region list) read as."""
+    def set_page(self, page_reference: str, region_references: list[str], line_references=()) -> None:
+        """What the page and each region (by index in the engine's region list) read as, and each
+        early OCR line with a box (by its place among them: ``core.page_job.PageRegions.lines``)."""
         self.page_reference = page_reference
         self.region_references = list(region_references)
+        self.line_references = list(line_references)
         self.reset()
 
     def start_document(self) -> None:
@@ -255,7 +259,10 @@ class ReplayTarget:
     def reference_for(self, kind: str, region: int | None) -> str:
         if kind == "page":
             return self.page_reference
-        if region is None or not 0 <= region < len(self.region_references):
+        if region is not None and region < 0:
+            line = -1 - region
+            return self.line_references[line] if line < len(self.line_references) else ""
+        if region is None or region >= len(self.region_references):
             return ""
         return self.region_references[region]
 

@@ -44,7 +44,8 @@ from typing import Callable
 
 from core import tuning
 from core.bench import beside as human_side
-from core.bench.document_run import FixedDrafts, NoDrafts, PageReference, device_seconds, run_document
+from core.bench.document_run import (FixedDrafts, NoDrafts, PageReference, device_seconds, line_references,
+                                     run_document)
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
@@ -286,7 +287,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             # the page pipeline's render and draft (a drafter crash costs speed, never the page)
             drafted = render_and_draft(page, cfg.dpi, drafter, background=False)
             prepared.append((page, drafted.image, drafted.drafts.result(), drafted.seconds["render"],
-                             drafted.seconds["draft"], drafted.drafts.error))
+                             drafted.seconds["draft"], drafted.drafts.error, list(drafted.drafts.early_lines())))
         page_texts = [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared]
         page_refs = split_reference(reference, page_texts)
         if cfg.target == "simulated-gpu":  # each method converts the document as hsd convert does
@@ -306,7 +307,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
                    for m in methods}
         for engine in engines.values():
             engine.start_document(doc.name)
-        for i, (page, image, regions, render_s, draft_s, draft_error) in enumerate(prepared):
+        for i, (page, image, regions, render_s, draft_s, draft_error, _lines) in enumerate(prepared):
             if budget is not None and len(out) >= budget:
                 break
             rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
@@ -337,9 +338,10 @@ def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n
     wall-clock the run's seconds from the page before to its own. ``prepared``: the pages as drafted
     first (their drafts split the reference and place the regions' references)."""
     references, oracles, records = {}, {}, []
-    for i, (_page, _image, regions, render_s, draft_s, draft_error) in enumerate(prepared):
+    for i, (_page, _image, regions, render_s, draft_s, draft_error, lines) in enumerate(prepared):
         spans = region_spans(page_refs[i], regions)
-        references[i + 1] = PageReference(page_refs[i], region_references(page_refs[i], regions, spans))
+        references[i + 1] = PageReference(page_refs[i], region_references(page_refs[i], regions, spans),
+                                          line_references(page_refs[i], lines))
         oracles[i + 1] = oracle_regions(page_refs[i], regions, spans)
         records.append(_page_record(doc, i, n_pages, regions, spans, render_s, draft_s, draft_error, page_refs[i],
                                     cfg, target))

@@ -7,7 +7,7 @@ target VLM will write for it: Markdown, tables as HTML, formulas as LaTeX where 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from core.documents import Page
@@ -50,12 +50,26 @@ class Region:
         )
 
 
+class OcrLine(NamedTuple):
+    """A line an OCR drafter has read before its page's regions are done: its text, and its box
+    in points where the drafter knows it (None: the text alone)."""
+
+    text: str
+    bbox: tuple[float, float, float, float] | None = None
+
+
+def as_ocr_lines(lines) -> list[OcrLine]:
+    """``lines`` as ``OcrLine`` records (a plain text is a line without a box)."""
+    return [line if isinstance(line, OcrLine) else OcrLine(str(line)) for line in lines]
+
+
 @runtime_checkable
 class Drafter(Protocol):
     """Anything that drafts a page: ``draft(page)`` returns regions in reading order. A drafter whose
     models load on first use may also offer ``prepare(page)``, which loads what ``page`` needs. One
     that reads a page's text before its regions are done (OCR) sets ``streams_lines`` and takes
-    ``draft(page, on_lines=...)``: ``on_lines(texts)`` gets the lines read so far, as they are read."""
+    ``draft(page, on_lines=...)``: ``on_lines(lines)`` gets the lines read so far (``OcrLine``),
+    as they are read."""
 
     name: str
 
@@ -70,7 +84,7 @@ def prepare_drafter(drafter, page) -> None:
 
 
 def draft_page(drafter, page, on_lines=None) -> list[Region]:
-    """``drafter.draft(page)``, telling ``on_lines(texts)`` the lines it reads as it reads them
+    """``drafter.draft(page)``, telling ``on_lines(lines)`` the lines it reads as it reads them
     where the drafter can (``Drafter.streams_lines``)."""
     if on_lines is not None and getattr(drafter, "streams_lines", False):
         return drafter.draft(page, on_lines=on_lines)

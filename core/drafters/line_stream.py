@@ -22,6 +22,7 @@ found by the text matcher wherever it stands.
 
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -33,18 +34,27 @@ from core.drafters.squeeze import LineReadings, in_front_of_recogniser
 class LineStream:
     """RapidOCR's ``text_rec`` reading in chunks while ``listener`` is set (module docstring).
 
-    A listener that raises is dropped (the page is still read); its lines are then only in the
-    regions."""
+    The listener is told ``[(index, text)]``: each line's place in the detector's list (its box:
+    ``quad``) and what was read. A listener that raises is dropped (the page is still read); its
+    lines are then only in the regions."""
 
     def __init__(self, inner):
         self.inner = inner
         self.listener = None
+        self._detected = None  # the last page's detector boxes and RapidOCR's record of its resizing
 
     def __getattr__(self, name):  # the pipeline may read the recogniser's other attributes
         return getattr(self.inner, name)
 
     def __call__(self, args):
         crops = [args.img] if isinstance(args.img, np.ndarray) else list(args.img)
+        return self.read_indexed(args, range(len(crops)))
+
+    def read_indexed(self, args, indices):
+        """Read ``args.img``, the detector's lines at ``indices`` (``core.drafters.squeeze`` reads
+        a page's lines in parts, some squeezed)."""
+        crops = [args.img] if isinstance(args.img, np.ndarray) else list(args.img)
+        indices = list(indices)
         if self.listener is None or not crops:
             return self.inner(args)
         start = time.perf_counter()
@@ -52,21 +62,57 @@ class LineStream:
         out = None
         chunk = max(1, tuning.EARLY_LINES_CHUNK)
         for first in range(0, len(crops), chunk):
-            indices = list(range(first, min(len(crops), first + chunk)))
-            out = lines.read(self.inner, args, indices, 1.0) or out
-            self._tell([lines.texts[i] for i in indices if lines.texts[i] and lines.texts[i].strip()])
+            part = list(range(first, min(len(crops), first + chunk)))
+            out = lines.read(self.inner, args, part, 1.0) or out
+            self._tell([(indices[i], lines.texts[i]) for i in part if lines.texts[i] and lines.texts[i].strip()])
         return lines.output(out, start)
 
-    def _tell(self, texts: list[str]) -> None:
-        if not texts or self.listener is None:
+    def detected(self, boxes, record) -> None:
+        """The detector found ``boxes`` (RapidOCR's quadrilaterals, in its resized input) on the
+        page about to be read; ``record``: how RapidOCR resized and padded the page for it."""
+        self._detected = (np.array(boxes, dtype=float, copy=True), copy.deepcopy(record))
+
+    def quad(self, index: int, height: int, width: int):
+        """The four corners of line ``index`` in the page image read (``height`` x ``width``
+        pixels), or None where the detector's boxes are not known."""
+        if self._detected is None:
+            return None
+        boxes, record = self._detected
+        if not 0 <= index < len(boxes):
+            return None
+        q = boxes[index].copy()
+        for op in reversed(list(record)):  # undo RapidOCR's steps, the last first
+            step = record[op]
+            if "padding" in op:
+                q[:, 0] -= step.get("left", 0)
+                q[:, 1] -= step.get("top", 0)
+            elif "preprocess" in op:
+                q[:, 0] *= step.get("ratio_w", 1.0)
+                q[:, 1] *= step.get("ratio_h", 1.0)
+        q[:, 0] = q[:, 0].clip(0, width)
+        q[:, 1] = q[:, 1].clip(0, height)
+        return q
+
+    def _tell(self, lines: list[tuple[int, str]]) -> None:
+        if not lines or self.listener is None:
             return
         try:
-            self.listener(texts)
+            self.listener(lines)
         except Exception:  # the reader of early lines went away: the regions still come
             self.listener = None
 
 
 def install(ocr) -> LineStream | None:
-    """Put a ``LineStream`` in front of a ``rapidocr.RapidOCR``'s recogniser. None where this
-    rapidocr is laid out otherwise: its pages are then drafted without early lines."""
-    return in_front_of_recogniser(ocr, LineStream)
+    """Put a ``LineStream`` in front of a ``rapidocr.RapidOCR``'s recogniser, told each page's
+    detected boxes. None where this rapidocr is laid out otherwise: its pages are then drafted
+    without early lines."""
+    stream = in_front_of_recogniser(ocr, LineStream)
+    detect = getattr(ocr, "detect_and_crop", None)
+    if stream is not None and callable(detect) and not getattr(detect, "tells_line_stream", False):
+        def detect_and_tell(img, op_record):
+            crops, found = detect(img, op_record)
+            stream.detected(found.boxes, op_record)
+            return crops, found
+        detect_and_tell.tells_line_stream = True
+        ocr.detect_and_crop = detect_and_tell
+    return stream

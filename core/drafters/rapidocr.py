@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from core import tuning
-from core.drafters.base import Region
+from core.drafters.base import OcrLine, Region
 from core.drafters.layout import TextLine, median_line_size, rows_of, union_box
 from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, column_seams, grid_table, reads_as_prose, slot,
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
@@ -144,8 +144,8 @@ class RapidOCRDrafter:
         return float(min(tuning.MAX_OCR_DPI, max(tuning.MIN_OCR_DPI, native)))
 
     def draft(self, page, on_lines=None) -> list[Region]:
-        """The page's regions; ``on_lines(texts)``: told the OCR lines' texts as they are read
-        (``core.drafters.line_stream``), before the layout and reading order are done."""
+        """The page's regions; ``on_lines(lines)``: told the OCR lines (``OcrLine``: text and box)
+        as they are read (``core.drafters.line_stream``), before the layout and reading order are done."""
         document = getattr(page, "document", None)
         key = (id(document), str(getattr(document, "path", "")))
         if key != self._document:
@@ -254,7 +254,16 @@ class RapidOCRDrafter:
         stream = self._line_stream
         if stream is None:  # a rapidocr laid out otherwise: no early lines
             return self.ocr_lines(pixels, scale)
-        stream.listener = on_lines
+        height, width = pixels.shape[:2]
+
+        def tell(read: list[tuple[int, str]]) -> None:
+            lines = []
+            for index, text in read:
+                quad = stream.quad(index, height, width)
+                lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None))
+            on_lines(lines)
+
+        stream.listener = tell
         try:
             return self.ocr_lines(pixels, scale)
         finally:

@@ -161,7 +161,9 @@ class LineReadings:
         for i in indices:
             self.factors[i] = crop_factor(self.crops[i], factor)
             crops.append(self.crops[i] if self.factors[i] == 1.0 else squeeze_width(self.crops[i], self.factors[i]))
-        out = inner(dataclasses.replace(args, img=crops))
+        part = dataclasses.replace(args, img=crops)
+        indexed = getattr(inner, "read_indexed", None)  # a ``LineStream``: it tells which lines it read
+        out = indexed(part, indices) if callable(indexed) else inner(part)
         words = out.word_results if out.word_results is not None else [None] * len(indices)
         for j, i in enumerate(indices):
             self.texts[i], self.scores[i], self.words[i] = out.txts[j], out.scores[j], words[j]

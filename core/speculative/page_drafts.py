@@ -39,7 +39,9 @@ if TYPE_CHECKING:
 class RegionDraft:
     """One region of the page as Stage 2 drafts it.
 
-    region:       the page's index of the region (tree origins name it).
+    region:       the page's index of the region (tree origins name it; None: no region's).
+    key:          how the page's stages name it (``grow``, ``refine``): its region index, or for an
+                  early OCR line, which belongs to no region yet, the line's own tag.
     raw_text:     the drafter's cleaned text ("" for a figure); figure_text: text read inside a figure.
     refined:      its Stage 1 output's text once that arrived (None before).
     grown:        tokens of its Stage 1 output so far already in its ``partial`` draft.
@@ -48,9 +50,10 @@ class RegionDraft:
     stage1_text, raw_text_draft:  its text drafts' numbers.
     """
 
-    region: int
+    region: int | None
     raw_text: str
     figure_text: str
+    key: int | None = None
     tokens: int = -1
     partial: int = -1
     stage1_text: int = -1
@@ -82,7 +85,8 @@ class PageDrafts:
     def __init__(self, drafts: list[list[int]], texts: list[str], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, regions: list[int] | None = None,
                  notation: Notation | None = None, history: OutputHistory | None = None,
-                 style: "PageStyle | None" = None, figure_texts: list[str] | None = None):
+                 style: "PageStyle | None" = None, figure_texts: list[str] | None = None,
+                 keys: list[int] | None = None):
         """``drafts`` / ``texts``: each region's token draft and cleaned text, in reading order.
         ``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
         ``notation``: word forms learned so far, shared with the page's other rows (default: own).
@@ -92,12 +96,14 @@ class PageDrafts:
         ``figure_texts``: text read inside figure regions (their ``texts`` are empty). The model
         leaves a figure's labels out, but where the layout took text for a figure (a standards
         page's clauses under one large box) it writes them: they are text drafts of their own
-        region, and in a joined draft of their own beside the joined draft without them."""
+        region, and in a joined draft of their own beside the joined draft without them.
+        ``keys``: how ``grow`` and ``refine`` name each draft (default: its region index)."""
         ids = list(regions) if regions is not None else list(range(len(drafts)))
         figures = list(figure_texts) if figure_texts else [""] * len(drafts)
         self.encode, self.decode = encode, decode
-        self.records = [RegionDraft(i, text, figure) for i, text, figure in zip(ids, texts, figures)]
-        self._by_region = {r.region: r for r in self.records}
+        names = list(keys) if keys is not None else ids
+        self.records = [RegionDraft(i, text, figure, key) for i, text, figure, key in zip(ids, texts, figures, names)]
+        self._by_key = {r.key: r for r in self.records}
         self._best_list: list[tuple[int, str]] | None = None
         tokens, text = _Numbered(), _Numbered()
         for r, draft in zip(self.records, drafts):
@@ -128,13 +134,13 @@ class PageDrafts:
         self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
         self._stale = False
 
-    def region(self, region: int) -> RegionDraft:
-        """The record of the page's region ``region``."""
-        return self._by_region[region]
+    def region(self, key: int) -> RegionDraft:
+        """The record of the draft named ``key`` (a region index unless ``keys`` said otherwise)."""
+        return self._by_key[key]
 
-    def grow(self, region: int, tokens: list[int]) -> None:
-        """Region ``region``'s Stage 1 row has verified ``tokens`` so far."""
-        r = self._by_region[region]
+    def grow(self, key: int, tokens: list[int]) -> None:
+        """The Stage 1 row of draft ``key`` has verified ``tokens`` so far."""
+        r = self._by_key[key]
         have = r.grown
         if r.refined is not None or len(tokens) <= have:
             return
@@ -143,11 +149,11 @@ class PageDrafts:
         if len(tokens) // GROW_STEP > have // GROW_STEP:
             self.texts.set_text(r.stage1_text, self.decode(tokens))
 
-    def refine(self, region: int, tokens: list[int], text: str) -> None:
-        """Region ``region``'s Stage 1 output arrived (call ``rejoin`` after a batch of these)."""
+    def refine(self, key: int, tokens: list[int], text: str) -> None:
+        """The Stage 1 output of draft ``key`` arrived (call ``rejoin`` after a batch of these)."""
         if not tokens:
             return
-        r = self._by_region[region]
+        r = self._by_key[key]
         r.refined = text
         self._best_list = None
         self.tokens.set_draft(r.tokens, tokens)

@@ -298,7 +298,7 @@ class NextRegionProposer:
                 text = text[len(written_sep):]
             tokens = self.encode(lead + text)[:limit]
             if tokens:
-                conts.append((tokens, (region, 0)))
+                conts.append((tokens, (region, 0) if region is not None else None))  # None: an early line
             if len(conts) >= NEXT_REGIONS:
                 break
         return conts

@@ -13,7 +13,7 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from core.drafters.base import Region
+from core.drafters.base import OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.speculative.budget import PassCost
 from core.speculative.matching import ProposalConfig
@@ -274,15 +274,22 @@ class _LinesThenRegions:
 
 
 @pytest.mark.parametrize("mode", ["hsd", "page"])
-@pytest.mark.parametrize("kind", ["exact", "corrupt-0.15"])
+@pytest.mark.parametrize("kind", ["exact", "corrupt-0.15", "boxed-exact", "boxed-corrupt-0.15"])
 def test_lines_before_the_regions_are_lossless(setup, mode, kind):
     """A page speculating from its OCR lines until its regions arrive writes the greedy output;
-    right lines save passes over the same page waiting for its regions without them."""
+    right lines save passes over the same page waiting for its regions without them. Lines with
+    boxes are also read on their crops by Stage 1 (hsd) before the regions come, and the regions
+    all of whose lines were read take those readings: still the greedy output."""
     target, image, ar = setup
+    boxed = kind.startswith("boxed-")
+    kind = kind.removeprefix("boxed-")
     tokens = ar.output_tokens if kind == "exact" else _corrupt(ar.output_tokens, 0.15, len(target.tokenizer) - 64,
                                                                random.Random(3))
     lines = [target.decode(chunk) for chunk in _split(tokens, 12)]
     regions = _drafts("corrupt-0.05", target, ar.output_tokens)
+    if boxed:  # three lines a region, inside its box
+        lines = [OcrLine(text, (10, 10 + 90 * (i // 3) + 26 * (i % 3), 290, 34 + 90 * (i // 3) + 26 * (i % 3)))
+                 for i, text in enumerate(lines)]
     early = _run(target, image, mode, _LinesThenRegions(lines, regions, polls=60))
     assert early.output_tokens == ar.output_tokens and early.markdown == ar.markdown
     assert early.stats.passes_before_lines == 0 < early.stats.passes_before_drafts

@@ -13,9 +13,11 @@ from PIL import Image
 
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.background import DraftJob
-from core.drafters.base import Region
+from core import tuning
+from core.drafters.base import OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError
+from core.events import RegionVerified
 from core.page_pipeline import render_and_draft
 
 W, H = 420.0, 595.0
@@ -142,6 +144,65 @@ def test_lines_read_before_the_regions_keep_the_output_and_save_passes(target, m
     # what was accepted from the lines is credited to no region
     assert {span.region for span in early.spans} <= {None, *range(len(PARAGRAPHS))}
     assert any(span.region is None for span in early.spans[:1])
+
+
+class _BoxedLinesThenRegions:
+    """A drafting whose OCR lines, with their boxes, are there from the first pass and whose
+    regions arrive at the ``polls``-th look (an OCR drafter beside the decode, without threads)."""
+
+    error, seconds = None, 0.0
+
+    def __init__(self, lines, regions, polls: int):
+        self.lines, self.regions, self.left = lines, regions, polls
+
+    def early_lines(self):
+        return self.lines
+
+    def done(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+    def result(self):
+        return self.regions
+
+
+def _boxed_lines(misread: bool = True):
+    """Each paragraph's two lines, inside its region's box, some words misread."""
+    lines, refs = [], []
+    for i, text in enumerate(PARAGRAPHS):
+        cut = text.index(" ", 60)
+        for k, part in enumerate((text[:cut], text[cut + 1:])):
+            y = 10 + 70 * i + 30 * k
+            lines.append(OcrLine(part.replace("verified", "verifed") if misread else part, (12, y, 408, y + 28)))
+            refs.append(part)
+    return lines, refs
+
+
+def test_stage1_reads_the_early_lines_on_their_crops(target, monkeypatch):
+    """Before its regions come, hsd reads each early OCR line with a box on its crop (Stage 1, as a
+    region): its reading refines the page's drafts; a text region all of whose lines were read
+    takes their readings joined and needs no crop of its own. The same output as with the lines'
+    text alone, in fewer passes, and nothing credited to a line (lines are no regions of the page)."""
+    lines, line_refs = _boxed_lines()
+    results = {}
+    for line_rows in (True, False):
+        monkeypatch.setattr(tuning, "EARLY_LINE_ROWS", line_rows)
+        events = []
+        target.set_page(REF, PARAGRAPHS, line_refs)
+        result = _engine(target).convert_image(Image.new("RGB", (int(W), int(H)), "white"),
+                                               _BoxedLinesThenRegions(lines, _regions(), polls=10), W, H,
+                                               on_event=events.append)
+        verified = [e.region for e in events if isinstance(e, RegionVerified)]
+        results[line_rows] = result, verified
+        assert result.markdown == REF
+        assert result.stats.passes_before_lines == 0 < result.stats.passes_before_drafts
+        assert {span.region for span in result.spans} <= {None, *range(len(PARAGRAPHS))}
+        assert all(0 <= r < len(PARAGRAPHS) for r in verified)  # no event names a line
+    (rows, told), (text_only, _) = results[True], results[False]
+    read = [i for i, rs in enumerate(rows.region_stats) if rs.verified]
+    assert read and sorted(set(told)) == read  # each region verified by its lines is told once
+    assert all(rows.region_stats[i].output_tokens > 0 for i in read)
+    assert rows.stats.forward_passes < text_only.stats.forward_passes
 
 
 def test_a_failing_background_drafter_costs_speed_not_the_page(target):

@@ -32,7 +32,9 @@ def test_a_listener_is_told_the_lines_in_the_detectors_order_chunk_by_chunk(monk
     stream, told = LineStream(inner), []
     stream.listener = told.append
     out = read(stream, crops)
-    assert told == [[texts[t] for t in range(1, 5)], [texts[t] for t in range(5, 9)], [texts[9], texts[10]]]
+    # each line with its place in the detector's list (its box: ``quad``)
+    assert told == [[(t - 1, texts[t]) for t in range(1, 5)], [(t - 1, texts[t]) for t in range(5, 9)],
+                    [(8, texts[9]), (9, texts[10])]]
     assert out.txts == tuple(texts[t] for t in range(1, 11))  # every crop read once, in its place
     assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]
     assert len(out.word_results) == len(out.scores) == 10
@@ -58,7 +60,9 @@ def test_behind_squeezing_a_cjk_page_still_tells_its_lines():
     stream.listener = told.extend
     out = read(SqueezedRecognizer(stream), crops)
     assert out.txts == tuple(texts[t] for t in range(1, 13))
-    assert sorted(told) == sorted(texts.values())  # the sample, then the rest squeezed
+    # the sample, then the rest squeezed: each line still told with its place in the detector's list
+    assert sorted(told) == [(t - 1, texts[t]) for t in range(1, 13)]
+    assert told[0][0] != 0  # the sample came first
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +79,24 @@ def test_rapidocr_tells_the_lines_it_reads_and_drafts_the_same_regions(lines_pdf
     drafter = RapidOCRDrafter(layout=layout, dpi=150)
     with open_document(pdf) as document:
         want = drafter.draft(document.page(0))
-        told: list[list[str]] = []
+        told: list[list] = []
         got = drafter.draft(document.page(0), on_lines=told.append)
+        final, _ = drafter.ocr_lines(*_pixels(drafter, document.page(0)))
     assert [r.to_dict() for r in got] == [r.to_dict() for r in want]
     assert len(told) >= 2 and all(0 < len(chunk) <= 5 for chunk in told)
     read = [line for chunk in told for line in chunk]
-    assert read[0].startswith("Line 0") and read[-1].startswith("Line 11")
+    assert read[0].text.startswith("Line 0") and read[-1].text.startswith("Line 11")
+    # each line told with the box the finished OCR gives it (points of the page)
+    boxes = {line.text: line.bbox for line in final}
+    assert len(read) == len(boxes) == 12
+    for line in read:
+        assert line.bbox == pytest.approx(boxes[line.text], abs=0.01)
+        assert 0 <= line.bbox[0] < line.bbox[2] <= 420 and 0 <= line.bbox[1] < line.bbox[3] <= 420
     assert drafter._line_stream.listener is None  # told only while its page is read
+
+
+def _pixels(drafter, page):
+    import numpy as np
+
+    image = page.render(dpi=drafter.ocr_dpi(page))
+    return np.asarray(image), page.last_render_scale

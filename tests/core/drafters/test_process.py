@@ -231,7 +231,8 @@ def test_a_drafting_process_drafts_what_this_process_drafts(scan):
             assert reader._process is not None and reader._process.pid is not None
             lines = []  # the lines come back as the process's recogniser reads them
             assert reader.draft(page, on_lines=lines.extend) == want
-            assert " ".join(lines).split() == " ".join(r.text for r in want).split()
+            assert " ".join(line.text for line in lines).split() == " ".join(r.text for r in want).split()
+            assert all(line.bbox is not None for line in lines)  # with their boxes, through the pipe
         with open_document(secret, password="pw") as document:
             assert reader.draft(document.page(0)) == want
         with open_document(pdf) as document:  # an error of the process's side, raised here

@@ -133,7 +133,8 @@ class PageRegions:
     decoding passes the page had run when they arrived (0: before its first pass). Until then,
     ``take_lines`` takes in the lines the drafter has read so far (``lines_after``: the passes run
     when the first came; None: none came): ``line_texts`` all of them, ``lines`` a record of each
-    one with a box, which Stage 1 can read on its crop (``PageJob.item``: tag ``-1 - k``)."""
+    one with a box to crop (``OcrLine.croppable``), which Stage 1 can read on its crop
+    (``PageJob.item``: tag ``-1 - k``)."""
 
     def __init__(self, drafting: Drafting, encode: Callable[[str], list[int]]):
         self.drafting, self.encode = drafting, encode
@@ -169,7 +170,7 @@ class PageRegions:
         tags = []
         for line in as_ocr_lines(lines[self._lines_seen:count]):
             self.line_texts.append(line.text)
-            if line.bbox is not None:
+            if line.croppable:
                 self.lines.append(PageRegion.drafted(Region("text", tuple(line.bbox), line.text, LINE_SOURCE),
                                                      self.encode))
                 tags.append(-len(self.lines))
@@ -370,6 +371,7 @@ class PageJob:
             rs.forward_passes = max(self.item(t).stats.forward_passes for t in tags)
             self.emit(RegionVerified(page=self.number, region=region, stats=rs, text=text))
             out[region] = tokens
+        self.stats.regions_read_by_lines += len(out)
         return out
 
     # -- Stage 1 rows ---------------------------------------------------------------------------
@@ -424,7 +426,9 @@ class PageJob:
         if row.stop_reason == "repetition" and item.region.label != "table":
             out, rs.fallback = list(item.tokens), True
         rs.output_tokens = len(out)
-        if row.tag >= 0:  # an early line is no region of the page's
+        if row.tag < 0:
+            self.stats.lines_read += 1
+        else:  # an early line is no region of the page's: no event names it
             self.emit(RegionVerified(page=self.number, region=row.tag, stats=rs, text=self.target.decode(out)))
         return out
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from core import tuning
 from core.errors import HSDError
 from core.events import TextAppended
 from core.page_job import PageDecode, PageJob, empty_cache, joined_regions
@@ -26,7 +27,6 @@ from core.speculative.detokenize import IncrementalDetokenizer
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import NoDrafts
 from core.targets.base import PrefillRequest
-from core import tuning
 from core.tuning import PRICE_PASSES
 
 

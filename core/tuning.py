@@ -39,6 +39,9 @@ DRAFTING_PROCESS_NICE = 10
 #: and reading order are done. Each report rebuilds the page's early drafts (a few milliseconds);
 #: a line takes 20-40 ms to read on two cores.
 EARLY_LINES_CHUNK = 8
+#: The first chunk of a page's early lines: the decode has nothing from its page until it is read;
+#: the chunks after it double up to ``EARLY_LINES_CHUNK`` (``core.drafters.line_stream.chunks``).
+EARLY_LINES_FIRST = 2
 #: Stage 1 reads an OCR drafter's early lines on their crops, as it reads regions, until the
 #: page's regions come (``core.stages.Stage1Scheduler``); off: the page row speculates from the
 #: lines' text alone until then.

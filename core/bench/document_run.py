@@ -95,7 +95,7 @@ def line_references(reference: str, lines) -> list[str]:
     "" where it matches none. Unlike a region, an unmatched line takes no unmatched stretch of the
     page: a line's crop holds one line."""
     boxed = [Region("text", tuple(line.bbox), line.text, "ocr-line") for line in as_ocr_lines(lines)
-             if line.bbox is not None]
+             if line.croppable]
     return ["" if span is None else reference[span[0]:span[1]].strip() for span in region_spans(reference, boxed)]
 
 

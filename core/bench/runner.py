@@ -485,6 +485,8 @@ def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target, g
         "mean_accepted_length": s.mean_accepted_length,
         "passes_before_drafts": s.passes_before_drafts,
         "passes_before_lines": s.passes_before_lines,
+        "lines_read": s.lines_read,
+        "regions_read_by_lines": s.regions_read_by_lines,
         "stop_reason": s.stop_reason,
         "engine_seconds": engine_s,
         "seconds": dict(s.seconds),

@@ -57,6 +57,12 @@ class OcrLine(NamedTuple):
     text: str
     bbox: tuple[float, float, float, float] | None = None
 
+    @property
+    def croppable(self) -> bool:
+        """Whether its box is one a crop can be cut from (at least a point each way)."""
+        b = self.bbox
+        return b is not None and min(b[2] - b[0], b[3] - b[1]) >= 1.0
+
 
 def as_ocr_lines(lines) -> list[OcrLine]:
     """``lines`` as ``OcrLine`` records (a plain text is a line without a box)."""

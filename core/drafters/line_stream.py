@@ -5,11 +5,15 @@ recogniser reads them (20-40 ms a line on two cores: most of a dense page's seco
 layout model, the tables and the reading order turn the lines into regions. A decode beside the
 drafter waits for the regions; the lines it could already speculate from are read long before.
 ``LineStream`` stands in front of RapidOCR's recogniser and, while a ``listener`` is set, reads
-the line crops ``tuning.EARLY_LINES_CHUNK`` at a time in the order it is given them (the
+the line crops a chunk at a time (``chunks``: two lines first, then up to
+``tuning.EARLY_LINES_CHUNK``) in the order it is given them (the
 detector's: top to bottom, left to right; a document's first page sends a sample of its lines
-first, ``core.drafters.squeeze``), telling the listener each chunk's texts. What the recogniser
-returns is what it returned before (each crop read once, results in the crops' order;
-``tuning.OCR_REC_BATCH`` makes a line's reading independent of its batch).
+first, ``core.drafters.squeeze``), telling the listener each chunk's lines: each one's place in
+the detector's list and its text. The detector's boxes come with them (``quad``: the stream is told
+each page's boxes as the detector finds them), so the decode can read a line on its crop before
+the regions come (``core.stages.Stage1Scheduler``). What the recogniser returns is what it returned
+before (each crop read once, results in the crops' order; ``tuning.OCR_REC_BATCH`` makes a line's
+reading independent of its batch).
 
 The detector's order runs across the columns of a two-column page. The lines put in the XY-cut's
 column order first drafted worse, not better, on the 12 OmniDocBench scans (replay, the page row
@@ -17,7 +21,8 @@ alone on the lines: 3917 passes in this order, 4027 in column order): a line's c
 found by the text matcher wherever it stands.
 
     stream = install(ocr)            # in front of ``ocr.text_rec`` (before ``squeeze.install``)
-    stream.listener = lines.extend   # while one page is read; None: read as RapidOCR reads
+    stream.listener = told.extend    # while one page is read: [(index, text)]; None: read as RapidOCR reads
+    stream.quad(index, h, w)         # that line's corners in the page image read
 """
 
 from __future__ import annotations
@@ -60,9 +65,7 @@ class LineStream:
         start = time.perf_counter()
         lines = LineReadings(crops)
         out = None
-        chunk = max(1, tuning.EARLY_LINES_CHUNK)
-        for first in range(0, len(crops), chunk):
-            part = list(range(first, min(len(crops), first + chunk)))
+        for part in chunks(len(crops)):
             out = lines.read(self.inner, args, part, 1.0) or out
             self._tell([(indices[i], lines.texts[i]) for i in part if lines.texts[i] and lines.texts[i].strip()])
         return lines.output(out, start)
@@ -100,6 +103,20 @@ class LineStream:
             self.listener(lines)
         except Exception:  # the reader of early lines went away: the regions still come
             self.listener = None
+
+
+def chunks(count: int) -> list[list[int]]:
+    """The positions ``0 .. count - 1`` in the chunks they are read and told in: the first
+    ``tuning.EARLY_LINES_FIRST`` lines alone, each chunk after twice the one before, up to
+    ``tuning.EARLY_LINES_CHUNK`` (the decode has nothing from its page until the first chunk is
+    read). ``chunks(20)`` with 2 and 8: ``[0, 1]``, ``[2 .. 5]``, ``[6 .. 13]``, ``[14 .. 19]``."""
+    out, first = [], 0
+    size = max(1, min(tuning.EARLY_LINES_FIRST, tuning.EARLY_LINES_CHUNK))
+    while first < count:
+        out.append(list(range(first, min(count, first + size))))
+        first += size
+        size = min(2 * size, max(1, tuning.EARLY_LINES_CHUNK))
+    return out
 
 
 def install(ocr) -> LineStream | None:

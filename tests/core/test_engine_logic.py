@@ -203,6 +203,8 @@ def test_stage1_reads_the_early_lines_on_their_crops(target, monkeypatch):
     assert read and sorted(set(told)) == read  # each region verified by its lines is told once
     assert all(rows.region_stats[i].output_tokens > 0 for i in read)
     assert rows.stats.forward_passes < text_only.stats.forward_passes
+    assert rows.stats.lines_read > 0 and 0 < rows.stats.regions_read_by_lines <= len(read)
+    assert text_only.stats.lines_read == text_only.stats.regions_read_by_lines == 0
 
 
 def test_a_failing_background_drafter_costs_speed_not_the_page(target):

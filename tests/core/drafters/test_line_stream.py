@@ -7,7 +7,7 @@ import pytest
 
 from core import tuning
 from core.documents import open_document
-from core.drafters.line_stream import LineStream
+from core.drafters.line_stream import LineStream, chunks
 from core.drafters.rapidocr import RapidOCRDrafter
 from core.drafters.squeeze import SqueezedRecognizer
 from tests.core.drafters.test_squeeze import ScriptedRecognizer, page, read
@@ -32,12 +32,21 @@ def test_a_listener_is_told_the_lines_in_the_detectors_order_chunk_by_chunk(monk
     stream, told = LineStream(inner), []
     stream.listener = told.append
     out = read(stream, crops)
-    # each line with its place in the detector's list (its box: ``quad``)
-    assert told == [[(t - 1, texts[t]) for t in range(1, 5)], [(t - 1, texts[t]) for t in range(5, 9)],
-                    [(8, texts[9]), (9, texts[10])]]
+    # each line with its place in the detector's list (its box: ``quad``); two lines first
+    assert told == [[(t - 1, texts[t]) for t in range(1, 3)], [(t - 1, texts[t]) for t in range(3, 7)],
+                    [(t - 1, texts[t]) for t in range(7, 11)]]
     assert out.txts == tuple(texts[t] for t in range(1, 11))  # every crop read once, in its place
-    assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]
+    assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2], [3, 4, 5, 6], [7, 8, 9, 10]]
     assert len(out.word_results) == len(out.scores) == 10
+
+
+def test_chunks_start_small_and_double_up_to_the_chunk(monkeypatch):
+    monkeypatch.setattr(tuning, "EARLY_LINES_FIRST", 2)
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 8)
+    assert chunks(20) == [[0, 1], [2, 3, 4, 5], list(range(6, 14)), list(range(14, 20))]
+    assert chunks(1) == [[0]] and chunks(0) == []
+    monkeypatch.setattr(tuning, "EARLY_LINES_FIRST", 16)  # never above the chunk
+    assert chunks(10) == [list(range(8)), [8, 9]]
 
 
 def test_a_listener_that_fails_is_dropped_and_the_page_still_read(monkeypatch):

@@ -368,7 +368,7 @@ class Stage1Scheduler(DecodePolicy):
             if out is not None:
                 item = job.item(row.tag)
                 item.output = job.target.decode(out)
-                if row.tag < 0:
+                if row.tag < 0 and row.stop_reason != "low_acceptance":  # a line read to its end
                     self.lines_read[row.tag] = out
                 self.drafts.refine(row.tag, out, item.output)
                 refined = True

@@ -18,7 +18,7 @@ import torch
 
 from core.drafters.background import exact_text
 from core.drafters.base import Region, as_ocr_lines
-from core.drafters.layout import join_lines
+from core.drafters.layout import join_lines, smallest_holder
 from core.drafters.normalize import clean_draft_text
 from core.errors import CancelledError
 from core.events import RegionVerified
@@ -350,9 +350,10 @@ class PageJob:
         a table's, a formula's or a listing's markup is more than its lines say, and is read on
         its own crop. The regions are recorded as verified, line by line."""
         lines, target = self.regions.lines, self.target
+        boxes = [item.region.bbox for item in self.regions]
         members: dict[int, list[int]] = {}
         for k, line in enumerate(lines):
-            region = _holder(line.region.bbox, [item.region.bbox for item in self.regions])
+            region = smallest_holder(line.region.bbox, boxes)
             if region is not None:
                 members.setdefault(region, []).append(-1 - k)
         out = {}
@@ -450,18 +451,6 @@ def joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:
 
 #: Region labels whose reading is their lines' readings joined (``PageJob.read_by_lines``).
 LINE_READ_LABELS = frozenset({"text", "title", "list", "caption", "footnote", "header", "footer", "page_number"})
-
-
-def _holder(box, boxes) -> int | None:
-    """Index of the smallest of ``boxes`` holding the centre of ``box`` (None: none does)."""
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    best, best_area = None, 0.0
-    for i, (x0, y0, x1, y1) in enumerate(boxes):
-        if x0 <= cx <= x1 and y0 <= cy <= y1:
-            area = (x1 - x0) * (y1 - y0)
-            if best is None or area < best_area:
-                best, best_area = i, area
-    return best
 
 
 def empty_cache(device) -> None:

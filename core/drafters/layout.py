@@ -85,6 +85,19 @@ def union_box(boxes) -> Box:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
+def smallest_holder(box: Box, boxes, slack: float = 0.0) -> int | None:
+    """Index of the smallest of ``boxes`` holding the centre of ``box`` (each widened by ``slack``
+    points on every side), None where none does."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    best, best_area = None, 0.0
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        if x0 - slack <= cx <= x1 + slack and y0 - slack <= cy <= y1 + slack:
+            area = (x1 - x0) * (y1 - y0)
+            if best is None or area < best_area:
+                best, best_area = i, area
+    return best
+
+
 def join_lines(lines: list[str]) -> str:
     """Join the lines of a paragraph with spaces, undoing end-of-line hyphenation.
 

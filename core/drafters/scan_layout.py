@@ -20,7 +20,7 @@ import threading
 
 from core import tuning
 from core.drafters.base import Region
-from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order
+from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order, smallest_holder
 from core.drafters.layout_check import LayoutReport, slot, text_in_figure
 from core.drafters.pymupdf_layout import CLASS_LABELS
 from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
@@ -116,14 +116,9 @@ def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tupl
     the lines no box holds."""
     members: list[list[TextLine]] = [[] for _ in groups]
     loose = []
+    boxes = [box for _, box in groups]
     for line in lines:
-        cx, cy = (line.bbox[0] + line.bbox[2]) / 2, (line.bbox[1] + line.bbox[3]) / 2
-        best, best_area = None, None
-        for i, (_, (x0, y0, x1, y1)) in enumerate(groups):
-            if x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1:
-                area = (x1 - x0) * (y1 - y0)
-                if best is None or area < best_area:
-                    best, best_area = i, area
+        best = smallest_holder(line.bbox, boxes, slack=1.0)
         (loose if best is None else members[best]).append(line)
     return members, loose
 

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from core.drafters.background import DraftJob
-from core.drafters.base import Region
+from core.drafters.base import OcrLine, Region
 from core.errors import HSDError
 from core.results import PageResult, PageStats, page_seconds
 
@@ -69,9 +69,9 @@ class PendingDrafts:
     def __init__(self):
         self._job: DraftJob | None = None
         self._delivered = threading.Event()
-        self.lines: list[str] = []
+        self.lines: list[OcrLine] = []
 
-    def early_lines(self) -> list[str]:
+    def early_lines(self) -> list[OcrLine]:
         return self.lines
 
     def deliver(self, job: DraftJob) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 
-from core.drafters.base import Region, draft_page
+from core.drafters.base import OcrLine, Region, draft_page
 
 #: Drafters whose text is the document's own (a text layer), not a reading of its pixels: the
 #: engine needs no crop to confirm what they say (``exact_text``).
@@ -33,11 +33,11 @@ class DraftJob:
     """One page's ``drafter.draft(page)``, running on its own thread from construction on.
 
     A drafter crash is recorded in ``error`` and yields no regions (speed is lost, never the page).
-    ``seconds``: the drafter's own wall-clock, once done. ``lines``: where the texts of the lines the
-    drafter has read so far are appended (``early_lines``; default: a list of the job's own).
+    ``seconds``: the drafter's own wall-clock, once done. ``lines``: where the lines the drafter has
+    read so far are appended (``OcrLine``; ``early_lines``; default: a list of the job's own).
     """
 
-    def __init__(self, drafter, page, background: bool = True, lines: list[str] | None = None):
+    def __init__(self, drafter, page, background: bool = True, lines: list[OcrLine] | None = None):
         self._regions: list[Region] = []
         self._lines = lines if lines is not None else []
         self.error: str | None = None
@@ -73,8 +73,8 @@ class DraftJob:
     def done(self) -> bool:
         return self._done.is_set()
 
-    def early_lines(self) -> list[str]:
-        """The texts of the lines the drafter has read so far, in the order it read them (an OCR
+    def early_lines(self) -> list[OcrLine]:
+        """The lines the drafter has read so far, in the order it read them (an OCR
         drafter's recogniser: ``core.drafters.line_stream``); the list grows while it runs."""
         return self._lines
 

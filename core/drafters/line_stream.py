@@ -27,7 +27,6 @@ found by the text matcher wherever it stands.
 
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
@@ -46,20 +45,19 @@ class LineStream:
     def __init__(self, inner):
         self.inner = inner
         self.listener = None
-        self._detected = None  # the last page's detector boxes and RapidOCR's record of its resizing
+        self._boxes = None  # the last page's detector boxes, in the page image read
 
     def __getattr__(self, name):  # the pipeline may read the recogniser's other attributes
         return getattr(self.inner, name)
 
     def __call__(self, args):
-        crops = [args.img] if isinstance(args.img, np.ndarray) else list(args.img)
-        return self.read_indexed(args, range(len(crops)))
+        return self.read_indexed(args)
 
-    def read_indexed(self, args, indices):
-        """Read ``args.img``, the detector's lines at ``indices`` (``core.drafters.squeeze`` reads
-        a page's lines in parts, some squeezed)."""
+    def read_indexed(self, args, indices=None):
+        """Read ``args.img``, the detector's lines at ``indices`` (None: all of them, in order;
+        ``core.drafters.squeeze`` reads a page's lines in parts, some squeezed)."""
         crops = [args.img] if isinstance(args.img, np.ndarray) else list(args.img)
-        indices = list(indices)
+        indices = list(indices) if indices is not None else list(range(len(crops)))
         if self.listener is None or not crops:
             return self.inner(args)
         start = time.perf_counter()
@@ -72,26 +70,25 @@ class LineStream:
 
     def detected(self, boxes, record) -> None:
         """The detector found ``boxes`` (RapidOCR's quadrilaterals, in its resized input) on the
-        page about to be read; ``record``: how RapidOCR resized and padded the page for it."""
-        self._detected = (np.array(boxes, dtype=float, copy=True), copy.deepcopy(record))
+        page about to be read; ``record``: how RapidOCR resized and padded the page for it. The
+        boxes are kept in the page image's pixels: RapidOCR's steps undone, the last first."""
+        boxes = np.array(boxes, dtype=float, copy=True)
+        for op in reversed(list(record)):
+            step = record[op]
+            if "padding" in op:
+                boxes[..., 0] -= step.get("left", 0)
+                boxes[..., 1] -= step.get("top", 0)
+            elif "preprocess" in op:
+                boxes[..., 0] *= step.get("ratio_w", 1.0)
+                boxes[..., 1] *= step.get("ratio_h", 1.0)
+        self._boxes = boxes
 
     def quad(self, index: int, height: int, width: int):
         """The four corners of line ``index`` in the page image read (``height`` x ``width``
         pixels), or None where the detector's boxes are not known."""
-        if self._detected is None:
+        if self._boxes is None or not 0 <= index < len(self._boxes):
             return None
-        boxes, record = self._detected
-        if not 0 <= index < len(boxes):
-            return None
-        q = boxes[index].copy()
-        for op in reversed(list(record)):  # undo RapidOCR's steps, the last first
-            step = record[op]
-            if "padding" in op:
-                q[:, 0] -= step.get("left", 0)
-                q[:, 1] -= step.get("top", 0)
-            elif "preprocess" in op:
-                q[:, 0] *= step.get("ratio_w", 1.0)
-                q[:, 1] *= step.get("ratio_h", 1.0)
+        q = self._boxes[index].copy()
         q[:, 0] = q[:, 0].clip(0, width)
         q[:, 1] = q[:, 1].clip(0, height)
         return q

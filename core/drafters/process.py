@@ -158,7 +158,7 @@ def serve(connection, spec: str, nice: int) -> None:
     """The drafting process: answer requests until the other side closes the connection. Each
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
     exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A page asked
-    for with its lines is preceded by ``("lines", texts)`` messages as the drafter reads them."""
+    for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them."""
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)
@@ -204,7 +204,7 @@ def _answer(request: tuple, drafter, opened: dict, connection):
     page = opened["document"].page(index)
     if what == "prepare":
         return prepare_drafter(drafter, page)
-    on_lines = (lambda texts: connection.send(("lines", list(texts)))) if lines else None
+    on_lines = (lambda read: connection.send(("lines", list(read)))) if lines else None
     return list(draft_page(drafter, page, on_lines))
 
 

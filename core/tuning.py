@@ -130,6 +130,10 @@ OPENING_WINDOW, OPENING_REGIONS, OPENING_TOKENS = 24, 4, 32
 #: when its first ``NEXT_OPENING_CHARS`` normalised characters are in the output; the output may
 #: already hold ``NEXT_STARTED`` normalised characters of the next region (the ending pass's bonus).
 NEXT_REGIONS, NEXT_OPENING_CHARS, NEXT_STARTED = 4, 8, 2
+#: An early OCR line ends where the model's line goes on (the next line of its paragraph): the
+#: pass that ends it often writes a whole word of the next line, up to this many normalised
+#: characters, which then lie in no single draft for the text matcher to find.
+NEXT_LINE_STARTED = 12
 #: Longest unit, in tokens, that the output n-gram proposer repeats past the output's end.
 REPEAT_UNIT_TOKENS = 12
 #: A Stage 1 row's partial output joins the page's text drafts in steps of this many tokens.

@@ -13,11 +13,11 @@ import re
 from typing import Callable, Protocol
 
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
-from core.speculative.textmatch import NormalizedText, Notation, TextMatcher, min_window
+from core.speculative.textmatch import NormalizedText, Notation, TextMatcher, is_cjk, min_window
 from core.speculative.tree import DraftTree, build_tree, root_only
-from core.tuning import (NEXT_OPENING_CHARS, NEXT_REGIONS, NEXT_STARTED, OPENING_REGIONS, OPENING_TOKENS,
-                         OPENING_WINDOW, REPEAT_UNIT_TOKENS, TEXT_CHARS_PER_TOKEN, TEXT_MIN_CHARS, TEXT_TAIL_TOKENS,
-                         UNION_HEAD)
+from core.tuning import (NEXT_LINE_STARTED, NEXT_OPENING_CHARS, NEXT_REGIONS, NEXT_STARTED, OPENING_REGIONS,
+                         OPENING_TOKENS, OPENING_WINDOW, REPEAT_UNIT_TOKENS, TEXT_CHARS_PER_TOKEN, TEXT_MIN_CHARS,
+                         TEXT_TAIL_TOKENS, UNION_HEAD)
 
 
 class Proposer(Protocol):
@@ -208,10 +208,16 @@ class NextRegionProposer:
     model wrote the caption after the left column. Output ``"... ends here."``: the tail ends
     region 0; regions 1 and 2 are unwritten, so ``"\n\nRight column text"`` and ``"\n\nCaption 1"``
     are both verified in the next pass. Output ``"... ends here.\n\nCa"``: ``"ption 1"`` is proposed.
+    Early OCR lines (drafts of no region, before the regions come) are lines, not paragraphs: a
+    line that ended may go on in the next line of its paragraph, joined by a space (``line_join``),
+    and the pass that ended it may have written a whole word of the next (``NEXT_LINE_STARTED``):
+    ``"... the suitability for"`` + the line ``"land application ..."`` proposes
+    ``" land application ..."`` beside ``"\n\nland application ..."``.
     ``texts`` gives the regions' best texts in reading order, read at each call (Stage 1 refines them)."""
 
     OPENING_CHARS = NEXT_OPENING_CHARS
     STARTED = NEXT_STARTED
+    LINE_STARTED = NEXT_LINE_STARTED
 
     def __init__(self, texts: Callable[[], list[tuple[int, str]]], encode: Callable[[str], list[int]],
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, tail: OutputTail | None = None):
@@ -255,18 +261,24 @@ class NextRegionProposer:
         tail_raw = self.tail.text(output, root)
         tail = self.tail.normalized(output, root)
         regions = self._current()
-        for started in range(self.STARTED + 1):
+        for started in self._started(root):
             body = tail.norm[:len(tail.norm) - started]
             k = min_window(body, TEXT_MIN_CHARS)
             if len(body) < k:
                 break
             key = body[-k:]
             ended = self._ending_with(key)
-            if ended is not None:
+            if ended is not None and (started <= self.STARTED or regions[ended][0] is None):
                 conts = self._openings(output, root, tail_raw, tail, regions, ended, started, budget)
                 if conts:
                     return heads_first(root, conts, self.cfg.max_nodes, budget)
         return root_only(root)
+
+    def _started(self, root: int) -> list[int]:
+        """How many normalised characters of the next region the output may hold already: up to
+        ``STARTED``, or all of the root's (the ending pass's bonus token: a word of the next line)."""
+        word = len(NormalizedText.of(self.decode([root])).norm)
+        return list(range(self.STARTED + 1)) + ([word] if self.STARTED < word <= self.LINE_STARTED else [])
 
     def _openings(self, output, root, tail_raw, tail, regions, ended, started, budget):
         """Continuations into the regions not yet written, after region ``ended`` and ``started``
@@ -286,6 +298,9 @@ class NextRegionProposer:
         written = self.tail.written(output, root)
         if started:
             written = written[:-started]
+        # An early OCR line (region None) that ended may go on in the next line of its paragraph:
+        # the model then joins them with a space (none between CJK characters), not a break.
+        line_ended = not started and regions[ended][0] is None and "\n" not in written_sep
         limit = min(budget, OPENING_TOKENS)
         conts = []
         for region, norm in regions[ended + 1:] + regions[:ended][::-1]:
@@ -296,12 +311,24 @@ class NextRegionProposer:
                 if not text.startswith(written_sep):
                     continue
                 text = text[len(written_sep):]
-            tokens = self.encode(lead + text)[:limit]
-            if tokens:
-                conts.append((tokens, (region, 0) if region is not None else None))  # None: an early line
+            leads = [lead]
+            if line_ended and region is None:
+                leads.insert(0, closing[len(mark):] + line_join(written, written_sep, text))
+            for opening in leads:
+                tokens = self.encode(opening + text)[:limit]
+                if tokens:
+                    conts.append((tokens, (region, 0) if region is not None else None))  # None: an early line
             if len(conts) >= NEXT_REGIONS:
                 break
         return conts
+
+
+def line_join(written: str, written_sep: str, text: str) -> str:
+    """What joins a line of a paragraph to the next: a space, or nothing where one is written
+    already or where CJK characters meet (``"...的" + "方法"``)."""
+    if written_sep.endswith(" ") or not written or not text:
+        return ""
+    return "" if is_cjk(written[-1]) or is_cjk(text[0]) else " "
 
 
 class OutputNgramProposer:

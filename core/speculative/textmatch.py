@@ -495,12 +495,12 @@ def min_window(norm_tail: str, min_chars: int) -> int:
     """Normalised characters a lookup needs at the end of ``norm_tail``: ``min_chars``, halved where
     the tail ends in CJK (an ideograph says as much as a short word, and finds a draft as surely)."""
     half = max(2, min_chars // 2)
-    if len(norm_tail) >= half and all(_is_cjk(c) for c in norm_tail[-half:]):
+    if len(norm_tail) >= half and all(is_cjk(c) for c in norm_tail[-half:]):
         return half
     return min_chars
 
 
-def _is_cjk(ch: str) -> bool:
+def is_cjk(ch: str) -> bool:
     """A CJK ideograph, kana or hangul syllable."""
     o = ord(ch)
     return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF \

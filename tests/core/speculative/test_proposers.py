@@ -84,13 +84,18 @@ def test_union_asks_the_fallback_only_when_nobody_proposed():
     assert UnionProposal([_Fixed([3], None)], fallback, 128).propose([], 1, 8).tokens == [1, 3]
 
 
-def _openings_after(texts: list[str], written: str) -> set[str] | None:
-    """What ``NextRegionProposer`` proposes over regions ``texts`` after the output ``written``
-    (characters as tokens); None where it proposes nothing."""
+def _openings_after(texts: list[str], written: str, lines: bool = False,
+                    root: str | None = None) -> set[str] | None:
+    """What ``NextRegionProposer`` proposes over regions ``texts`` (``lines``: early OCR lines,
+    drafts of no region) after the output ``written`` (characters as tokens; ``root``: its last
+    token, a word as one token); None where it proposes nothing."""
     from core.speculative.proposers import NextRegionProposer, _paths
-    encode, decode = (lambda s: [ord(c) for c in s]), (lambda ids: "".join(chr(i) for i in ids))
-    p = NextRegionProposer(lambda: list(enumerate(texts)), encode, decode, ProposalConfig())
-    out = encode(written)
+    encode = lambda s: [ord(c) for c in s]  # noqa: E731
+    words = {0x10000 + i: w for i, w in enumerate([root] if root else [])}
+    decode = lambda ids: "".join(words.get(i) or chr(i) for i in ids)  # noqa: E731
+    p = NextRegionProposer(lambda: [(None if lines else i, t) for i, t in enumerate(texts)], encode, decode,
+                           ProposalConfig())
+    out = encode(written) + ([0x10000] if root else [])
     tree = p.propose(out[:-1], out[-1], 32)
     return {decode(c) for c, _ in _paths(tree)} if len(tree) > 1 else None
 
@@ -109,6 +114,27 @@ def test_at_a_regions_end_the_unwritten_regions_openings_are_proposed():
 def test_the_next_regions_first_characters_already_written_narrow_the_openings():
     texts = ["The left column ends here.", "Right column text", "Caption 1"]
     assert _openings_after(texts, "The left column ends here.\n\nCa") == {"ption 1"}
+
+
+def test_an_early_line_goes_on_in_the_next_line_of_its_paragraph_after_a_space():
+    # lines as the recogniser read them, across two columns; the model's paragraph runs on
+    lines = ["the suitability for", "left column words", "land application requires"]
+    conts = _openings_after(lines, "So, the suitability for", lines=True)
+    assert " land application requires" in conts and " left column words" in conts
+    assert any(c.startswith("\n\nland") for c in conts)  # or it ends its paragraph
+    # regions are paragraphs: only a paragraph break between them
+    assert " land application requires" not in _openings_after(lines, "So, the suitability for")
+    # CJK lines join without a space
+    assert "继续写下去" in _openings_after(["这是第一行的结尾", "继续写下去"], "这是第一行的结尾", lines=True)
+
+
+def test_the_word_that_ended_a_line_and_began_the_next_narrows_the_openings():
+    # the pass that ended the line also wrote " land" (one token): the line is found ended
+    # behind it, and the rest of the line that opens with it is proposed
+    lines = ["the suitability for", "land application requires", "left column words"]
+    assert _openings_after(lines, "So, the suitability for", lines=True, root=" land") == {" application requires"}
+    # a whole word past a region's end is not looked behind: regions are not lines
+    assert _openings_after(lines, "So, the suitability for", root=" land") is None
 
 
 def test_a_short_unit_the_output_repeats_is_proposed_repeated_past_its_end():

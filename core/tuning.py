@@ -42,6 +42,9 @@ EARLY_LINES_CHUNK = 8
 #: The first chunk of a page's early lines: the decode has nothing from its page until it is read;
 #: the chunks after it double up to ``EARLY_LINES_CHUNK`` (``core.drafters.line_stream.chunks``).
 EARLY_LINES_FIRST = 2
+#: The recogniser reads a scan's lines in reading order (down a column before the next), so the lines
+#: the decode needs next come next; False: in the detector's order, row by row across the columns.
+EARLY_LINES_READING_ORDER = True
 #: Stage 1 reads an OCR drafter's early lines on their crops, as it reads regions, until the
 #: page's regions come (``core.stages.Stage1Scheduler``); off: the page row speculates from the
 #: lines' text alone until then.

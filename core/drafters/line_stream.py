@@ -6,19 +6,22 @@ layout model, the tables and the reading order turn the lines into regions. A de
 drafter waits for the regions; the lines it could already speculate from are read long before.
 ``LineStream`` stands in front of RapidOCR's recogniser and, while a ``listener`` is set, reads
 the line crops a chunk at a time (``chunks``: two lines first, then up to
-``tuning.EARLY_LINES_CHUNK``) in the order it is given them (the
-detector's: top to bottom, left to right; a document's first page sends a sample of its lines
-first, ``core.drafters.squeeze``), telling the listener each chunk's lines: each one's place in
+``tuning.EARLY_LINES_CHUNK``) in reading order (``layout.reading_order`` on the detector's boxes:
+down one column before the next; the detector's own order, top to bottom across the columns,
+where the boxes are not known; a document's first page sends a sample of its lines first,
+``core.drafters.squeeze``), telling the listener each chunk's lines: each one's place in
 the detector's list and its text. The detector's boxes come with them (``quad``: the stream is told
 each page's boxes as the detector finds them), so the decode can read a line on its crop before
 the regions come (``core.stages.Stage1Scheduler``). What the recogniser returns is what it returned
 before (each crop read once, results in the crops' order; ``tuning.OCR_REC_BATCH`` makes a line's
-reading independent of its batch).
+reading independent of its batch and of the order the lines are read in).
 
-The detector's order runs across the columns of a two-column page. The lines put in the XY-cut's
-column order first drafted worse, not better, on the 12 OmniDocBench scans (replay, the page row
-alone on the lines: 3917 passes in this order, 4027 in column order): a line's continuation is
-found by the text matcher wherever it stands.
+Why reading order: while its regions are not there, the decode of a scan waits on the recogniser
+(it writes a line with good drafts faster than the recogniser reads one), and it writes the
+first column first. Read row by row across two columns, the lines it needs come at half the
+recogniser's pace. When all lines are there the order matters little (replay, the page row alone
+on the lines of the 12 OmniDocBench scans: 3917 passes in the detector's order, 4027 in column
+order): a line's continuation is found by the text matcher wherever it stands.
 
     stream = install(ocr)            # in front of ``ocr.text_rec`` (before ``squeeze.install``)
     stream.listener = told.extend    # while one page is read: [(index, text)]; None: read as RapidOCR reads
@@ -32,6 +35,7 @@ import time
 import numpy as np
 
 from core import tuning
+from core.drafters.layout import reading_order
 from core.drafters.squeeze import LineReadings, in_front_of_recogniser
 
 
@@ -63,7 +67,9 @@ class LineStream:
         start = time.perf_counter()
         lines = LineReadings(crops)
         out = None
+        order = self._reading_order(indices)
         for part in chunks(len(crops)):
+            part = [order[p] for p in part]
             out = lines.read(self.inner, args, part, 1.0) or out
             self._tell([(indices[i], lines.texts[i]) for i in part if lines.texts[i] and lines.texts[i].strip()])
         return lines.output(out, start)
@@ -92,6 +98,20 @@ class LineStream:
         q[:, 0] = q[:, 0].clip(0, width)
         q[:, 1] = q[:, 1].clip(0, height)
         return q
+
+    def _reading_order(self, indices: list[int]) -> list[int]:
+        """Positions of the detector's lines ``indices`` in the order they are read: their
+        reading order (``layout.reading_order``: down a column before the next), so that the lines
+        the decode needs next come next; the detector's order where their boxes are not known.
+        A gap of 0.4 line heights between boxes makes a column (4 points in 10-point type)."""
+        if (not tuning.EARLY_LINES_READING_ORDER or self._boxes is None
+                or any(not 0 <= i < len(self._boxes) for i in indices)):
+            return list(range(len(indices)))
+        quads = self._boxes[indices]
+        boxes = [(float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()), float(q[:, 1].max()))
+                 for q in quads]
+        height = float(np.median([b[3] - b[1] for b in boxes])) if boxes else 10.0
+        return reading_order(boxes, min_column_gap=0.4 * height, line_height=height)
 
     def _tell(self, lines: list[tuple[int, str]]) -> None:
         if not lines or self.listener is None:

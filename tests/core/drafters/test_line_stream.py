@@ -40,6 +40,25 @@ def test_a_listener_is_told_the_lines_in_the_detectors_order_chunk_by_chunk(monk
     assert len(out.word_results) == len(out.scores) == 10
 
 
+def test_a_two_column_page_is_read_down_its_first_column_before_the_second(monkeypatch):
+    """The detector lists a two-column page's lines row by row across both columns; the stream
+    reads them in reading order, so the decode (which writes the first column first) gets the
+    lines it needs next. What is returned stays in the detector's order."""
+    import numpy as np
+
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
+    crops, texts = latin_page(8)
+    stream, told = LineStream(ScriptedRecognizer(texts)), []
+    stream.listener = told.extend
+    # detector order: left 0, right 0, left 1, right 1, ... (lines 20 px high, columns 40 px apart)
+    quads = [[[x, y], [x + 200, y], [x + 200, y + 20], [x, y + 20]]
+             for y in (0, 30, 60, 90) for x in (0, 240)]
+    stream.detected(np.array(quads, dtype=float), {})
+    out = read(stream, crops)
+    assert [index for index, _ in told] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert out.txts == tuple(texts[t] for t in range(1, 9))
+
+
 def test_chunks_start_small_and_double_up_to_the_chunk(monkeypatch):
     monkeypatch.setattr(tuning, "EARLY_LINES_FIRST", 2)
     monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 8)

@@ -40,16 +40,16 @@ EventCallback = Callable[[object], None]
 
 
 @contextmanager
-def timed(seconds: dict, key: str, device=None):
+def timed(seconds: dict, key: str, device=None, clock: Callable[[], float] = time.perf_counter):
     """Add the wall-clock seconds of the block to ``seconds[key]``, the GPU synchronised first and
-    last so that queued work is counted."""
+    last so that queued work is counted (``clock``: a simulation's own clock instead)."""
     _sync(device)
-    t0 = time.perf_counter()
+    t0 = clock()
     try:
         yield
     finally:
         _sync(device)
-        seconds[key] = seconds.get(key, 0.0) + time.perf_counter() - t0
+        seconds[key] = seconds.get(key, 0.0) + clock() - t0
 
 
 def _sync(device) -> None:
@@ -267,7 +267,7 @@ class PageJob:
     # -- shared pieces --------------------------------------------------------------------------
 
     def timed(self, key: str):
-        return timed(self.seconds, key, self.target.device)
+        return timed(self.seconds, key, self.target.device, getattr(self.target, "clock", time.perf_counter))
 
     def check_cancel(self) -> None:
         if self.should_cancel and self.should_cancel():

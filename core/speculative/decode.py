@@ -132,6 +132,8 @@ class SpeculativeDecoder:
         # Measured pass cost (shared by the engine across pages); None, or a target that stands for
         # a GPU (``measures_pass_cost`` False), proposes the adaptive budgets alone.
         self.cost = cost if target.measures_pass_cost else None
+        # What passes are timed by: the wall-clock, or a simulation's own clock (``clock`` on the target).
+        self.clock = getattr(target, "clock", time.perf_counter)
 
     def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor,
             policy: DecodePolicy | None = None) -> list[DecodeRow]:
@@ -156,7 +158,7 @@ class SpeculativeDecoder:
             trees = [r.proposer.propose(r.output, r.root,
                                         self._length(r, min(cap, r.budget or self.proposal.max_chain), len(live)))
                      for r in live]
-            t0 = time.perf_counter()
+            t0 = self.clock()
             # At tau = 1 verification reads the argmax alone: the target answers ids, not logits.
             greedy = self.tau >= 1.0
             out = self._forward(live, trees, cache, valid, greedy)
@@ -198,7 +200,7 @@ class SpeculativeDecoder:
             valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
             valid[long_tensor(kept_rows).to(valid.device), long_tensor(kept_columns).to(valid.device)] = True
             if self.cost is not None:  # verification read the pass's output: it is over, also on a GPU
-                self.cost.add(len(live) * q, time.perf_counter() - t0)
+                self.cost.add(len(live) * q, self.clock() - t0)
                 self.cost.width = q  # also the next page's first guess
             if any(r.done and r.ends_batch for r in live):
                 for r in live:

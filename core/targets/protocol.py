@@ -26,6 +26,8 @@ class DecodeTarget(Protocol):
     #: False for a target that stands for a GPU without being one (the replay target): its passes
     #: take no time, so their cost would read as zero anyway, but the timing would be noise.
     measures_pass_cost: bool
+    # Optional ``clock() -> seconds``: what passes and crop prefills are timed by where the target
+    # keeps a clock of its own (``core.bench.timeline``'s virtual one); else ``time.perf_counter``.
 
     def forward(self, tokens: "torch.Tensor", positions: "torch.Tensor", attention_mask: "torch.Tensor",
                 cache, rope_deltas: "torch.Tensor", real: "torch.Tensor | None" = None,

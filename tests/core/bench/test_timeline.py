@@ -1,0 +1,77 @@
+"""Drafting timelines (``core.bench.timeline``): recorded once, replayed on a virtual clock."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from core.bench import timeline
+from core.bench.timeline import PageTimeline, TimedDrafting, VirtualClock
+from core.drafters.base import OcrLine, Region
+from core.drafters.textlayer import TextLayerDrafter
+
+
+class StreamingDrafter:
+    """The text layer's regions, told first as lines in two chunks a little apart (as the OCR
+    recogniser tells them)."""
+
+    streams_lines = True
+
+    def draft(self, page, on_lines=None):
+        regions = TextLayerDrafter().draft(page)
+        lines = [OcrLine(r.text, r.bbox) for r in regions]
+        if on_lines is not None:
+            on_lines(lines[:1])
+            time.sleep(0.02)
+            on_lines(lines[1:])
+        time.sleep(0.02)
+        return regions
+
+
+@pytest.fixture(scope="module")
+def recorded(synthetic_corpus):
+    return timeline.record(synthetic_corpus, StreamingDrafter(), ["beta_note"])
+
+
+def test_a_recorded_timeline_stamps_the_chunks_and_survives_a_file(recorded, tmp_path):
+    (page,) = recorded
+    assert page.name == "beta_note" and len(page.chunks) == 2
+    (t1, first), (t2, rest) = page.chunks
+    assert 0.0 <= t1 < t2 < page.seconds and t2 - t1 >= 0.015
+    assert [ln.text for ln in first + rest] == [r.text for r in page.regions]
+    timeline.save(recorded, tmp_path / "t.jsonl")
+    (back,) = timeline.load(tmp_path / "t.jsonl")
+    assert [ln.text for _, c in back.chunks for ln in c] == [ln.text for _, c in page.chunks for ln in c]
+    assert all(ln.bbox is not None for _, c in back.chunks for ln in c)
+    assert [r.text for r in back.regions] == [r.text for r in page.regions]
+    assert back.seconds == pytest.approx(page.seconds, abs=1e-3)
+
+
+def test_lines_and_regions_appear_when_the_virtual_clock_passes_their_times():
+    page = PageTimeline("p", 1.0, [(0.2, [OcrLine("a", (0, 0, 10, 10))]), (0.5, [OcrLine("b", (0, 20, 10, 30))])],
+                        [Region("text", (0, 0, 10, 30), "a b", "ocr")])
+    clock = VirtualClock(cpu_factor=0.0)
+    drafting = TimedDrafting(page, clock, draft_factor=2.0)  # the drafting runs at half speed
+    assert drafting.early_lines() == [] and not drafting.done()
+    clock.device += 0.5
+    assert [ln.text for ln in drafting.early_lines()] == ["a"]
+    clock.device += 0.6
+    assert [ln.text for ln in drafting.early_lines()] == ["a", "b"] and not drafting.done()
+    assert drafting.result() == page.regions  # waited for: the clock stands at the regions' time
+    assert clock() == pytest.approx(2.0) and drafting.done()
+
+
+def test_a_replay_is_repeatable_and_late_drafts_cost_passes_and_seconds(recorded, synthetic_corpus):
+    def run(mode, factor):
+        (page,) = timeline.replay(synthetic_corpus, recorded, mode, cpu_factor=0.0, draft_factor=factor,
+                                  tokenizer="tiny")
+        return page
+
+    at_once, again = run("hsd", 0.0), run("hsd", 0.0)
+    assert (at_once.passes, at_once.seconds) == (again.passes, again.seconds)  # no CPU time counted: exact
+    late = run("hsd", 200.0)  # regions after about 8 s: the page decodes most of itself without them
+    ar = run("ar", 1.0)
+    assert at_once.passes < late.passes <= ar.passes and at_once.seconds < late.seconds
+    assert at_once.passes_before_regions == 0 and late.passes_before_regions > 0
+    assert ar.seconds >= ar.passes * 0.020  # every pass costs the cost model's fixed part at least

@@ -22,13 +22,14 @@ cores), rendering, and waits for the CPU. Its figures are for comparing settings
 figures come from ``hsd bench --target simulated-gpu``.
 
     python -m core.bench.timeline record CORPUS --out timeline.jsonl [--docs a,b]
-    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6]
+    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from core.bench.replay import ReplayTokenizer, base_tokenizer
 from core.bench.simulated_gpu import GpuCostModel, SimulatedGpuTarget
 from core.documents import open_document
 from core.drafters.base import OcrLine, Region, draft_page
+from core.drafters.layout import reading_order
 
 
 @dataclass
@@ -143,6 +145,20 @@ class ReplayedPage:
     passes_before_regions: int
 
 
+def in_reading_order(page: PageTimeline) -> PageTimeline:
+    """``page`` with its lines told in reading order (``layout.reading_order`` on their boxes, as
+    ``core.drafters.line_stream`` reads them) at the same times and in chunks of the same sizes: two
+    orders compared on one recording, without the drafting's run-to-run differences."""
+    lines = [line for _, chunk in page.chunks for line in chunk]
+    if not lines or any(line.bbox is None for line in lines):
+        return page
+    boxes = [tuple(line.bbox) for line in lines]
+    height = statistics.median(b[3] - b[1] for b in boxes)
+    order = iter(reading_order(boxes, min_column_gap=0.4 * height, line_height=height))
+    chunks = [(t, [lines[next(order)] for _ in chunk]) for t, chunk in page.chunks]
+    return PageTimeline(page.name, page.seconds, chunks, page.regions)
+
+
 def replay(corpus, timelines: list[PageTimeline], mode: str = "hsd", cost: GpuCostModel | None = None,
            cpu_factor: float = 1.6, draft_factor: float = 1.1, tokenizer: str = "qwen") -> list[ReplayedPage]:
     """Each page of ``timelines`` decoded by ``mode`` on the virtual clock (module docstring);
@@ -197,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--cpu-factor", type=float, default=1.6)
     rep.add_argument("--draft-factor", type=float, default=1.1)
     rep.add_argument("--tokenizer", default="qwen")
+    rep.add_argument("--reading-order", action="store_true",
+                     help="tell each page's lines in reading order at the recorded times (in_reading_order)")
     args = ap.parse_args(argv)
     names = [n for n in args.docs.split(",") if n] or None
     if args.command == "record":
@@ -207,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(timelines)} pages, {sum(t.seconds for t in timelines):.1f} s of drafting -> {args.out}")
         return 0
     timelines = [t for t in load(args.timeline) if not names or any(t.name.startswith(n) for n in names)]
+    if args.reading_order:
+        timelines = [in_reading_order(t) for t in timelines]
     pages = replay(args.corpus, timelines, args.mode, cpu_factor=args.cpu_factor, draft_factor=args.draft_factor,
                    tokenizer=args.tokenizer)
     for p in pages:

@@ -75,3 +75,13 @@ def test_a_replay_is_repeatable_and_late_drafts_cost_passes_and_seconds(recorded
     assert at_once.passes < late.passes <= ar.passes and at_once.seconds < late.seconds
     assert at_once.passes_before_regions == 0 and late.passes_before_regions > 0
     assert ar.seconds >= ar.passes * 0.020  # every pass costs the cost model's fixed part at least
+
+
+def test_in_reading_order_tells_the_same_lines_at_the_same_times_down_each_column():
+    left = [OcrLine(f"left {i}", (0, 20 * i, 100, 20 * i + 12)) for i in range(3)]
+    right = [OcrLine(f"right {i}", (140, 20 * i, 240, 20 * i + 12)) for i in range(3)]
+    across = [line for pair in zip(left, right) for line in pair]  # the detector's order
+    page = PageTimeline("p", 1.0, [(0.1, across[:2]), (0.4, across[2:])], [])
+    reordered = timeline.in_reading_order(page)
+    assert [t for t, _ in reordered.chunks] == [0.1, 0.4] and [len(c) for _, c in reordered.chunks] == [2, 4]
+    assert [ln.text for _, c in reordered.chunks for ln in c] == [ln.text for ln in left + right]

@@ -72,7 +72,8 @@ def test_a_replay_is_repeatable_and_late_drafts_cost_passes_and_seconds(recorded
     assert (at_once.passes, at_once.seconds) == (again.passes, again.seconds)  # no CPU time counted: exact
     late = run("hsd", 200.0)  # regions after about 8 s: the page decodes most of itself without them
     ar = run("ar", 1.0)
-    assert at_once.passes < late.passes <= ar.passes and at_once.seconds < late.seconds
+    # (late may take a pass more than ar: the crop of a line it read before its regions came)
+    assert at_once.passes < late.passes and at_once.passes < ar.passes and at_once.seconds < late.seconds
     assert at_once.passes_before_regions == 0 and late.passes_before_regions > 0
     assert ar.seconds >= ar.passes * 0.020  # every pass costs the cost model's fixed part at least
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from core.bench.replay import ReplayTokenizer, base_tokenizer
 from core.bench.simulated_gpu import GpuCostModel, SimulatedGpuTarget
 from core.documents import open_document
 from core.drafters.base import OcrLine, Region, draft_page
-from core.drafters.layout import reading_order
+from core.drafters.layout import line_reading_order
 
 
 @dataclass
@@ -146,15 +145,13 @@ class ReplayedPage:
 
 
 def in_reading_order(page: PageTimeline) -> PageTimeline:
-    """``page`` with its lines told in reading order (``layout.reading_order`` on their boxes, as
-    ``core.drafters.line_stream`` reads them) at the same times and in chunks of the same sizes: two
-    orders compared on one recording, without the drafting's run-to-run differences."""
+    """``page`` with its lines told in reading order (``layout.line_reading_order`` on their boxes,
+    as ``core.drafters.line_stream`` reads them) at the same times and in chunks of the same sizes:
+    two orders compared on one recording, without the drafting's run-to-run differences."""
     lines = [line for _, chunk in page.chunks for line in chunk]
     if not lines or any(line.bbox is None for line in lines):
         return page
-    boxes = [tuple(line.bbox) for line in lines]
-    height = statistics.median(b[3] - b[1] for b in boxes)
-    order = iter(reading_order(boxes, min_column_gap=0.4 * height, line_height=height))
+    order = iter(line_reading_order([tuple(line.bbox) for line in lines]))
     chunks = [(t, [lines[next(order)] for _ in chunk]) for t, chunk in page.chunks]
     return PageTimeline(page.name, page.seconds, chunks, page.regions)
 

@@ -377,6 +377,16 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0, line_height: fl
     return order(list(range(len(boxes))))
 
 
+def line_reading_order(boxes: list[Box]) -> list[int]:
+    """Indices of text lines' ``boxes`` in reading order (``reading_order``, down a column before
+    the next): their median height is the line height, and a gap of 0.4 of it between boxes makes
+    a column (4 points in 10-point type)."""
+    if not boxes:
+        return []
+    height = statistics.median(b[3] - b[1] for b in boxes)
+    return reading_order(boxes, min_column_gap=0.4 * height, line_height=height)
+
+
 def median_line_size(lines: list[TextLine], default: float = 10.0) -> float:
     """The body font size: the size carrying the most characters."""
     weight: dict[float, int] = {}

@@ -6,7 +6,7 @@ layout model, the tables and the reading order turn the lines into regions. A de
 drafter waits for the regions; the lines it could already speculate from are read long before.
 ``LineStream`` stands in front of RapidOCR's recogniser and, while a ``listener`` is set, reads
 the line crops a chunk at a time (``chunks``: two lines first, then up to
-``tuning.EARLY_LINES_CHUNK``) in reading order (``layout.reading_order`` on the detector's boxes:
+``tuning.EARLY_LINES_CHUNK``) in reading order (``layout.line_reading_order`` on the detector's boxes:
 down one column before the next; the detector's own order, top to bottom across the columns,
 where the boxes are not known; a document's first page sends a sample of its lines first,
 ``core.drafters.squeeze``), telling the listener each chunk's lines: each one's place in
@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from core import tuning
-from core.drafters.layout import reading_order
+from core.drafters.layout import line_reading_order
 from core.drafters.squeeze import LineReadings, in_front_of_recogniser
 
 
@@ -101,17 +101,14 @@ class LineStream:
 
     def _reading_order(self, indices: list[int]) -> list[int]:
         """Positions of the detector's lines ``indices`` in the order they are read: their
-        reading order (``layout.reading_order``: down a column before the next), so that the lines
-        the decode needs next come next; the detector's order where their boxes are not known.
-        A gap of 0.4 line heights between boxes makes a column (4 points in 10-point type)."""
+        reading order (``layout.line_reading_order``: down a column before the next), so that the
+        lines the decode needs next come next; the detector's order where their boxes are not known."""
         if (not tuning.EARLY_LINES_READING_ORDER or self._boxes is None
                 or any(not 0 <= i < len(self._boxes) for i in indices)):
             return list(range(len(indices)))
         quads = self._boxes[indices]
-        boxes = [(float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()), float(q[:, 1].max()))
-                 for q in quads]
-        height = float(np.median([b[3] - b[1] for b in boxes])) if boxes else 10.0
-        return reading_order(boxes, min_column_gap=0.4 * height, line_height=height)
+        return line_reading_order([(float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()),
+                                    float(q[:, 1].max())) for q in quads])
 
     def _tell(self, lines: list[tuple[int, str]]) -> None:
         if not lines or self.listener is None:

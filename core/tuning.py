@@ -124,6 +124,12 @@ TEXT_CHARS_PER_TOKEN = 8
 TEXT_MIN_CHARS, TEXT_MAX_CHARS = 6, 48
 #: Text draft positions the matcher follows per lookup.
 TEXT_MAX_HITS = 8
+#: The most output characters after the last agreement with a draft that the matcher reads as a
+#: misreading of the draft's characters (``TextMatcher._past_misreading``): past them the output
+#: has found the draft again on its own.
+MISREAD_CHARS = 12
+#: Agreeing characters that must separate two misread ones for the matcher to learn a misread word.
+MISREAD_SPACING = 3
 #: The page's opening (``OpeningProposer``): proposed while the output is shorter than this many
 #: tokens, from the first this many regions of the reading order (the model may skip a running
 #: header or a page number), each continuation at most ``OPENING_TOKENS`` tokens long.

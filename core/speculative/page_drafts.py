@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Callable
 
 from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import (NextRegionProposer, OpeningProposer, OutputNgramProposer, OutputTail,
-                                        TextProposer, TokenNgramProposer, UnionProposal)
+from core.speculative.proposers import (MisreadProposer, NextRegionProposer, OpeningProposer, OutputNgramProposer,
+                                        OutputTail, TextProposer, TokenNgramProposer, UnionProposal)
 from core.speculative.textmatch import Notation
 from core.tuning import GROW_STEP
 
@@ -122,7 +122,8 @@ class PageDrafts:
         tail = OutputTail(decode)  # the output's tail, decoded once a pass for every text proposer
         self.tokens = TokenNgramProposer(tokens.contents, cfg, regions=tokens.regions, fallback=False)
         self.texts = TextProposer(text.contents, text.regions, encode, decode, cfg, notation=notation, tail=tail)
-        fallback = TokenNgramProposer([], cfg, regions=tokens.regions, index=self.tokens.index)
+        fallback = UnionProposal([TokenNgramProposer([], cfg, regions=tokens.regions, index=self.tokens.index),
+                                  MisreadProposer(self.texts)], None, cfg.max_nodes)
         proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
         if len(self.records) > 1:  # a Stage 1 row reads one region: nothing follows it
             proposers.append(NextRegionProposer(self._best_by_region, encode, decode, cfg, tail=tail))

@@ -107,12 +107,19 @@ class TextProposer:
         self.matcher.set_text(d, text)
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        return self._propose(self.matcher.continuations, output, root, budget)
+
+    def propose_past_misreading(self, output: list[int], root: int, budget: int) -> DraftTree:
+        """``propose`` where the output has just left the drafts: from after what they misread."""
+        return self._propose(self.matcher.continuations_past_misreading, output, root, budget)
+
+    def _propose(self, continuations, output: list[int], root: int, budget: int) -> DraftTree:
         if not self.matcher:
             return root_only(root)
         tail = self.tail.text(output, root)
         conts = []
-        for text, d, pos in self.matcher.continuations(tail, max_chars_out=TEXT_CHARS_PER_TOKEN * budget,
-                                                       normalized=self.tail.normalized(output, root)):
+        for text, d, pos in continuations(tail, max_chars_out=TEXT_CHARS_PER_TOKEN * budget,
+                                          normalized=self.tail.normalized(output, root)):
             tokens = self.encode(text)[:budget]
             if tokens:
                 conts.append((tokens, (self.regions[d], pos)))
@@ -124,6 +131,18 @@ class TextProposer:
         # all tokens of a continuation share its region; positions are not tracked at text level
         tree.origins = [None if o is None or o[0] is None else (o[0], 0) for o in tree.origins]
         return tree
+
+
+class MisreadProposer:
+    """A text proposer's continuations past a misread character (``TextMatcher._past_misreading``):
+    asked beside the low-order token n-grams where no proposer had anything, so that it never
+    takes the place of an exact match."""
+
+    def __init__(self, texts: TextProposer):
+        self.texts = texts
+
+    def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        return self.texts.propose_past_misreading(output, root, budget)
 
 
 class OpeningProposer:

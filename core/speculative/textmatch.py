@@ -18,6 +18,13 @@ normalised ``"with8wtTiO2and"``; cut at the draft's spaces, the draft word ``wt%
 ``w`` to its first space after ``2``), and ``8`` reads ``$8``, which also teaches every number of that
 shape (``2`` -> ``$2``). The rendered draft ``"... and $2 \\mathrm{wt} \\% \\mathrm{TiO}_{2}$ powder"``
 is then proposed beside the raw one, and the next formula is accepted in one pass.
+
+Misreadings, worked example: an OCR reads a blackletter ``k`` as ``t``, draft ``"die Obrigteit
+zu Carrow ... der Obrigteit."``. Where the output writes ``"die Obrigk"``, no draft holds its
+tail; read as a misreading of the draft's ``t`` (``_past_misreading``) it goes on with ``"eit zu
+Carrow"`` at once. Once output and draft agree again past the word, the two line up letter for
+letter and ``Obrigteit`` -> ``Obrigkeit`` is learned (``Notation.misread``): the later ``der
+Obrigteit.`` is proposed as ``der Obrigkeit.`` beside the raw draft.
 """
 
 from __future__ import annotations
@@ -30,10 +37,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from rapidfuzz.distance import Hamming, Levenshtein
 
 from core.speculative.latex import LETTER_OF_COMMAND, has_math_symbol, math_symbols, to_latex
 from core.speculative.mathmode import inside_math
-from core.tuning import TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS
+from core.tuning import MISREAD_CHARS, MISREAD_SPACING, TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS
 
 
 def _kept(ch: str) -> bool:
@@ -174,6 +182,8 @@ def _fold_long(raw: str, spans: list[tuple[int, int, str | None]]):
 #: ``%</td><td>`` is one separator (the tag letters are not content), not ``%</``, ``>``, ``<``, ``>``.
 _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
 _DIGITS = re.compile(r"\d+")
+#: A word as punctuation around one run of letters and digits.
+_LETTER_RUN = re.compile(r"(\W*)(\w+)(\W*)")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
 #: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
 #: ``"\n  -"`` (the drafter put no mark there, or another level of it).
@@ -191,6 +201,8 @@ class Notation:
     """How the output writes the drafts' words, learned as it goes (see ``TextMatcher``).
 
     ``words``: draft word -> the output's form (``wt%TiO2`` -> ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``).
+    ``misread``: a draft's run of letters the output wrote with a letter or two put right, the same
+    length (``Obrigteit`` -> ``Obrigkeit``), wherever it stands between punctuation.
     ``literal``: the math symbols the output writes as they are (``±`` in ``68.3 ± 19.7``), which are
     then not proposed as LaTeX commands inside formulas (``core.speculative.latex``).
     ``shapes``: for words with digits, the word with its digit runs as ``#`` -> what the output put
@@ -203,10 +215,12 @@ class Notation:
 
     def __init__(self):
         self.words: dict[str, str] = {}
+        self.misread: dict[str, str] = {}  # a draft's run of letters -> the output's (same length)
         self.shapes: dict[str, tuple[str, str]] = {}
         self.literal: set[str] = set()  # math symbols the output writes as they are, not as LaTeX
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
         self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
+        self._misread_pattern: re.Pattern | None = None  # the misread runs of letters
         self._pattern_version = -1
 
     @property
@@ -217,11 +231,14 @@ class Notation:
         return self._changes[version:]
 
     def __bool__(self) -> bool:
-        return bool(self.words or self.shapes)
+        return bool(self.words or self.shapes or self.misread)
 
     def learn(self, word: str, form: str) -> None:
         if form != word and _norm(form) != _norm(word):
-            return  # a form must keep the word's letters and digits (one normalised stream)
+            self._learn_misreading(word, form)
+            return  # a form keeps the word's letters and digits
+        if form == word:
+            self._learn_misreading(word, word)
         if self._set(self.words, word, None if form == word else form):
             self._changes.append(word)
         if _DIGITS.search(word):
@@ -231,18 +248,38 @@ class Notation:
                 if self._set(self.shapes, _DIGITS.sub("#", word), template):
                     self._changes.append(None)
 
+    def _learn_misreading(self, word: str, form: str) -> None:
+        """The output wrote the draft's ``word`` as ``form``, its letters one or two apart (an OCR's
+        ``Obrigteit.`` for ``Obrigkeit.``): the run of letters is learned, without the punctuation
+        around it, so that ``Obrigteit`` is put right wherever it stands. ``form == word`` forgets."""
+        w, f = _LETTER_RUN.fullmatch(word), _LETTER_RUN.fullmatch(form)
+        if not w or not f or w[1] != f[1] or w[3] != f[3]:
+            return
+        core, written = w[2], f[2]
+        if written != core and not _same_stream(_norm(core), _norm(written)):
+            return
+        if self._set(self.misread, core, None if written == core else written):
+            self._changes.append(core)
+
     def render_text(self, text: str) -> str:
-        """``text`` with every word (what lies between spaces) rendered. Only the words that may
-        render are visited: the learned ones, and those with digits where digit shapes are known."""
+        """``text`` with every word (what lies between spaces) rendered, and every misread run of
+        letters put right. Only the words that may render are visited: the learned ones, and those
+        with digits where digit shapes are known."""
         if not self:
             return text
         if self._pattern_version != self.version:
             words = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
             digits = r"\S*\d\S*" if self.shapes else ""
             either = "|".join(a for a in (words, digits) if a)
-            self._pattern = re.compile(r"(?<!\S)(?:" + either + r")(?!\S)")
+            self._pattern = re.compile(r"(?<!\S)(?:" + either + r")(?!\S)") if either else None
+            misread = "|".join(re.escape(w) for w in sorted(self.misread, key=len, reverse=True))
+            self._misread_pattern = re.compile(r"(?<!\w)(?:" + misread + r")(?!\w)") if misread else None
             self._pattern_version = self.version
-        return self._pattern.sub(lambda m: self.render(m.group(0)), text)
+        if self._misread_pattern is not None:
+            text = self._misread_pattern.sub(lambda m: self.misread[m.group(0)], text)
+        if self._pattern is not None:
+            text = self._pattern.sub(lambda m: self.render(m.group(0)), text)
+        return text
 
     def render(self, word: str) -> str:
         form = self.words.get(word)
@@ -319,17 +356,27 @@ class TextMatcher:
         min_chars = min_window(tail, self.min_chars)
         if len(tail) < min_chars:
             return []
+        if self._rendered_version != self.notation.version:
+            self._render()
+        # Where a rendering puts a misread word right, the output's tail is found in it (one stream
+        # of the same length: the raw draft's positions).
+        streams = [(d, text.norm) for d, text in enumerate(self.drafts)]
+        streams += [(d, r.norm) for d, r in enumerate(self._rendered) if r is not None and r.norm != streams[d][1]]
         sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
+        found_in = ""
         window = n = min_chars
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
-            for d, text in enumerate(self.drafts):
-                start = text.norm.find(key)
+            for d, norm in streams:
+                start = norm.find(key)
                 while start != -1 and len(hits) < 4 * self.max_hits:
-                    hits.append((d, start + n))
-                    start = text.norm.find(key, start + 1)
+                    if (d, start + n) not in hits:
+                        hits.append((d, start + n))
+                        if len(hits) == 1:
+                            found_in = norm
+                    start = norm.find(key, start + 1)
             if not hits:
                 break
             best, window = hits, n
@@ -337,9 +384,26 @@ class TextMatcher:
                 break
             n += 4
         if best:
-            self._learn(out_text, *best[0], window)
-        if self._rendered_version != self.notation.version:
-            self._render()
+            self._learn(out_text, *best[0], window, found_in)
+            if self._rendered_version != self.notation.version:
+                self._render()
+        return self._continuing(best, output_tail, sep, max_chars_out)
+
+    def continuations_past_misreading(self, output_tail: str, max_chars_out: int = 400,
+                                      normalized: NormalizedText | None = None) -> list[tuple[str, int, int]]:
+        """As ``continuations``, where no draft holds the output's tail: the drafts' texts after
+        the output's last characters read as a misreading of a draft's (``_past_misreading``).
+        Not inside a formula, whose LaTeX is no misreading of the draft's symbols."""
+        out_text = normalized if normalized is not None else NormalizedText.of(output_tail)
+        tail = out_text.norm
+        if not tail or _in_formula(output_tail):
+            return []
+        best = self._past_misreading(tail, min_window(tail, self.min_chars))
+        return self._continuing(best, output_tail, output_tail[out_text.raw_end[-1]:], max_chars_out)
+
+    def _continuing(self, best: list[tuple[int, int]], output_tail: str, sep: str,
+                    max_chars_out: int) -> list[tuple[str, int, int]]:
+        """The texts after draft positions ``best``, rendered ones first, in the output's form."""
         # Inside a formula, the draft's Unicode symbols are also proposed as LaTeX commands (first),
         # except those the output has itself written as they are (``68.3 ± 19.7`` in a table).
         self.notation.literal.update(math_symbols(output_tail))
@@ -361,11 +425,41 @@ class TextMatcher:
                 break
         return out[:self.max_hits]
 
-    def _learn(self, out: NormalizedText, d: int, norm_end: int, n: int) -> None:
+    def _past_misreading(self, tail: str, min_chars: int) -> list[tuple[int, int]]:
+        """Where the output's last ``k`` characters differ from a draft by a misread character or
+        two, the draft positions just past them: the output and a draft agree on ``min_chars``
+        characters before those ``k``, and the ``k`` are within ``max(1, k // 4)`` edits of the
+        draft's next ``k`` (or ``k`` +- 1: a letter the OCR dropped or added). The smallest such
+        ``k`` wins.
+
+        Worked example: draft ``"der Obrigteit zu"`` (an OCR's ``t`` for a blackletter ``k``),
+        output ``"... der Obrigk"``: no draft holds ``"Obrigk"``; with ``k`` = 1, ``"rObrig"`` ends
+        before draft ``t``, and ``k`` -> ``t`` is one edit, so ``"eit zu"`` is proposed at once, not
+        after six more characters of the output have found the draft again."""
+        for k in range(1, MISREAD_CHARS + 1):
+            if len(tail) < k + min_chars:
+                break
+            key, mine, allowed = tail[-(k + min_chars):-k], tail[-k:], max(1, k // 4)
+            hits: list[tuple[int, int]] = []
+            for d, text in enumerate(self.drafts):
+                start = text.norm.find(key)
+                while start != -1 and len(hits) < self.max_hits:
+                    end = start + len(key)
+                    for j in (k, k + 1, k - 1):
+                        if Levenshtein.distance(mine, text.norm[end:end + j], score_cutoff=allowed) <= allowed:
+                            hits.append((d, end + j))
+                            break
+                    start = text.norm.find(key, start + 1)
+            if hits:
+                return hits
+        return []
+
+    def _learn(self, out: NormalizedText, d: int, norm_end: int, n: int, found_in: str) -> None:
         """Learn from the matched stretch: the ``n`` matched characters, extended back as far as
-        output and draft keep agreeing. Records separator and word rewrites (draft -> output)."""
+        output and draft keep agreeing (``found_in``: the draft's stream the hit is in, raw or
+        rendered). Records separator and word rewrites (draft -> output)."""
         draft = self.drafts[d]
-        n = _common_suffix(out.norm, draft.norm[:norm_end], n)
+        n = _common_suffix(out.norm, found_in[:norm_end], n)
         o0, d0 = len(out.norm) - n, norm_end - n
         oi, oe = out.raw_index[o0:], out.raw_end[o0:]
         di, de = draft.raw_index[d0:norm_end], draft.raw_end[d0:norm_end]
@@ -382,7 +476,8 @@ class TextMatcher:
                 self.rewrites[_shape(theirs)] = mine
             else:
                 self.rewrites.pop(_shape(theirs), None)
-        self._learn_words(out, o0, draft, d0, n)
+        m = _aligned_before(out.norm, o0, found_in, d0)
+        self._learn_words(out, o0 - m, draft, d0 - m, n + m)
 
     def _learn_words(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int) -> None:
         """Words of the draft that lie inside the agreeing stretch (``n`` normalised characters from
@@ -483,6 +578,32 @@ def _common_suffix(a: str, b: str, known: int = 0) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+def _same_stream(word: str, form: str) -> bool:
+    """``form`` is ``word``'s normalised characters, or them with a misread character or two put
+    right (``Obrigteit`` -> ``Obrigkeit``, ``Bolte`` -> ``Volke``): the same length, so a draft
+    rendered with it keeps its positions, and at most one character in three apart."""
+    if len(word) != len(form):
+        return False
+    return Hamming.distance(word, form) <= max(1, (len(word) + 2) // 3)
+
+
+def _aligned_before(out: str, o0: int, draft: str, d0: int) -> int:
+    """Characters before ``out[o0:]`` and ``draft[d0:]`` (where they agree) that still line up one
+    for one, a misread character among agreeing ones: the stretch stops at two differences within
+    ``MISREAD_SPACING`` characters, or after ``TEXT_MAX_CHARS``, and ends on an agreeing
+    run of ``MISREAD_SPACING``."""
+    limit = min(o0, d0, TEXT_MAX_CHARS)
+    last, good = -MISREAD_SPACING, 0
+    for i in range(1, limit + 1):
+        if out[o0 - i] != draft[d0 - i]:
+            if i - last < MISREAD_SPACING:
+                break
+            last = i
+        elif i - last >= MISREAD_SPACING:
+            good = i
+    return good
 
 
 @functools.lru_cache(maxsize=4096)

@@ -111,3 +111,16 @@ def test_text_read_inside_a_figure_is_proposed_but_not_joined():
     tree = drafts.proposer.propose(out[:-1], out[-1], 16)
     assert decode(tree.tokens[1:9]) == " carry l"
     assert drafts._joined() == "Section 7.4 joints"  # a page that skips its figures is proposed nothing new
+
+
+def test_past_a_misread_letter_the_page_row_goes_on_with_the_draft():
+    encode, decode = _codec()
+    raw = ["In der Landschaft wurde die Obrigteit zu Carrow verlesen.", "Man pruefte die Kirche."]
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
+    out = encode("In der Landschaft wurde die Obrigk")
+    texts = _texts(drafts.proposer.propose(out[:-1], out[-1], 16), decode)
+    assert any(t.startswith("eit zu Carrow") for t in texts)
+    # where a draft holds the tail, only exact matches are proposed
+    out = encode("In der Landschaft wurde die Obrigt")
+    texts = _texts(drafts.proposer.propose(out[:-1], out[-1], 16), decode)
+    assert texts and all(t.startswith("eit zu Carrow") for t in texts)

@@ -286,3 +286,47 @@ def test_normalized_text_is_the_character_by_character_definition():
     for raw in texts:
         n = NormalizedText.of(raw)
         assert (n.norm, list(n.raw_index), list(n.raw_end)) == _normalized_char_by_char(raw), raw
+
+
+def test_past_a_misread_letter_the_draft_goes_on_at_once():
+    m = TextMatcher(["In der Landschaft wurde die Obrigteit zu Carrow verlesen."])
+    assert m.continuations("wurde die Obrigk") == []  # no draft holds the tail
+    (text, d, _), = m.continuations_past_misreading("wurde die Obrigk")
+    assert d == 0 and text.startswith("eit zu Carrow")
+    # a dropped or an added letter too
+    assert m.continuations_past_misreading("wurde die Obrigeit")[0][0].startswith(" zu Carrow")
+    assert m.continuations_past_misreading("wurde die Obrigtteit")[0][0].startswith(" zu Carrow")
+
+
+def test_text_unlike_the_draft_is_no_misreading():
+    m = TextMatcher(["In der Landschaft wurde die Obrigteit zu Carrow verlesen."])
+    assert m.continuations_past_misreading("wurde die Regierung") == []
+    assert m.continuations_past_misreading("das ist ganz anders") == []
+    # LaTeX is no misreading of a draft's symbols
+    assert TextMatcher(["where x2 + y2 = r2 holds"]).continuations_past_misreading("where $x^") == []
+
+
+def test_a_misread_word_is_proposed_the_way_the_output_wrote_it_before():
+    draft = "Es ist die Obrigteit, welche die Kirche bewahrt. Man ehrt die Obrigteit. Man sah die Bolte hier."
+    m = TextMatcher([draft])
+    m.continuations("Es ist die Obrigkeit, welche die Kirche")  # agrees again past the word
+    assert m.notation.misread == {"Obrigteit": "Obrigkeit"}
+    conts = [c[0] for c in m.continuations("Es ist die Obrigkeit, welche die Kirche bewahrt. Man ehrt die")]
+    assert conts[0].startswith(" Obrigkeit. Man sah")  # put right, the punctuation kept
+    assert any(c.startswith(" Obrigteit.") for c in conts[1:])  # the raw draft beside it
+    # found again in the rendering, where the output's tail holds the put-right word
+    conts = [c[0] for c in m.continuations("bewahrt. Man ehrt die Obrigkeit")]
+    assert conts and conts[0].startswith(". Man sah die")
+
+
+def test_only_a_few_letters_put_right_are_a_misreading():
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    notation.learn("Bolte", "Volke")  # two of five letters
+    notation.learn("gemeinde", "Freiheit")  # the same length, another word
+    notation.learn("Kirche", "Kirchen")  # another length: the positions would shift
+    assert notation.misread == {"Bolte": "Volke"}
+    assert notation.render_text("dem Bolte, dem Bolten") == "dem Volke, dem Bolten"
+    notation.learn("Bolte", "Bolte")  # written as drafted: forgotten
+    assert notation.misread == {} and notation.render_text("dem Bolte") == "dem Bolte"

@@ -29,6 +29,7 @@ Obrigteit.`` is proposed as ``der Obrigkeit.`` beside the raw draft.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -330,6 +331,7 @@ class TextMatcher:
         # later changes re-render only the drafts they touch (``_render``).
         self._rendered: list[NormalizedText | None] = [self._rendering(d) for d in self.drafts]
         self._rendered_version = self.notation.version
+        self._every: _Streams | None = None  # ``_streams``
 
     @property
     def words(self) -> dict[str, str]:
@@ -342,6 +344,7 @@ class TextMatcher:
         """Replace draft ``d``'s text."""
         self.drafts[d] = NormalizedText.of(text)
         self._rendered[d] = self._rendering(self.drafts[d])
+        self._every = None
 
     def continuations(self, output_tail: str, max_chars_out: int = 400,
                       normalized: NormalizedText | None = None) -> list[tuple[str, int, int]]:
@@ -358,10 +361,7 @@ class TextMatcher:
             return []
         if self._rendered_version != self.notation.version:
             self._render()
-        # Where a rendering puts a misread word right, the output's tail is found in it (one stream
-        # of the same length: the raw draft's positions).
-        streams = [(d, text.norm) for d, text in enumerate(self.drafts)]
-        streams += [(d, r.norm) for d, r in enumerate(self._rendered) if r is not None and r.norm != streams[d][1]]
+        streams = self._streams()
         sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
         found_in = ""
@@ -369,14 +369,15 @@ class TextMatcher:
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
-            for d, norm in streams:
-                start = norm.find(key)
-                while start != -1 and len(hits) < 4 * self.max_hits:
-                    if (d, start + n) not in hits:
-                        hits.append((d, start + n))
-                        if len(hits) == 1:
-                            found_in = norm
-                    start = norm.find(key, start + 1)
+            start = streams.text.find(key)
+            while start != -1 and len(hits) < 4 * self.max_hits:
+                i = bisect.bisect_right(streams.starts, start) - 1
+                hit = (streams.drafts[i], start - streams.starts[i] + n)
+                if hit not in hits:
+                    hits.append(hit)
+                    if len(hits) == 1:
+                        found_in = streams.norms[i]
+                start = streams.text.find(key, start + 1)
             if not hits:
                 break
             best, window = hits, n
@@ -436,23 +437,41 @@ class TextMatcher:
         output ``"... der Obrigk"``: no draft holds ``"Obrigk"``; with ``k`` = 1, ``"rObrig"`` ends
         before draft ``t``, and ``k`` -> ``t`` is one edit, so ``"eit zu"`` is proposed at once, not
         after six more characters of the output have found the draft again."""
+        streams = self._streams()
         for k in range(1, MISREAD_CHARS + 1):
             if len(tail) < k + min_chars:
                 break
             key, mine, allowed = tail[-(k + min_chars):-k], tail[-k:], max(1, k // 4)
             hits: list[tuple[int, int]] = []
-            for d, text in enumerate(self.drafts):
-                start = text.norm.find(key)
-                while start != -1 and len(hits) < self.max_hits:
-                    end = start + len(key)
-                    for j in (k, k + 1, k - 1):
-                        if Levenshtein.distance(mine, text.norm[end:end + j], score_cutoff=allowed) <= allowed:
-                            hits.append((d, end + j))
-                            break
-                    start = text.norm.find(key, start + 1)
+            start = streams.text.find(key)
+            while start != -1 and len(hits) < self.max_hits:
+                i = bisect.bisect_right(streams.starts, start) - 1
+                norm, end = streams.norms[i], start - streams.starts[i] + len(key)
+                for j in (k, k + 1, k - 1):
+                    hit = (streams.drafts[i], end + j)
+                    if Levenshtein.distance(mine, norm[end:end + j], score_cutoff=allowed) <= allowed:
+                        if hit not in hits:
+                            hits.append(hit)
+                        break
+                start = streams.text.find(key, start + 1)
             if hits:
                 return hits
         return []
+
+    def _streams(self) -> "_Streams":
+        """The normalised streams the output's tail is looked up in, kept until a draft or a
+        rendering changes: every draft's, then each rendering's that differs from its draft's
+        (where a rendering puts a misread word right, the output's tail is found in it; it has the
+        draft's length, so the draft's positions)."""
+        if self._every is None:
+            drafts = list(range(len(self.drafts)))
+            norms = [text.norm for text in self.drafts]
+            for d, r in enumerate(self._rendered):
+                if r is not None and r.norm != norms[d]:
+                    drafts.append(d)
+                    norms.append(r.norm)
+            self._every = _Streams.of(drafts, norms)
+        return self._every
 
     def _learn(self, out: NormalizedText, d: int, norm_end: int, n: int, found_in: str) -> None:
         """Learn from the matched stretch: the ``n`` matched characters, extended back as far as
@@ -515,6 +534,7 @@ class TextMatcher:
         drafts of a page are left alone when one unit's form is learned)."""
         changed = self.notation.changes_since(self._rendered_version)
         self._rendered_version = self.notation.version
+        self._every = None
         words = [w for w in changed if w is not None]
         digits = len(words) < len(changed)
         for d, text in enumerate(self.drafts):
@@ -580,6 +600,26 @@ def _common_suffix(a: str, b: str, known: int = 0) -> int:
     return lo
 
 
+@dataclass
+class _Streams:
+    """Normalised streams in one ``text``, ``\\0`` between them (no stream holds one), so that one
+    lookup finds a key in all of them: stream ``i`` (``norms[i]``, of draft ``drafts[i]``) starts
+    at ``starts[i]``."""
+
+    text: str
+    starts: list[int]
+    drafts: list[int]
+    norms: list[str]
+
+    @classmethod
+    def of(cls, drafts: list[int], norms: list[str]) -> "_Streams":
+        starts, at = [], 0
+        for norm in norms:
+            starts.append(at)
+            at += len(norm) + 1
+        return cls("\0".join(norms), starts, drafts, norms)
+
+
 def _same_stream(word: str, form: str) -> bool:
     """``form`` is ``word``'s normalised characters, or them with a misread character or two put
     right (``Obrigteit`` -> ``Obrigkeit``, ``Bolte`` -> ``Volke``): the same length, so a draft
@@ -590,19 +630,19 @@ def _same_stream(word: str, form: str) -> bool:
 
 
 def _aligned_before(out: str, o0: int, draft: str, d0: int) -> int:
-    """Characters before ``out[o0:]`` and ``draft[d0:]`` (where they agree) that still line up one
-    for one, a misread character among agreeing ones: the stretch stops at two differences within
-    ``MISREAD_SPACING`` characters, or after ``TEXT_MAX_CHARS``, and ends on an agreeing
-    run of ``MISREAD_SPACING``."""
+    """Characters before ``out[o0:]`` and ``draft[d0:]`` (where they agree; the characters just
+    before differ) that still line up one for one: single differing characters (misread letters)
+    at least ``MISREAD_SPACING`` apart, back to ``TEXT_MAX_CHARS``, ending on an agreeing run of
+    ``MISREAD_SPACING``."""
     limit = min(o0, d0, TEXT_MAX_CHARS)
-    last, good = -MISREAD_SPACING, 0
-    for i in range(1, limit + 1):
-        if out[o0 - i] != draft[d0 - i]:
-            if i - last < MISREAD_SPACING:
-                break
-            last = i
-        elif i - last >= MISREAD_SPACING:
-            good = i
+    i, good = 1, 0  # ``i``: characters before the stretch looked at, the differing one included
+    while i < limit:
+        run = _common_suffix(out[o0 - limit:o0 - i], draft[d0 - limit:d0 - i])
+        if run < MISREAD_SPACING - 1:
+            break
+        if run >= MISREAD_SPACING:
+            good = i + run
+        i += run + 1
     return good
 
 

@@ -90,6 +90,7 @@ def test_drafts_arriving_mid_decode_keep_the_output(target, mode):
         passes["n"] += 1
         if passes["n"] == 20:
             gate.set()  # the drafter delivers after 20 passes of plain decoding
+            job.result()  # and is done before the next pass, however busy the machine
         return False
 
     job = DraftJob(_GatedDrafter(regions, gate), page=None)
@@ -100,7 +101,7 @@ def test_drafts_arriving_mid_decode_keep_the_output(target, mode):
     assert [r.text for r in late.regions] == PARAGRAPHS and len(late.region_stats) == len(regions)
     assert at_once.stats.forward_passes < late.stats.forward_passes < never.stats.forward_passes
     assert at_once.stats.passes_before_drafts == 0
-    assert 15 <= late.stats.passes_before_drafts <= 30  # the gate opened at the 20th check; the thread may lag a few passes
+    assert 19 <= late.stats.passes_before_drafts <= 21  # the drafts were in at the 20th check
 
 
 class _ReadingDrafter(_GatedDrafter):

@@ -203,6 +203,7 @@ def decode_hsd(job: PageJob) -> DecodeRow:
     batch = max(0, job.config.stage1_batch)
     while True:
         job.regions.reset_stage1()  # an abandoned attempt's region results must not survive it
+        job.stats.lines_read = job.stats.regions_read_by_lines = 0  # nor its count of them
         try:
             return Stage1Scheduler(job, batch).run()
         except PageOutOfMemory:

@@ -109,3 +109,27 @@ def test_lines_read_before_the_regions_are_handed_over_once_and_again_after_a_re
     pending.deliver(DraftJob.finished(_regions()))
     page = decode(job)
     assert page.text == REF and job.regions.ready and job.regions.early_text(9) is None
+
+
+def test_a_page_started_over_for_memory_counts_its_lines_read_once(target, monkeypatch):
+    """Lines and regions read by an attempt abandoned for memory are read again by the next: the
+    page's counts are the last attempt's."""
+    import torch
+
+    from core import stages
+
+    real_run, attempts = stages.Stage1Scheduler.run, []
+
+    def run_once_out_of_memory(self):
+        attempts.append(self.batch)
+        if len(attempts) == 1:
+            self.job.stats.lines_read += 3  # what the abandoned attempt had read
+            self.job.stats.regions_read_by_lines += 1
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real_run(self)
+
+    monkeypatch.setattr(stages.Stage1Scheduler, "run", run_once_out_of_memory)
+    job = _job(target, "hsd", _regions(), stage1_batch=4)
+    page = decode(job)
+    assert page.text == REF and attempts == [4, 2]
+    assert job.stats.lines_read == 0 and job.stats.regions_read_by_lines == 0  # regions at once: no lines

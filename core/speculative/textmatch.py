@@ -443,8 +443,9 @@ class TextMatcher:
                 break
             key, mine, allowed = tail[-(k + min_chars):-k], tail[-k:], max(1, k // 4)
             hits: list[tuple[int, int]] = []
-            start = streams.text.find(key)
-            while start != -1 and len(hits) < self.max_hits:
+            start, looked = streams.text.find(key), 0
+            while start != -1 and len(hits) < self.max_hits and looked < 4 * self.max_hits:
+                looked += 1  # a key a repetitive page holds hundreds of times is no place to look
                 i = bisect.bisect_right(streams.starts, start) - 1
                 norm, end = streams.norms[i], start - streams.starts[i] + len(key)
                 for j in (k, k + 1, k - 1):

@@ -359,8 +359,6 @@ class TextMatcher:
         min_chars = min_window(tail, self.min_chars)
         if len(tail) < min_chars:
             return []
-        if self._rendered_version != self.notation.version:
-            self._render()
         streams = self._streams()
         sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
@@ -369,15 +367,14 @@ class TextMatcher:
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
-            start = streams.text.find(key)
-            while start != -1 and len(hits) < 4 * self.max_hits:
-                i = bisect.bisect_right(streams.starts, start) - 1
-                hit = (streams.drafts[i], start - streams.starts[i] + n)
+            for i, end in streams.occurrences(key):
+                if len(hits) >= 4 * self.max_hits:
+                    break
+                hit = (streams.drafts[i], end)
                 if hit not in hits:
                     hits.append(hit)
                     if len(hits) == 1:
                         found_in = streams.norms[i]
-                start = streams.text.find(key, start + 1)
             if not hits:
                 break
             best, window = hits, n
@@ -443,27 +440,26 @@ class TextMatcher:
                 break
             key, mine, allowed = tail[-(k + min_chars):-k], tail[-k:], max(1, k // 4)
             hits: list[tuple[int, int]] = []
-            start, looked = streams.text.find(key), 0
-            while start != -1 and len(hits) < self.max_hits and looked < 4 * self.max_hits:
-                looked += 1  # a key a repetitive page holds hundreds of times is no place to look
-                i = bisect.bisect_right(streams.starts, start) - 1
-                norm, end = streams.norms[i], start - streams.starts[i] + len(key)
+            for looked, (i, end) in enumerate(streams.occurrences(key)):
+                if len(hits) >= self.max_hits or looked >= 4 * self.max_hits:
+                    break  # a key a repetitive page holds hundreds of times is no place to look
+                norm = streams.norms[i]
                 for j in (k, k + 1, k - 1):
-                    hit = (streams.drafts[i], end + j)
                     if Levenshtein.distance(mine, norm[end:end + j], score_cutoff=allowed) <= allowed:
-                        if hit not in hits:
-                            hits.append(hit)
+                        if (streams.drafts[i], end + j) not in hits:
+                            hits.append((streams.drafts[i], end + j))
                         break
-                start = streams.text.find(key, start + 1)
             if hits:
                 return hits
         return []
 
     def _streams(self) -> "_Streams":
-        """The normalised streams the output's tail is looked up in, kept until a draft or a
-        rendering changes: every draft's, then each rendering's that differs from its draft's
-        (where a rendering puts a misread word right, the output's tail is found in it; it has the
-        draft's length, so the draft's positions)."""
+        """The normalised streams the output's tail is looked up in, the renderings brought up to
+        the notation first, kept until a draft or a rendering changes: every draft's, then each
+        rendering's that differs from its draft's (where a rendering puts a misread word right, the
+        output's tail is found in it; it has the draft's length, so the draft's positions)."""
+        if self._rendered_version != self.notation.version:
+            self._render()
         if self._every is None:
             drafts = list(range(len(self.drafts)))
             norms = [text.norm for text in self.drafts]
@@ -619,6 +615,14 @@ class _Streams:
             starts.append(at)
             at += len(norm) + 1
         return cls("\0".join(norms), starts, drafts, norms)
+
+    def occurrences(self, key: str):
+        """``(stream, position just past key in it)`` of every place ``key`` occurs, in order."""
+        start = self.text.find(key)
+        while start != -1:
+            i = bisect.bisect_right(self.starts, start) - 1
+            yield i, start - self.starts[i] + len(key)
+            start = self.text.find(key, start + 1)
 
 
 def _same_stream(word: str, form: str) -> bool:

@@ -33,7 +33,7 @@ from core.speculative.stopping import StopRule
 from core.speculative.textmatch import Notation
 from core.targets.base import BatchPrefill, PrefillRequest
 from core.targets.profiles import style_of
-from core.targets.protocol import PageTarget
+from core.targets.protocol import PageTarget, clock_of
 from core.tuning import REGION_TOKENS_PER_DRAFT_TOKEN, REGION_TOKENS_SLACK, UNDRAFTED_REGION_TOKENS
 
 EventCallback = Callable[[object], None]
@@ -267,7 +267,7 @@ class PageJob:
     # -- shared pieces --------------------------------------------------------------------------
 
     def timed(self, key: str):
-        return timed(self.seconds, key, self.target.device, getattr(self.target, "clock", time.perf_counter))
+        return timed(self.seconds, key, self.target.device, clock_of(self.target))
 
     def check_cancel(self) -> None:
         if self.should_cancel and self.should_cancel():

@@ -18,7 +18,6 @@ whenever the drafts are being rejected.
 
 from __future__ import annotations
 
-import time
 from array import array
 from dataclasses import dataclass, field
 from typing import Callable
@@ -27,6 +26,7 @@ import torch
 
 from core.errors import CancelledError
 from core.targets.kv import cache_select, concat_rows, tree_pass_mask
+from core.targets.protocol import clock_of
 from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import Proposer
@@ -133,7 +133,7 @@ class SpeculativeDecoder:
         # a GPU (``measures_pass_cost`` False), proposes the adaptive budgets alone.
         self.cost = cost if target.measures_pass_cost else None
         # What passes are timed by: the wall-clock, or a simulation's own clock (``clock`` on the target).
-        self.clock = getattr(target, "clock", time.perf_counter)
+        self.clock = clock_of(target)
 
     def run(self, rows: list[DecodeRow], cache, valid: torch.Tensor,
             policy: DecodePolicy | None = None) -> list[DecodeRow]:

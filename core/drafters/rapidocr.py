@@ -95,6 +95,8 @@ class RapidOCRDrafter:
                 if self.squeeze_cjk:
                     from core.drafters.squeeze import install
                     install(self._ocr)
+                from core.drafters import char_boxes
+                char_boxes.install(self._ocr)
             return self._ocr
 
     def _layout_engine(self):
@@ -273,10 +275,11 @@ class RapidOCRDrafter:
         """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point),
         and how well each line's characters fit a fixed pitch (``core.drafters.monospace``)."""
         # Where each character sits (RapidOCR places it from the CTC step that emitted it) tells
-        # monospaced listings from prose. The per-character boxes cost about a tenth of the OCR
-        # time (four scans, 2 cores: 13.3 s -> 14.8 s). A cheaper stand-in computed from the raw
-        # CTC columns, without RapidOCR's handling of overlapping boxes, scattered the centres more
-        # (code lines 0.11 -> 0.13 pitches from the fitted line) and blurred code against prose.
+        # monospaced listings from prose. RapidOCR's own per-character boxes cost about a tenth of
+        # the OCR time; ``core.drafters.char_boxes`` computes the same boxes in array operations. A
+        # cheaper stand-in computed from the raw CTC columns, without RapidOCR's handling of
+        # overlapping boxes, scattered the centres more (code lines 0.11 -> 0.13 pitches from the
+        # fitted line) and blurred code against prose.
         result = self._ocr_engine()(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
         if result is None or result.boxes is None or result.txts is None:
             return [], []

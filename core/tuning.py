@@ -45,6 +45,11 @@ EARLY_LINES_FIRST = 2
 #: The recogniser reads a scan's lines in reading order (down a column before the next), so the lines
 #: the decode needs next come next; False: in the detector's order, row by row across the columns.
 EARLY_LINES_READING_ORDER = True
+#: Early lines are put in reading order as paragraphs (``layout.line_blocks``): a line joins the
+#: line above it across a gap of at most this many line heights ...
+PARAGRAPH_LINE_GAP = 0.7
+#: ... where that line is at least this many line heights wide (prose, not a table cell).
+PROSE_LINE_HEIGHTS = 6.0
 #: Stage 1 reads an OCR drafter's early lines on their crops, as it reads regions, until the
 #: page's regions come (``core.stages.Stage1Scheduler``); off: the page row speculates from the
 #: lines' text alone until then.

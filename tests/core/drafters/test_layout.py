@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.drafters.layout import TextLine, group_blocks, join_lines, merge_rows, reading_order
+from core.drafters.layout import (TextLine, group_blocks, join_lines, line_blocks, line_reading_order, merge_rows,
+                                  reading_order)
 
 
 def test_join_lines_undoes_hyphenation():
@@ -43,6 +44,37 @@ def test_form_rows_under_a_wide_heading_read_across():
     rows = [((50, 100 + 20 * r, 150, 112 + 20 * r), (300, 100 + 20 * r, 400, 112 + 20 * r)) for r in range(4)]
     boxes = [heading] + [b for row in rows for b in row]
     assert [boxes[i] for i in reading_order(boxes, line_height=12)] == boxes
+
+
+def _column(x0, x1, y0, count, pitch=12.0, height=14.0):
+    """A column of text lines whose boxes overlap a little (line pitch under the boxes' height)."""
+    return [(x0, y0 + pitch * k, x1, y0 + pitch * k + height) for k in range(count)]
+
+
+def test_early_lines_read_down_each_column_under_a_spanning_title():
+    # Three columns whose lines share baselines, under a title and a running head that span them:
+    # the XY-cut on the lines alone finds no gutter over the page and reads row by row across.
+    head = (50, 20, 560, 34)
+    title = (50, 50, 500, 80)
+    cols = [_column(50, 210, 100, 20), _column(225, 385, 100, 20), _column(400, 560, 100, 20)]
+    boxes = [head, title] + [b for row in zip(*cols) for b in row]  # the detector's order: across
+    order = [boxes[i] for i in line_reading_order(boxes)]
+    assert order == [head, title, *cols[0], *cols[1], *cols[2]]
+
+
+def test_early_lines_of_a_table_read_row_by_row():
+    cells = [(50 + 100 * c, 100 + 14 * r, 90 + 100 * c, 112 + 14 * r) for r in range(5) for c in range(4)]
+    shuffled = cells[::-1]
+    assert [shuffled[i] for i in line_reading_order(shuffled)] == cells
+    assert all(len(block) == 1 for block in line_blocks(cells, 12.0))  # cells are no prose: none joined
+
+
+def test_a_line_over_two_columns_joins_neither():
+    wide = (50, 88, 560, 102)
+    left, right = _column(50, 290, 100, 3), _column(310, 560, 100, 3)
+    boxes = [wide, *left, *right]
+    blocks = line_blocks(boxes, 14.0)
+    assert [0] in blocks and [1, 2, 3] in blocks and [4, 5, 6] in blocks
 
 
 def _line(x0, y0, x1, text, size=10.0):

@@ -60,7 +60,7 @@ def _line_boxes(width: int, height: int, box: np.ndarray, text: str, info, inner
     RapidOCR's own calculation must do it (a vertical line, no columns)."""
     if not text or not getattr(info, "line_txt_len", 0):
         return []
-    if _vertical(box):
+    if _vertical(box, inner):
         return None
     words, word_cols = info.words, info.word_cols
     chars = [c for word in words for c in word]
@@ -80,24 +80,25 @@ def _line_boxes(width: int, height: int, box: np.ndarray, text: str, info, inner
     x0[1:] += overlap - overlap / 2
     corners = _to_page(box, x0, x1, float(height))[:len(info.confs)]  # paired as RapidOCR's ``zip`` pairs
     xs, ys = corners[..., 0], corners[..., 1]
-    left_side = xs < xs.mean(axis=1, keepdims=True)
+    centre_x = xs.mean(axis=1, keepdims=True)
+    left_side = xs < centre_x
     # RapidOCR's ordering keeps a box's corners (in its own order) when two lie left of its centre
     # and two right, each pair at two heights; otherwise it may drop or repeat one: it decides.
-    plain = (left_side.sum(axis=1) == 2) & (xs != xs.mean(axis=1, keepdims=True)).all(axis=1)
-    pairs = np.sort(np.where(left_side, ys, np.inf), axis=1)[:, :2], np.sort(np.where(left_side, -np.inf, ys), axis=1)[:, 2:]
-    plain &= (pairs[0][:, 0] != pairs[0][:, 1]) & (pairs[1][:, 0] != pairs[1][:, 1])
-    degenerate = (~plain).tolist()
+    left_ys = np.sort(np.where(left_side, ys, np.inf), axis=1)[:, :2]
+    right_ys = np.sort(np.where(left_side, -np.inf, ys), axis=1)[:, 2:]
+    plain = ((left_side.sum(axis=1) == 2) & (xs != centre_x).all(axis=1)
+             & (left_ys[:, 0] != left_ys[:, 1]) & (right_ys[:, 0] != right_ys[:, 1]))
     points = corners.tolist()
-    for k in np.flatnonzero(degenerate):
+    for k in np.flatnonzero(~plain):
         points[k] = inner.order_points(points[k])
     return list(zip(chars, info.confs, points))
 
 
-def _vertical(box: np.ndarray) -> bool:
-    """RapidOCR's ``get_box_direction``: the box's longer opposite sides, height over width >= 1.5."""
-    edges = [float(np.linalg.norm(box[i] - box[(i + 1) % 4])) for i in range(4)]
-    width, height = max(edges[0], edges[2]), max(edges[1], edges[3])
-    return width < 1e-6 or round(height / width, 2) >= 1.5
+def _vertical(box: np.ndarray, inner) -> bool:
+    """Whether RapidOCR reads ``box`` as a vertical line (its ``get_box_direction``); True where
+    this rapidocr cannot say, so that its own calculation does the line."""
+    direction = getattr(inner, "get_box_direction", None)
+    return direction is None or direction(box).name != "HORIZONTAL"
 
 
 def _to_page(box: np.ndarray, x0: np.ndarray, x1: np.ndarray, height: float) -> np.ndarray:
@@ -118,16 +119,15 @@ def _to_page(box: np.ndarray, x0: np.ndarray, x1: np.ndarray, height: float) -> 
     points[:, :, 0] = np.stack([x0, x1, x1, x0], axis=1)
     points[:, :, 1] = (0.0, 0.0, height, height)
     points[:, :, 2] = 1.0
-    cells = points.copy()
-    points = points @ inverse.T  # (cells, 4, 3): homogeneous page coordinates
-    page = points[..., :2] / points[..., 2:3]
+    homogeneous = points @ inverse.T  # (cells, 4, 3) in the page
+    page = homogeneous[..., :2] / homogeneous[..., 2:3]
     page[..., 0] += left
     page[..., 1] += top
     # A corner that lands on a whole pixel (a crop's edge maps back to the detector's integer
     # corner) truncates to either side of it by the last bit of the product: those corners are
     # computed again as RapidOCR computes them, one matrix-vector product each.
     for k, j in zip(*np.nonzero((np.abs(page - np.round(page)) < 1e-6).any(axis=2))):
-        x, y, z = np.dot(inverse, cells[k, j])
+        x, y, z = np.dot(inverse, points[k, j])
         page[k, j] = (x / z + left, y / z + top)
     return np.trunc(page).astype(int)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 
 from core import tuning
@@ -420,9 +421,7 @@ def line_blocks(boxes: list[Box], height: float) -> list[list[int]]:
         over = [i for i in order[bisect.bisect_left(tops, boxes[j][1] - reach, 0, n):n] if stacked(boxes[i], boxes[j])]
         if over:
             above[j] = max(over, key=lambda i: boxes[i][3])
-    under: dict[int, int] = {}  # a line -> how many lines it is the nearest over
-    for i in above.values():
-        under[i] = under.get(i, 0) + 1
+    under = Counter(above.values())  # a line -> how many lines it is the nearest over
     block_of: dict[int, int] = {}
     blocks: list[list[int]] = []
     for i in order:

@@ -66,7 +66,11 @@ def test_the_same_boxes_as_rapidocr(ocr, angle):
 def test_what_it_does_not_compute_goes_to_rapidocr():
     asked = []
 
+    from rapidocr.cal_rec_boxes.main import CalRecBoxes
+
     class Own:
+        get_box_direction = staticmethod(CalRecBoxes.get_box_direction)
+
         def __call__(self, imgs, boxes, rec, single=False):
             asked.append((len(imgs), single))
             rec.word_results = tuple([("x", 1.0, [[0, 0], [1, 0], [1, 1], [0, 1]])] for _ in imgs)

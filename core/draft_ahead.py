@@ -11,7 +11,10 @@ How far ahead (``Engine.drafts_beside_decode``, ``--background-drafting``):
 * beside (``on``; ``auto`` where the target is on a GPU, whose passes leave the CPU to the
   drafter): up to ``ahead`` pages wait beyond the one decoding, and a page goes to the decode as
   soon as it is rendered; its drafts join the decode when they arrive (the engine decodes without
-  drafts until then, and ``PageStats.passes_before_drafts`` says for how many passes).
+  drafts until then, and ``PageStats.passes_before_drafts`` says for how many passes). The next
+  page is rendered while the drafter reads this one (once it has told its first lines): where the
+  drafter is slower than the decode, it then starts each page the moment it ends the one before,
+  not a render later.
 * drafter first (``off``; ``auto`` on a CPU, where drafter and decode would share the same cores):
   the first page is drafted while the model loads, every later one when the decode asks for it,
   and a page reaches the decode with its drafts done; nothing drafts while a page decodes.
@@ -89,37 +92,67 @@ class DraftAhead:
     # -- the drafting thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
+        upcoming = None  # the next page, rendered while this one drafted (its permit taken then)
         try:
-            for index in self.indices:
-                self._permits.acquire()
+            for position, index in enumerate(self.indices):
+                if upcoming is None:
+                    self._permits.acquire()
                 if self._stopped.is_set():
                     return
+                following = self.indices[position + 1] if position + 1 < len(self.indices) else None
                 with warnings_to(lambda message, page=index + 1: self.emit(Notice(message, page=page))):
-                    self._prepare(index)
+                    page, drafted = upcoming if upcoming is not None else self._render(index)
+                    upcoming = None
+                    if page is not None:
+                        upcoming = self._draft(page, drafted, following)
         except BaseException as exc:  # a bug here must not leave the decode waiting for ever
             self._ready.put(exc)
+        finally:
+            if upcoming is not None and upcoming[0] is not None:  # rendered, then the run stopped
+                upcoming[1].drafts.deliver(DraftJob.finished([], error="drafting did not run"))
 
-    def _prepare(self, index: int) -> None:
+    def _render(self, index: int) -> tuple[object, DraftedPage]:
+        """Page ``index`` and its rendering, handed to the decode at once where it decodes beside
+        the drafter (a page that cannot be rendered always is, as failed; its page object None)."""
         number = index + 1
         try:
             page = self.document.page(index)
             image, seconds = render(page, self.dpi)
         except Exception as exc:  # the page is recorded as failed; the others go on
-            self._ready.put(DraftedPage(number, 0.0, 0.0, None, DraftJob.finished([]), page_seconds(),
-                                        error=page_error(exc)))
-            return
-        pending = PendingDrafts()
-        drafted = DraftedPage(number, page.width, page.height, image, pending, seconds)
+            failed = DraftedPage(number, 0.0, 0.0, None, DraftJob.finished([]), page_seconds(), error=page_error(exc))
+            self._ready.put(failed)
+            return None, failed
+        drafted = DraftedPage(number, page.width, page.height, image, PendingDrafts(), seconds)
         if self.beside:
             self._ready.put(drafted)  # the decode may start; the drafts join it when they arrive
+        return page, drafted
+
+    def _draft(self, page, drafted: DraftedPage, following: int | None):
+        """Draft ``page``; hand its drafts to the decode. Beside the decode, the page ``following``
+        it is rendered as soon as the drafter has told its first lines, where a permit is free:
+        the drafter reads in a process of its own, and this thread would only wait for it (the
+        decode, waiting for this page's regions, then finds the next page rendered, and the
+        drafter starts it at once). Returns that page's ``_render``, or None."""
+        pending, number = drafted.drafts, drafted.number
+        upcoming = None
+
+        def told(lines):
+            nonlocal upcoming
+            pending.lines.extend(lines)  # first: the decode may speculate from them during the render
+            if (upcoming is None and following is not None and self.beside and not self._stopped.is_set()
+                    and self._permits.acquire(blocking=False)):
+                with warnings_to(lambda message: self.emit(Notice(message, page=following + 1))):
+                    upcoming = self._render(following)
+
         job = DraftJob.finished([], error="drafting did not run")
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
             # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
-            job = DraftJob(self.reader, page, background=False, lines=pending.lines)
-            seconds["draft"] = job.seconds
+            job = DraftJob(self.reader, page, background=False, lines=pending.lines, on_lines=told)
+            drafted.seconds["draft"] = job.seconds
             self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
         finally:
             pending.deliver(job)  # never leave the decode waiting for drafts
         if not self.beside:
             self._ready.put(drafted)
+        return upcoming

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 from core.drafters.base import OcrLine, Region, draft_page
 
@@ -34,12 +35,15 @@ class DraftJob:
 
     A drafter crash is recorded in ``error`` and yields no regions (speed is lost, never the page).
     ``seconds``: the drafter's own wall-clock, once done. ``lines``: where the lines the drafter has
-    read so far are appended (``OcrLine``; ``early_lines``; default: a list of the job's own).
+    read so far are appended (``OcrLine``; ``early_lines``; default: a list of the job's own);
+    ``on_lines``: told them instead, on the drafting thread (it appends them to ``lines`` itself).
     """
 
-    def __init__(self, drafter, page, background: bool = True, lines: list[OcrLine] | None = None):
+    def __init__(self, drafter, page, background: bool = True, lines: list[OcrLine] | None = None,
+                 on_lines: Callable[[list[OcrLine]], None] | None = None):
         self._regions: list[Region] = []
         self._lines = lines if lines is not None else []
+        self._on_lines = on_lines if on_lines is not None else self._lines.extend
         self.error: str | None = None
         self.seconds = 0.0
         self._done = threading.Event()
@@ -63,7 +67,7 @@ class DraftJob:
     def _run(self, drafter, page) -> None:
         t0 = time.perf_counter()
         try:
-            self._regions = list(draft_page(drafter, page, self._lines.extend))
+            self._regions = list(draft_page(drafter, page, self._on_lines))
         except Exception as exc:  # reported with the page; the decode goes on undrafted
             self._regions, self.error = [], f"{type(exc).__name__}: {exc}"
         finally:

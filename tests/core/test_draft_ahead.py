@@ -155,3 +155,43 @@ def test_a_drafter_warning_is_a_notice_of_its_page():
     ahead.next()
     ahead.join()
     assert Notice("OCR drafts without tables", page=1) in events
+
+
+class LineDrafter(Drafter):
+    """Tells its page's first line, then waits for ``gate`` (the recogniser still reading)."""
+
+    streams_lines = True
+
+    def draft(self, page, on_lines=None):
+        from core.drafters.base import OcrLine
+
+        if on_lines is not None:
+            on_lines([OcrLine(f"line of page {page.number}", None)])
+        return super().draft(page)
+
+
+def test_beside_the_next_page_is_rendered_while_the_drafter_reads_this_one():
+    doc, gate = Document(3), threading.Event()
+    ahead = DraftAhead(doc, [0, 1, 2], LineDrafter(doc.log, gate), 72, ahead=1, beside=True, emit=lambda e: None)
+    first = ahead.next()
+    _wait_for(lambda: [line.text for line in first.drafts.early_lines()] == ["line of page 1"])
+    second = ahead.next()  # rendered once page 1's first lines came, page 1 still drafting
+    assert second.number == 2 and second.image is not None and not first.drafts.done()
+    assert _drafted(doc.log) == [] and ("render", 3, doc.log[0][2]) not in doc.log  # one page ahead at most
+    gate.set()
+    assert first.drafts.result()[0].text == "page 1" and second.drafts.result()[0].text == "page 2"
+    assert ahead.next().drafts.result()[0].text == "page 3"
+    ahead.join()
+    assert len({thread for _, _, thread in doc.log}) == 1
+
+
+def test_a_page_rendered_ahead_of_a_stop_leaves_the_decode_waiting_for_nothing():
+    doc, gate = Document(2), threading.Event()
+    ahead = DraftAhead(doc, [0, 1], LineDrafter(doc.log, gate), 72, ahead=1, beside=True, emit=lambda e: None)
+    ahead.next()
+    second = ahead.next()
+    ahead.stop()
+    gate.set()
+    ahead.join()
+    assert _drafted(doc.log) == [1]
+    assert second.drafts.result() == [] and second.drafts.error == "drafting did not run"

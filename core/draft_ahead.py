@@ -20,7 +20,9 @@ How far ahead (``Engine.drafts_beside_decode``, ``--background-drafting``):
   and a page reaches the decode with its drafts done; nothing drafts while a page decodes.
 
 The drafter reads the pages in a process of its own where it can (``core.drafters.process``):
-the decode's thread then has the interpreter lock and a core whenever a pass ends.
+the decode's thread then has the interpreter lock and a core whenever a pass ends. The process is
+sent a page before this thread renders it for the decode (``draft_page``'s ``meanwhile``), so its
+first lines come a render sooner.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``).
 Events (``PageDrafting``, ``RegionsDrafted``, ``Notice``) go out through ``emit`` from this thread;
@@ -101,40 +103,57 @@ class DraftAhead:
                     return
                 following = self.indices[position + 1] if position + 1 < len(self.indices) else None
                 with warnings_to(lambda message, page=index + 1: self.emit(Notice(message, page=page))):
-                    page, drafted = upcoming if upcoming is not None else self._render(index)
-                    upcoming = None
+                    rendered, upcoming = upcoming, None
+                    page = rendered[0] if rendered is not None else self._page(index)
                     if page is not None:
-                        upcoming = self._draft(page, drafted, following)
+                        upcoming = self._draft(page, rendered[1] if rendered is not None else None, following)
         except BaseException as exc:  # a bug here must not leave the decode waiting for ever
             self._ready.put(exc)
         finally:
             if upcoming is not None and upcoming[0] is not None:  # rendered, then the run stopped
                 upcoming[1].drafts.deliver(DraftJob.finished([], error="drafting did not run"))
 
-    def _render(self, index: int) -> tuple[object, DraftedPage]:
-        """Page ``index`` and its rendering, handed to the decode at once where it decodes beside
-        the drafter (a page that cannot be rendered always is, as failed; its page object None)."""
-        number = index + 1
+    def _failed(self, number: int, exc: Exception) -> DraftedPage:
+        """Page ``number`` could not be loaded or rendered: handed on as failed (the others go on)."""
+        failed = DraftedPage(number, 0.0, 0.0, None, DraftJob.finished([]), page_seconds(), error=page_error(exc))
+        self._ready.put(failed)
+        return failed
+
+    def _page(self, index: int):
         try:
-            page = self.document.page(index)
+            return self.document.page(index)
+        except Exception as exc:
+            self._failed(index + 1, exc)
+            return None
+
+    def _render(self, page, pending: PendingDrafts) -> DraftedPage:
+        """``page`` rendered for the decode, its drafts to come in ``pending``; handed to the decode
+        at once where it decodes beside the drafter."""
+        number = page.index + 1
+        try:
             image, seconds = render(page, self.dpi)
-        except Exception as exc:  # the page is recorded as failed; the others go on
-            failed = DraftedPage(number, 0.0, 0.0, None, DraftJob.finished([]), page_seconds(), error=page_error(exc))
-            self._ready.put(failed)
-            return None, failed
-        drafted = DraftedPage(number, page.width, page.height, image, PendingDrafts(), seconds)
+        except Exception as exc:
+            return self._failed(number, exc)
+        drafted = DraftedPage(number, page.width, page.height, image, pending, seconds)
         if self.beside:
             self._ready.put(drafted)  # the decode may start; the drafts join it when they arrive
-        return page, drafted
+        return drafted
 
-    def _draft(self, page, drafted: DraftedPage, following: int | None):
-        """Draft ``page``; hand its drafts to the decode. Beside the decode, the page ``following``
-        it is rendered as soon as the drafter has told its first lines, where a permit is free:
-        the drafter reads in a process of its own, and this thread would only wait for it (the
-        decode, waiting for this page's regions, then finds the next page rendered, and the
-        drafter starts it at once). Returns that page's ``_render``, or None."""
-        pending, number = drafted.drafts, drafted.number
+    def _draft(self, page, drafted: DraftedPage | None, following: int | None):
+        """Draft ``page`` and hand it to the decode, rendering it (where ``drafted`` is None) while
+        the drafter already reads it in its process (``draft_page``'s ``meanwhile``): the first
+        lines come a render sooner. Beside the decode, the page ``following`` is rendered as soon
+        as the drafter has told its first lines, where a permit is free: this thread would only
+        wait for the drafter (the decode, waiting for this page's regions, then finds the next page
+        rendered, and the drafter starts it at once). Returns that page and its ``_render``, or None."""
+        number = page.index + 1
+        pending = drafted.drafts if drafted is not None else PendingDrafts()
         upcoming = None
+
+        def render_for_decode():
+            nonlocal drafted
+            if drafted is None:
+                drafted = self._render(page, pending)
 
         def told(lines):
             nonlocal upcoming
@@ -142,17 +161,23 @@ class DraftAhead:
             if (upcoming is None and following is not None and self.beside and not self._stopped.is_set()
                     and self._permits.acquire(blocking=False)):
                 with warnings_to(lambda message: self.emit(Notice(message, page=following + 1))):
-                    upcoming = self._render(following)
+                    ahead = self._page(following)
+                    rendered = self._render(ahead, PendingDrafts()) if ahead is not None else None
+                    upcoming = (ahead if rendered is not None and rendered.error is None else None, rendered)
 
         job = DraftJob.finished([], error="drafting did not run")
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
             # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
-            job = DraftJob(self.reader, page, background=False, lines=pending.lines, on_lines=told)
-            drafted.seconds["draft"] = job.seconds
-            self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
+            job = DraftJob(self.reader, page, background=False, lines=pending.lines, on_lines=told,
+                           meanwhile=render_for_decode)
+            render_for_decode()  # where the drafter failed before it ran ``meanwhile``
+            if drafted.error is None:
+                drafted.seconds["draft"] = job.seconds
+                self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
         finally:
+            render_for_decode()
             pending.deliver(job)  # never leave the decode waiting for drafts
-        if not self.beside:
+        if not self.beside and drafted.error is None:
             self._ready.put(drafted)
         return upcoming

@@ -37,10 +37,13 @@ class DraftJob:
     ``seconds``: the drafter's own wall-clock, once done. ``lines``: where the lines the drafter has
     read so far are appended (``OcrLine``; ``early_lines``; default: a list of the job's own);
     ``on_lines``: told them instead, on the drafting thread (it appends them to ``lines`` itself).
+    ``meanwhile``: work of the drafting thread done while the page is drafted (``draft_page``).
     """
 
     def __init__(self, drafter, page, background: bool = True, lines: list[OcrLine] | None = None,
-                 on_lines: Callable[[list[OcrLine]], None] | None = None):
+                 on_lines: Callable[[list[OcrLine]], None] | None = None,
+                 meanwhile: Callable[[], None] | None = None):
+        self._meanwhile = meanwhile
         self._regions: list[Region] = []
         self._lines = lines if lines is not None else []
         self._on_lines = on_lines if on_lines is not None else self._lines.extend
@@ -67,7 +70,7 @@ class DraftJob:
     def _run(self, drafter, page) -> None:
         t0 = time.perf_counter()
         try:
-            self._regions = list(draft_page(drafter, page, self._on_lines))
+            self._regions = list(draft_page(drafter, page, self._on_lines, self._meanwhile))
         except Exception as exc:  # reported with the page; the decode goes on undrafted
             self._regions, self.error = [], f"{type(exc).__name__}: {exc}"
         finally:

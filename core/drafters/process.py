@@ -16,7 +16,9 @@ wants a core for a few milliseconds at a time.
                                     ``get_drafter(spec)``; the regions come back, the drafter's
                                     warnings are warned again here, its errors raised again here.
                                     ``draft(page, on_lines=...)``: the lines the drafter reads
-                                    come back as it reads them (``Drafter.streams_lines``).
+                                    come back as it reads them (``Drafter.streams_lines``);
+                                    ``draft(page, meanwhile=...)``: this thread's other work,
+                                    done once the process has the page.
                                     A page of a document that is no file is drafted here
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec, or the drafter itself (one built from no spec, or
@@ -62,6 +64,7 @@ class ProcessDrafter:
         self.drafter, self.spec = drafter, spec
         self.name = drafter.name
         self.streams_lines = True  # where the process's drafter does; it says so by sending lines
+        self.drafts_elsewhere = True  # ``draft(page, meanwhile=...)``: this thread is free while it drafts
         self.broken: str | None = None  # why the process was given up
         self._process = None
         self._connection = None
@@ -73,10 +76,12 @@ class ProcessDrafter:
         if self._in_process(page):
             self._ask("prepare", page)
 
-    def draft(self, page, on_lines=None) -> list[Region]:
+    def draft(self, page, on_lines=None, meanwhile=None) -> list[Region]:
+        """``page``'s regions; ``meanwhile()`` runs once the process has been sent the page (here,
+        before the drafting, where the process cannot draft it)."""
         if not self._in_process(page):
-            return draft_page(self.drafter, page, on_lines)
-        return self._ask("draft", page, on_lines)
+            return draft_page(self.drafter, page, on_lines, meanwhile)
+        return self._ask("draft", page, on_lines, meanwhile)
 
     @staticmethod
     def _in_process(page) -> bool:
@@ -91,7 +96,7 @@ class ProcessDrafter:
 
     # -- this side --------------------------------------------------------------------------------
 
-    def _ask(self, what: str, page, on_lines=None):
+    def _ask(self, what: str, page, on_lines=None, meanwhile=None):
         document = page.document
         request = (what, str(document.path), document.password, page.index, on_lines is not None)
         with self._lock:
@@ -99,7 +104,12 @@ class ProcessDrafter:
                 try:
                     self._start()
                     self._connection.send(request)
-                    status, value, caught = self._receive(on_lines)
+                    try:
+                        if meanwhile is not None:
+                            meanwhile, run = None, meanwhile
+                            run()
+                    finally:  # the answer is read whatever happened meanwhile: the next request's is next
+                        status, value, caught = self._receive(on_lines)
                 except (EOFError, OSError) as exc:
                     self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 else:
@@ -110,7 +120,7 @@ class ProcessDrafter:
                     return value
         if what == "prepare":
             return prepare_drafter(self.drafter, page)
-        return draft_page(self.drafter, page, on_lines)
+        return draft_page(self.drafter, page, on_lines, meanwhile)  # meanwhile: None where it ran
 
     def _receive(self, on_lines) -> tuple:
         """The process's answer; the lines it sends before it go to ``on_lines``."""

@@ -195,3 +195,24 @@ def test_a_page_rendered_ahead_of_a_stop_leaves_the_decode_waiting_for_nothing()
     ahead.join()
     assert _drafted(doc.log) == [1]
     assert second.drafts.result() == [] and second.drafts.error == "drafting did not run"
+
+
+class ElsewhereDrafter(Drafter):
+    """Drafts 'in a process': it is sent the page, then the caller's ``meanwhile`` runs."""
+
+    drafts_elsewhere = True
+
+    def draft(self, page, on_lines=None, meanwhile=None):
+        self.log.append(("sent", page.number, threading.get_ident()))
+        if meanwhile is not None:
+            meanwhile()
+        return super().draft(page)
+
+
+def test_a_page_drafted_elsewhere_is_rendered_after_it_is_sent():
+    doc = Document(2)
+    ahead = DraftAhead(doc, [0, 1], ElsewhereDrafter(doc.log), 72, ahead=0, beside=True, emit=lambda e: None)
+    assert [p.drafts.result()[0].text for p in (ahead.next(), ahead.next())] == ["page 1", "page 2"]
+    ahead.join()
+    steps = [(what, n) for what, n, _ in doc.log if what != "page"]
+    assert steps == [("sent", 1), ("render", 1), ("draft", 1), ("sent", 2), ("render", 2), ("draft", 2)]

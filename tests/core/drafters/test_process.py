@@ -82,11 +82,13 @@ class WarningDrafter:
 
     def __init__(self):
         self.prepared = []
+        self.drafting = threading.Event()  # set once a page is being drafted
 
     def prepare(self, page):
         self.prepared.append(page.index)
 
     def draft(self, page):
+        self.drafting.set()
         warnings.warn(f"page {page.number} drafted with less", HSDWarning)
         if page.index == 1:
             raise PageRangeError("the second page cannot be drafted")
@@ -189,6 +191,29 @@ def test_a_page_of_no_file_is_drafted_here(served, tmp_path):
             warnings.simplefilter("ignore", HSDWarning)
             assert reader.draft(page)[0].text == "page 1"
     assert reader._process is None and opened == []
+
+
+def test_meanwhile_runs_once_while_the_process_drafts_the_page(served, tmp_path):
+    reader, drafter, _ = served
+    pdf = text_pdf(tmp_path / "one.pdf", ["one"])
+    ran = []
+    with open_document(pdf) as document, warnings.catch_warnings():
+        warnings.simplefilter("ignore", HSDWarning)
+        # the served drafter starts the page while this thread is still in ``meanwhile``
+        regions = reader.draft(document.page(0), meanwhile=lambda: ran.append(drafter.drafting.wait(5)))
+    assert ran == [True] and regions[0].text == "page 1"
+
+
+def test_meanwhile_of_a_page_drafted_here_runs_first(served, tmp_path):
+    reader, _, _ = served
+    pdf = text_pdf(tmp_path / "gone.pdf", ["one"])
+    order = []
+    reader.drafter.draft = lambda page: order.append("draft") or []
+    with open_document(pdf) as document:
+        page = document.page(0)
+        pdf.unlink()
+        reader.draft(page, meanwhile=lambda: order.append("meanwhile"))
+    assert order == ["meanwhile", "draft"]
 
 
 # -- a real process ------------------------------------------------------------------------------

@@ -75,6 +75,8 @@ class DraftJob:
             self._regions, self.error = [], f"{type(exc).__name__}: {exc}"
         finally:
             self.seconds = time.perf_counter() - t0
+            # the callbacks may hold the caller's page (its image): the job outlives the drafting
+            self._on_lines = self._meanwhile = None
             self._done.set()
 
     def done(self) -> bool:

@@ -216,3 +216,13 @@ def test_a_page_drafted_elsewhere_is_rendered_after_it_is_sent():
     ahead.join()
     steps = [(what, n) for what, n, _ in doc.log if what != "page"]
     assert steps == [("sent", 1), ("render", 1), ("draft", 1), ("sent", 2), ("render", 2), ("draft", 2)]
+
+
+def test_a_page_drafted_here_is_rendered_before_it_is_drafted():
+    doc = Document(1)
+    ahead = DraftAhead(doc, [0], Drafter(doc.log), 72, ahead=0, beside=True, emit=lambda e: None)
+    page = ahead.next()
+    assert page.drafts.result()[0].text == "page 1"
+    ahead.join()
+    assert [what for what, _, _ in doc.log if what != "page"] == ["render", "draft"]
+    assert page.seconds["render"] >= 0 and page.seconds["draft"] >= 0

@@ -376,7 +376,8 @@ class MainWindow(QMainWindow):
             self._show_text(live=True)
 
     def _page_started(self, doc, page: int) -> None:
-        if doc is self.current and self.follow:
+        # the page shown already (drafted while the model loaded) keeps what the user selected on it
+        if doc is self.current and self.follow and page != self.current_page:
             self.show_page(page)
 
     def _document_changed(self, doc) -> None:

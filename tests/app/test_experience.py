@@ -388,3 +388,17 @@ def test_inspector_follows_a_region_from_converting_to_finished(qtbot, window, t
 
     expected = "verified" if region_rate(result.region_stats[0], "hsd") is not None else "unverified"
     assert window.inspector.state == expected
+
+
+def test_a_page_that_starts_decoding_where_it_is_shown_keeps_the_region_selected_on_it(qtbot, window, tmp_path):
+    """A page drafted while the model loads is shown with its regions; one selected there stays
+    selected when its decode starts (the page view follows the decode to the page it already shows)."""
+    window.add_files([make_pdf(tmp_path / "kept.pdf")])
+    qtbot.waitUntil(lambda: window.conversion.running is None and window.current is not None
+                    and bool(window.page_view.region_items), timeout=180000)
+    window.show_page(1)
+    window.follow = True
+    window.inspection.select(0)
+    assert window.inspector.region_index == 0
+    window._page_started(window.current, 1)
+    assert window.inspector.region_index == 0 and window.inspector.page == 1

@@ -256,6 +256,11 @@ DET_MAX_SIDE = 960
 #: with (``core.drafters.line_stream`` reads in the detector's order, RapidOCR in order of width),
 #: and on two cores a dense page reads faster than in RapidOCR's batches of six.
 OCR_REC_BATCH = 1
+#: The narrowest line crop the recogniser reads, as a multiple of its height (48 px). RapidOCR pads
+#: every crop to at least 320 x 48 (6.67), so a table cell of two digits cost as much as a line of
+#: prose; read at its own width it costs about 7 ms instead of 17 (2 cores). The recogniser's text
+#: differs on short crops now and then, either way (``1—2`` for ``12``, ``a²`` for ``a2``).
+OCR_REC_MIN_ASPECT = 1.0
 #: Render resolution of the PaddleOCR drafter unless one is forced.
 PADDLE_DPI = 200
 #: An OCR line's box is about this many times its font size (the size only compares lines).

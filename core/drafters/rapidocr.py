@@ -33,6 +33,7 @@ from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutte
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
+from core.drafters.squeeze import REC_HEIGHT
 from core.errors import DrafterUnavailableError, HSDWarning
 
 
@@ -82,6 +83,7 @@ class RapidOCRDrafter:
                 params = {"Global.use_cls": False, "Global.log_level": "critical",
                           "Det.limit_type": "max", "Det.limit_side_len": self.det_side,
                           "Rec.rec_batch_num": tuning.OCR_REC_BATCH,
+                          "Rec.rec_img_shape": [3, REC_HEIGHT, round(REC_HEIGHT * tuning.OCR_REC_MIN_ASPECT)],
                           # Line crops change shape every batch; the arena keeps their buffers.
                           "EngineConfig.onnxruntime.enable_cpu_mem_arena": True}
                 if self.threads:

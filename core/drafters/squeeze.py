@@ -36,7 +36,9 @@ from core import tuning
 LATIN_RUN = re.compile(r"[A-Za-z]{3,}")
 #: The recogniser's input height and its width per CTC column, in pixels (PP-OCR rec models).
 REC_HEIGHT, COLUMN_PIXELS = 48, 8
-#: RapidOCR pads every crop to at least 320 x 48: narrower than that, squeezing saves nothing.
+#: Crops narrower than 320 x 48 (RapidOCR's smallest padded crop) are not squeezed: squeezing was
+#: measured on wider lines, and the recogniser reads a short line at its own width anyway
+#: (``tuning.OCR_REC_MIN_ASPECT``), so it costs little.
 MIN_ASPECT = 320 / 48
 
 

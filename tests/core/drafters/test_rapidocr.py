@@ -61,6 +61,49 @@ def test_scan_resolution_from_the_page_image(tmp_path):
     assert scan_resolution(doc.new_page()) is None
 
 
+def test_a_short_line_is_read_at_its_own_width_and_its_characters_placed_on_it(table_page):
+    """RapidOCR pads every line crop to at least 320 x 48 pixels, so a table's cells ("95", "120")
+    cost the recogniser as much as a line of prose. They are read at their own width, and the
+    characters' boxes (monospace, gutters, ink-tight lines) still spread over the whole cell: boxes
+    placed as if the crop were padded would crowd into its left part."""
+    import numpy as np
+
+    drafter = RapidOCRDrafter(layout=False)
+    ocr = drafter._ocr_engine()
+    recognizer = ocr.text_rec
+    while hasattr(recognizer, "inner"):
+        recognizer = recognizer.inner
+    widths = []
+    session = recognizer.session
+
+    class Recording:
+        def __call__(self, batch):
+            widths.append(batch.shape[-1])
+            return session(batch)
+
+        def __getattr__(self, name):
+            return getattr(session, name)
+
+    recognizer.session = Recording()
+    try:
+        with open_document(table_page) as doc:
+            pixels = np.asarray(doc.page(0).render(dpi=200))
+        result = ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
+    finally:
+        recognizer.session = session
+    assert min(widths) < 320 <= max(widths)
+    cells = 0
+    for quad, text, chars in zip(result.boxes, result.txts, result.word_results):
+        if text not in ("120", "340", "535", "493"):
+            continue
+        cells += 1
+        left, right = float(np.min(np.asarray(quad)[:, 0])), float(np.max(np.asarray(quad)[:, 0]))
+        centres = [float(np.mean(np.asarray(char[2])[:, 0])) for char in chars]
+        assert len(centres) == 3
+        assert centres[0] < left + (right - left) / 3 and centres[-1] > right - (right - left) / 3, (text, left, right, centres)
+    assert cells == 4, result.txts
+
+
 def test_engine_loads_once():
     drafter = RapidOCRDrafter(layout=False)
     assert drafter._ocr_engine() is drafter._ocr_engine()

@@ -118,7 +118,7 @@ def test_a_latin_line_on_a_cjk_page_is_read_again_at_full_width():
     assert recognizer.squeeze_next  # eleven of twelve lines were dense
 
 
-def test_crops_under_the_recognisers_minimum_width_are_never_squeezed():
+def test_crops_narrower_than_320_by_48_are_never_squeezed():
     narrow = crop(1, 5, cjk=True)  # 5 ems: under 320/48 of its height
     assert squeeze.crop_factor(narrow, tuning.SQUEEZE) == 1.0
     wide = crop(2, 40, cjk=True)

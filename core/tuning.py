@@ -300,6 +300,11 @@ CDLA_MIN_SCORE = 0.5
 FIGURE_TEXT_CHARS = 100
 #: A group PyMuPDF's layout model calls a title is a heading when it has at most this many characters.
 LAYOUT_TITLE_MAX_CHARS = 200
+#: The model's reading order steps sideways between paragraphs standing side by side (two lines
+#: or more each, sharing that many body sizes of height) this many times or more, and XY-cut's
+#: order of the same regions at most half as often: the model sorted two columns' paragraphs by
+#: their tops, and the regions are read in XY-cut's order (``layout_check.sideways_steps``).
+INTERLEAVED_STEPS = 2
 #: A table's lines read as prose when at least this share of its rows of two lines or more hold
 #: two long lines side by side ...
 PROSE_LONG_SHARE = 0.5

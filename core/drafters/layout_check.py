@@ -18,6 +18,9 @@ find; ``LayoutReport`` says what was found, and the drafter records it in the fi
 * ``text_in_figure``: a region labelled figure whose lines are sentences or a heading in the
   body's size or larger is text (a title, a paragraph): labels and legends in figures are short
   and small.
+* ``sideways_steps``: a reading order that steps from a paragraph to one standing beside it, again
+  and again: the layout model sorted the paragraphs of two columns by their tops, and the drafts
+  would read across the columns; the regions are read in XY-cut's order instead.
 * Formula lines labelled text are found where all text is labelled (``regions.label_block``,
   ``looks_like_formula``), for the text layer and OCR alike.
 """
@@ -45,16 +48,19 @@ class LayoutReport:
     table_captions: int = 0
     uncovered_lines: int = 0
     figure_text: int = 0
+    interleaved_order: int = 0  # sideways steps of the model's reading order that XY-cut's removed
     notes: list[str] = field(default_factory=list)
 
     @property
     def repaired(self) -> bool:
-        return bool(self.prose_tables or self.table_captions or self.uncovered_lines or self.figure_text)
+        return bool(self.prose_tables or self.table_captions or self.uncovered_lines or self.figure_text
+                    or self.interleaved_order)
 
     def summary(self) -> dict:
         return {k: v for k, v in (("prose_tables", self.prose_tables), ("table_captions", self.table_captions),
                                   ("uncovered_lines", self.uncovered_lines),
-                                  ("figure_text", self.figure_text)) if v}
+                                  ("figure_text", self.figure_text),
+                                  ("interleaved_order", self.interleaved_order)) if v}
 
 
 def words(text: str) -> float:
@@ -134,6 +140,28 @@ def uncovered_lines(lines: list[TextLine], regions: list[Region]) -> list[TextLi
         if key and not any(key in d for d in drafts):
             out.append(line)
     return out
+
+
+def sideways_steps(regions: list[Region], body_size: float) -> int:
+    """How often a reading order goes from a paragraph to the next beside it: both running text
+    (two lines or more), no shared x range, sharing at least two body sizes of height. Read column
+    by column, a page has none (a column is left at its foot, the next entered at its top); a form
+    read row by row steps between short fields, which do not count.
+
+        left column:  A (y 100-180)  C (y 190-260)      right column:  B (y 100-170)  D (y 175-250)
+        order A B C D: 2 steps (A->B, C->D; B and C share no height)     order A C B D: 0
+    """
+    def paragraph(region: Region) -> bool:
+        return region.label in ("text", "list") and region.bbox[3] - region.bbox[1] >= 2 * body_size
+
+    steps = 0
+    for a, b in zip(regions, regions[1:]):
+        if not (paragraph(a) and paragraph(b)):
+            continue
+        beside = min(a.bbox[2], b.bbox[2]) <= max(a.bbox[0], b.bbox[0])
+        shared = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+        steps += beside and shared >= 2 * body_size
+    return steps
 
 
 def text_in_figure(region: Region, lines: list[TextLine], body_size: float) -> bool:

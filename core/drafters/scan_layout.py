@@ -21,7 +21,7 @@ import threading
 from core import tuning
 from core.drafters.base import Region
 from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order, smallest_holder
-from core.drafters.layout_check import LayoutReport, slot, text_in_figure
+from core.drafters.layout_check import LayoutReport, sideways_steps, slot, text_in_figure
 from core.drafters.pymupdf_layout import CLASS_LABELS
 from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
 from core.errors import DrafterUnavailableError
@@ -184,7 +184,25 @@ def page_regions(groups: list[tuple[str, tuple]], lines: list[TextLine], tables:
         for region in lines_to_regions(loose, [], page_width, page_height, source=source,
                                        size_tolerance=tuning.OCR_SIZE_TOLERANCE, barriers=barriers):
             regions.insert(slot(region.bbox, regions), region)
-    return xycut_order(regions, body_size, page_height) if order == "xycut" else regions
+    if order == "xycut":
+        return xycut_order(regions, body_size, page_height)
+    return checked_order(regions, body_size, page_height, report)
+
+
+def checked_order(regions: list[Region], body_size: float, page_height: float,
+                  report: LayoutReport | None = None) -> list[Region]:
+    """The model's order, unless it reads across columns (``layout_check.sideways_steps``: it
+    steps sideways between paragraphs ``tuning.INTERLEAVED_STEPS`` times or more, XY-cut's order of
+    the same regions at most half as often); then XY-cut's."""
+    steps = sideways_steps(regions, body_size)
+    if steps < tuning.INTERLEAVED_STEPS:
+        return regions
+    xycut = xycut_order(regions, body_size, page_height)
+    if 2 * sideways_steps(xycut, body_size) > steps:
+        return regions
+    if report is not None:
+        report.interleaved_order += steps
+    return xycut
 
 
 def xycut_order(regions: list[Region], body_size: float, page_height: float) -> list[Region]:

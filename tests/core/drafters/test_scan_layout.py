@@ -153,3 +153,47 @@ def test_text_page_writes_what_a_line_at_a_time_writes():
         doc = text_page(WIDTH, HEIGHT, None, lines)
         assert _chars(doc) == expected
         doc.close()
+
+
+def _paragraph_lines(x: float, top: float, words: str) -> list[TextLine]:
+    """Three 10.5 pt lines of a paragraph in a 195 pt column at ``x``, from ``top``."""
+    return [TextLine((x, top + 16 * i, x + 195, top + 16 * i + 13), f"{words} line {i + 1} of the paragraph", 10.5)
+            for i in range(3)]
+
+
+def test_a_model_order_that_reads_across_two_columns_is_read_column_by_column():
+    """The layout model sorted two columns' paragraphs by their tops (left, right, left, ...): the
+    drafts would read across the columns. The check sees the order step sideways between
+    paragraphs that stand side by side and reads the regions in XY-cut's order, and says so."""
+    from core.drafters.layout_check import LayoutReport
+
+    lines, groups = [], []
+    for k in range(3):
+        for x, top, name in ((40, 100 + 60 * k, f"Left {k + 1}"), (265, 110 + 60 * k, f"Right {k + 1}")):
+            lines += _paragraph_lines(x, top, name)
+            groups.append(("text", (x - 2, top - 2, x + 197, top + 47)))
+    report = LayoutReport()
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test", report=report)
+    assert [r.text.split(" line")[0] for r in regions] == ["Left 1", "Left 2", "Left 3", "Right 1", "Right 2", "Right 3"]
+    assert report.interleaved_order == 3 and report.summary() == {"interleaved_order": 3}  # L1->R1, L2->R2, L3->R3
+    # The same groups in column order are left as the model gave them.
+    report = LayoutReport()
+    by_column = groups[0::2] + groups[1::2]
+    regions = page_regions(by_column, lines, [], WIDTH, HEIGHT, source="test", report=report)
+    assert [r.text.split(" line")[0] for r in regions][:4] == ["Left 1", "Left 2", "Left 3", "Right 1"]
+    assert not report.repaired
+
+
+def test_a_form_read_row_by_row_keeps_the_model_order():
+    """Short fields side by side (a form's label and value) are read row by row: not paragraphs."""
+    from core.drafters.layout_check import LayoutReport
+
+    lines, groups = [], []
+    for k, (label, value) in enumerate((("Name", "Ada Lovelace"), ("Born", "10 December 1815"), ("City", "London"))):
+        y = 100 + 20 * k
+        lines += [TextLine((40, y, 120, y + 13), label, 10.5), TextLine((265, y, 400, y + 13), value, 10.5)]
+        groups += [("text", (38, y - 2, 122, y + 15)), ("text", (263, y - 2, 402, y + 15))]
+    report = LayoutReport()
+    regions = page_regions(groups, lines, [], WIDTH, HEIGHT, source="test", report=report)
+    assert [r.text for r in regions] == ["Name", "Ada Lovelace", "Born", "10 December 1815", "City", "London"]
+    assert not report.repaired

@@ -160,7 +160,8 @@ def sideways_steps(regions: list[Region], body_size: float) -> int:
             continue
         beside = min(a.bbox[2], b.bbox[2]) <= max(a.bbox[0], b.bbox[0])
         shared = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-        steps += beside and shared >= 2 * body_size
+        if beside and shared >= 2 * body_size:
+            steps += 1
     return steps
 
 

@@ -303,3 +303,23 @@ def test_a_clean_grid_of_ocr_cells_is_read_cell_by_cell():
     assert grid_table(spanning) is None
     wrapped = lines + [TextLine((140, 145, 170, 152), "cont.", 12.0)]
     assert grid_table(wrapped) is None
+
+
+def test_sideways_steps_count_in_python_ints_whatever_the_boxes_are_made_of():
+    """OCR boxes come out of numpy; the count goes into the repairs a page's JSON carries."""
+    import json
+
+    import numpy as np
+
+    from core.drafters.base import Region
+    from core.drafters.layout_check import sideways_steps
+
+    def region(x0, y0, x1, y1):
+        return Region("text", tuple(np.float64(v) for v in (x0, y0, x1, y1)), "a paragraph", "test")
+
+    order = [region(40, 100, 235, 180), region(265, 100, 460, 170),   # left 1, right 1
+             region(40, 190, 235, 260), region(265, 175, 460, 250)]   # left 2, right 2
+    steps = sideways_steps(order, np.float64(10.5))
+    assert steps == 2 and type(steps) is int
+    json.dumps({"interleaved_order": steps})
+    assert sideways_steps([order[0], order[2], order[1], order[3]], 10.5) == 0

@@ -6,6 +6,7 @@ import pymupdf
 import pytest
 
 from core.drafters.layout import TextLine
+from core.drafters.layout_check import LayoutReport
 from core.drafters.scan_layout import assign_lines, page_regions
 
 TITLE = "Notes on River Transport"
@@ -165,8 +166,6 @@ def test_a_model_order_that_reads_across_two_columns_is_read_column_by_column():
     """The layout model sorted two columns' paragraphs by their tops (left, right, left, ...): the
     drafts would read across the columns. The check sees the order step sideways between
     paragraphs that stand side by side and reads the regions in XY-cut's order, and says so."""
-    from core.drafters.layout_check import LayoutReport
-
     lines, groups = [], []
     for k in range(3):
         for x, top, name in ((40, 100 + 60 * k, f"Left {k + 1}"), (265, 110 + 60 * k, f"Right {k + 1}")):
@@ -186,8 +185,6 @@ def test_a_model_order_that_reads_across_two_columns_is_read_column_by_column():
 
 def test_a_form_read_row_by_row_keeps_the_model_order():
     """Short fields side by side (a form's label and value) are read row by row: not paragraphs."""
-    from core.drafters.layout_check import LayoutReport
-
     lines, groups = [], []
     for k, (label, value) in enumerate((("Name", "Ada Lovelace"), ("Born", "10 December 1815"), ("City", "London"))):
         y = 100 + 20 * k

@@ -348,7 +348,8 @@ class PageJob:
         with its reading: its lines' readings joined as the drafter joins a paragraph's lines. A
         line belongs to the smallest region holding its centre. Only plain text is read this way:
         a table's, a formula's or a listing's markup is more than its lines say, and is read on
-        its own crop. The regions are recorded as verified, line by line."""
+        its own crop. A record of several lines (``core.drafters.base.stack_lines``) counts as one.
+        The regions are recorded as verified, line by line."""
         lines, target = self.regions.lines, self.target
         boxes = [item.region.bbox for item in self.regions]
         members: dict[int, list[int]] = {}

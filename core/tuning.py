@@ -45,6 +45,10 @@ EARLY_LINES_FIRST = 2
 #: The recogniser reads a scan's lines in reading order (down a column before the next), so the lines
 #: the decode needs next come next; False: in the detector's order, row by row across the columns.
 EARLY_LINES_READING_ORDER = True
+#: Consecutive early lines of one paragraph told as one record, up to this many
+#: (``core.drafters.base.stack_lines``): Stage 1 reads each record on one crop, and a crop of one
+#: line is scaled up to the model's smallest image, as one of three is.
+EARLY_LINES_STACK = 3
 #: Early lines are put in reading order as paragraphs (``layout.line_blocks``): a line joins the
 #: line above it across a gap of at most this many line heights ...
 PARAGRAPH_LINE_GAP = 0.7

@@ -92,8 +92,9 @@ def line_references(reference: str, lines) -> list[str]:
     """What a reader as accurate as ``reference`` writes for each early OCR line with a box
     (``lines``: as the drafter told them; in the order ``core.page_job.PageRegions.lines`` keeps):
     the stretch of the reference its text matches (``region_spans``, markup around it included),
-    "" where it matches none. Unlike a region, an unmatched line takes no unmatched stretch of the
-    page: a line's crop holds one line."""
+    "" where it matches none (a stack of a paragraph's lines, ``core.drafters.base.stack_lines``:
+    the stretch its joined text matches). Unlike a region, an unmatched line takes no unmatched
+    stretch of the page: a line's crop holds its own line or lines only."""
     boxed = [Region("text", tuple(line.bbox), line.text, "ocr-line") for line in as_ocr_lines(lines)
              if line.croppable]
     return ["" if span is None else reference[span[0]:span[1]].strip() for span in region_spans(reference, boxed)]

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
+from core import tuning
+from core.drafters.layout import join_lines, line_stacks
+
 if TYPE_CHECKING:
     from core.documents import Page
 
@@ -51,8 +54,9 @@ class Region:
 
 
 class OcrLine(NamedTuple):
-    """A line an OCR drafter has read before its page's regions are done: its text, and its box
-    in points where the drafter knows it (None: the text alone)."""
+    """A line an OCR drafter has read before its page's regions are done (or a few consecutive
+    lines of one paragraph: ``stack_lines``): its text, and its box in points where the drafter
+    knows it (None: the text alone)."""
 
     text: str
     bbox: tuple[float, float, float, float] | None = None
@@ -67,6 +71,28 @@ class OcrLine(NamedTuple):
 def as_ocr_lines(lines) -> list[OcrLine]:
     """``lines`` as ``OcrLine`` records (a plain text is a line without a box)."""
     return [line if isinstance(line, OcrLine) else OcrLine(str(line)) for line in lines]
+
+
+def stack_lines(lines: list[OcrLine], most: int | None = None) -> list[OcrLine]:
+    """``lines`` (in the order read) with each run of up to ``most`` consecutive lines of one
+    paragraph (``layout.line_stacks``; default ``tuning.EARLY_LINES_STACK``) made one record: the
+    lines' texts joined as a paragraph's, the union of their boxes.
+
+    Why: Stage 1 reads each early line on its crop (``core.stages.Stage1Scheduler``), and a
+    document VLM's processor scales a small crop up to its smallest image (HunyuanOCR: 512 x 512
+    pixels, about 1 000 patches), so a crop of one line costs as much to prefill as one of three."""
+    most = tuning.EARLY_LINES_STACK if most is None else most
+    if most <= 1 or len(lines) < 2:
+        return list(lines)
+    boxes = [line.bbox if line.croppable else None for line in lines]
+    out = []
+    for stack in line_stacks(boxes, most):
+        if len(stack) == 1:
+            out.append(lines[stack[0]])
+            continue
+        box = tuple(f([boxes[i][k] for i in stack]) for k, f in enumerate((min, min, max, max)))
+        out.append(OcrLine(join_lines([lines[i].text for i in stack]), box))
+    return out
 
 
 @runtime_checkable

@@ -435,6 +435,30 @@ def line_blocks(boxes: list[Box], height: float) -> list[list[int]]:
     return blocks
 
 
+def line_stacks(boxes: list[Box | None], most: int) -> list[list[int]]:
+    """Runs of lines that follow each other both in ``boxes`` (the order they are read) and in one
+    paragraph (``line_blocks``, top to bottom), cut after ``most`` lines: each run can be read on
+    one crop. A line without a box stands alone.
+
+    Example, ``most`` 3: a heading, then a paragraph of five lines read top to bottom, then a table
+    cell -> ``[[0], [1, 2, 3], [4, 5], [6]]``."""
+    known = [i for i, b in enumerate(boxes) if b is not None]
+    place: dict[int, tuple[int, int]] = {}  # a line -> (its paragraph, its place in it, top to bottom)
+    if known:
+        height = statistics.median(boxes[i][3] - boxes[i][1] for i in known)
+        for k, block in enumerate(line_blocks([boxes[i] for i in known], height)):
+            place.update((known[j], (k, n)) for n, j in enumerate(block))
+    stacks: list[list[int]] = []
+    for i in range(len(boxes)):
+        last = stacks[-1] if stacks else None
+        before = place.get(last[-1]) if last is not None else None
+        if before is not None and len(last) < most and place.get(i) == (before[0], before[1] + 1):
+            last.append(i)
+        else:
+            stacks.append([i])
+    return stacks
+
+
 def median_line_size(lines: list[TextLine], default: float = 10.0) -> float:
     """The body font size: the size carrying the most characters."""
     weight: dict[float, int] = {}

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from core import tuning
-from core.drafters.base import OcrLine, Region
+from core.drafters.base import OcrLine, Region, stack_lines
 from core.drafters.layout import TextLine, median_line_size, rows_of, union_box
 from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, column_seams, grid_table, reads_as_prose, slot,
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
@@ -265,7 +265,7 @@ class RapidOCRDrafter:
             for index, text in read:
                 quad = stream.quad(index, height, width)
                 lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None))
-            on_lines(lines)
+            on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
 
         stream.listener = tell
         try:

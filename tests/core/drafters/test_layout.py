@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from core.drafters.layout import (TextLine, group_blocks, join_lines, line_blocks, line_reading_order, merge_rows,
-                                  reading_order)
+from core.drafters.base import OcrLine, stack_lines
+from core.drafters.layout import (TextLine, group_blocks, join_lines, line_blocks, line_reading_order, line_stacks,
+                                  merge_rows, reading_order)
 
 
 def test_join_lines_undoes_hyphenation():
@@ -115,3 +116,31 @@ def test_merge_rows_joins_superscripts_not_columns():
              _line(107, 100, 150, "+ y"), _line(170, 100, 300, "other column")]
     texts = sorted(ln.text for ln in merge_rows(lines))
     assert texts == ["other column", "x2 + y"]
+
+
+def _stacked_lines(top: float, count: int, height: float = 12.0, pitch: float = 14.0, x0: float = 50.0, x1: float = 300.0):
+    return [(x0, top + k * pitch, x1, top + k * pitch + height) for k in range(count)]
+
+
+def test_line_stacks_cut_a_paragraph_into_runs_and_keep_the_rest_alone():
+    heading = [(50.0, 20.0, 200.0, 38.0)]   # taller type, far above
+    paragraph = _stacked_lines(60.0, 5)
+    cell = [(50.0, 200.0, 80.0, 212.0)]     # below a gap, narrow: a table cell
+    assert line_stacks(heading + paragraph + cell, 3) == [[0], [1, 2, 3], [4, 5], [6]]
+    assert line_stacks(paragraph, 1) == [[0], [1], [2], [3], [4]]
+    # lines read out of the page's order are not stacked: neighbours in reading, not on the page
+    assert line_stacks([paragraph[0], paragraph[2], paragraph[1]], 3) == [[0], [1], [2]]
+    # a line without a box stands alone and ends the run before it
+    assert line_stacks(paragraph[:2] + [None] + paragraph[2:4], 3) == [[0, 1], [2], [3, 4]]
+    # two columns side by side: a run never crosses to the other column
+    right = _stacked_lines(60.0, 2, x0=320.0, x1=570.0)
+    assert line_stacks(paragraph[:2] + right, 3) == [[0, 1], [2, 3]]
+
+
+def test_stack_lines_joins_texts_as_a_paragraph_and_unites_boxes():
+    boxes = _stacked_lines(60.0, 4)
+    lines = [OcrLine("an inflam-", boxes[0]), OcrLine("mation of the", boxes[1]), OcrLine("bowel", boxes[2]),
+             OcrLine("again", boxes[3]), OcrLine("no box")]
+    out = stack_lines(lines, 3)
+    assert out == [OcrLine("an inflammation of the bowel", (50.0, 60.0, 300.0, 100.0)), lines[3], lines[4]]
+    assert stack_lines(lines, 1) == lines

@@ -103,6 +103,7 @@ def lines_pdf(tmp_path_factory):
 @pytest.mark.parametrize("layout", [False, "pymupdf"])
 def test_rapidocr_tells_the_lines_it_reads_and_drafts_the_same_regions(lines_pdf, monkeypatch, layout):
     monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 5)
+    monkeypatch.setattr(tuning, "EARLY_LINES_STACK", 1)  # each line told alone
     pdf, lines = lines_pdf
     drafter = RapidOCRDrafter(layout=layout, dpi=150)
     with open_document(pdf) as document:
@@ -121,6 +122,29 @@ def test_rapidocr_tells_the_lines_it_reads_and_drafts_the_same_regions(lines_pdf
         assert line.bbox == pytest.approx(boxes[line.text], abs=0.01)
         assert 0 <= line.bbox[0] < line.bbox[2] <= 420 and 0 <= line.bbox[1] < line.bbox[3] <= 420
     assert drafter._line_stream.listener is None  # told only while its page is read
+
+
+def test_rapidocr_tells_a_paragraphs_lines_in_stacks_of_three(lines_pdf, monkeypatch):
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 5)
+    pdf, lines = lines_pdf
+    drafter = RapidOCRDrafter(layout=False, dpi=150)
+    with open_document(pdf) as document:
+        told: list[list] = []
+        drafter.draft(document.page(0), on_lines=told.append)
+        final, _ = drafter.ocr_lines(*_pixels(drafter, document.page(0)))
+    final = sorted(final, key=lambda line: line.bbox[1])  # the page's one paragraph, top to bottom
+    covered = []
+    for record in (record for chunk in told for record in chunk):
+        # each record: one to three lines that follow each other on the page, joined, their boxes' union
+        first = next(k for k, line in enumerate(final) if (record.text + " ").startswith(line.text + " "))
+        size = next(n for n in (1, 2, 3) if " ".join(line.text for line in final[first:first + n]) == record.text)
+        stack = final[first:first + size]
+        union = (min(line.bbox[0] for line in stack), min(line.bbox[1] for line in stack),
+                 max(line.bbox[2] for line in stack), max(line.bbox[3] for line in stack))
+        assert record.bbox == pytest.approx(union, abs=0.01)
+        covered += range(first, first + size)
+    assert sorted(covered) == list(range(12))  # every line told once
+    assert len(told) >= 2 and sum(len(chunk) for chunk in told) < 12  # some were told together
 
 
 def _pixels(drafter, page):

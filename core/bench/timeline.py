@@ -22,7 +22,7 @@ cores), rendering, and waits for the CPU. Its figures are for comparing settings
 figures come from ``hsd bench --target simulated-gpu``.
 
     python -m core.bench.timeline record CORPUS --out timeline.jsonl [--docs a,b]
-    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order]
+    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order] [--stack 3]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from core.bench.document_run import line_references
 from core.bench.replay import ReplayTokenizer, base_tokenizer
 from core.bench.simulated_gpu import GpuCostModel, SimulatedGpuTarget
 from core.documents import open_document
-from core.drafters.base import OcrLine, Region, draft_page
+from core.drafters.base import OcrLine, Region, draft_page, stack_lines
 from core.drafters.layout import line_reading_order
 
 
@@ -66,7 +66,16 @@ class PageTimeline:
 
 
 def record(corpus, drafter, names: list[str] | None = None) -> list[PageTimeline]:
-    """Each single-page document of ``corpus`` drafted once by ``drafter``, its lines stamped."""
+    """Each single-page document of ``corpus`` drafted once by ``drafter`` (in this process), its
+    lines stamped, one by one: ``replay`` stacks them as the drafter would (``stacked``)."""
+    saved, tuning.EARLY_LINES_STACK = tuning.EARLY_LINES_STACK, 1
+    try:
+        return _record(corpus, drafter, names)
+    finally:
+        tuning.EARLY_LINES_STACK = saved
+
+
+def _record(corpus, drafter, names: list[str] | None) -> list[PageTimeline]:
     out = []
     for doc in load_corpus(corpus, names):
         with open_document(doc.pdf) as pdf:
@@ -156,6 +165,14 @@ def in_reading_order(page: PageTimeline) -> PageTimeline:
     return PageTimeline(page.name, page.seconds, chunks, page.regions)
 
 
+def stacked(page: PageTimeline, most: int | None = None) -> PageTimeline:
+    """``page`` (recorded line by line) with each chunk's lines told in stacks of at most ``most``
+    (``stack_lines`` as the drafter forms them; default ``tuning.EARLY_LINES_STACK``), at the same
+    times: stack sizes compared on one recording."""
+    chunks = [(t, stack_lines(chunk, most)) for t, chunk in page.chunks]
+    return PageTimeline(page.name, page.seconds, chunks, page.regions)
+
+
 def replay(corpus, timelines: list[PageTimeline], mode: str = "hsd", cost: GpuCostModel | None = None,
            cpu_factor: float = 1.6, draft_factor: float = 1.1, tokenizer: str = "qwen") -> list[ReplayedPage]:
     """Each page of ``timelines`` decoded by ``mode`` on the virtual clock (module docstring);
@@ -210,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--cpu-factor", type=float, default=1.6)
     rep.add_argument("--draft-factor", type=float, default=1.1)
     rep.add_argument("--tokenizer", default="qwen")
+    rep.add_argument("--stack", type=int, default=None,
+                     help="early lines a stack at most (default: tuning.EARLY_LINES_STACK; 1: one a record)")
     rep.add_argument("--reading-order", action="store_true",
                      help="tell each page's lines in reading order at the recorded times (in_reading_order)")
     args = ap.parse_args(argv)
@@ -224,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     timelines = [t for t in load(args.timeline) if not names or any(t.name.startswith(n) for n in names)]
     if args.reading_order:
         timelines = [in_reading_order(t) for t in timelines]
+    timelines = [stacked(t, args.stack) for t in timelines]
     pages = replay(args.corpus, timelines, args.mode, cpu_factor=args.cpu_factor, draft_factor=args.draft_factor,
                    tokenizer=args.tokenizer)
     for p in pages:

@@ -86,3 +86,25 @@ def test_in_reading_order_tells_the_same_lines_at_the_same_times_down_each_colum
     reordered = timeline.in_reading_order(page)
     assert [t for t, _ in reordered.chunks] == [0.1, 0.4] and [len(c) for _, c in reordered.chunks] == [2, 4]
     assert [ln.text for _, c in reordered.chunks for ln in c] == [ln.text for ln in left + right]
+
+
+def test_a_replay_stacks_each_chunks_lines_as_the_drafter_would():
+    column = [OcrLine(f"line {i} of a paragraph that runs on", (0, 14 * i, 300, 14 * i + 12)) for i in range(5)]
+    page = PageTimeline("p", 1.0, [(0.1, column[:2]), (0.4, column[2:])], [])
+    stacked = timeline.stacked(page, 3)
+    assert [t for t, _ in stacked.chunks] == [0.1, 0.4] and [len(c) for _, c in stacked.chunks] == [1, 1]
+    assert stacked.chunks[1][1][0] == OcrLine(" ".join(ln.text for ln in column[2:]), (0, 28, 300, 68))
+    assert timeline.stacked(page, 1).chunks == page.chunks
+
+
+def test_a_timeline_is_recorded_line_by_line(synthetic_corpus, monkeypatch):
+    stacks = []
+
+    class Recorder(StreamingDrafter):
+        def draft(self, page, on_lines=None):
+            stacks.append(timeline.tuning.EARLY_LINES_STACK)  # what a drafter stacking its lines reads
+            return super().draft(page, on_lines)
+
+    monkeypatch.setattr(timeline.tuning, "EARLY_LINES_STACK", 3)
+    timeline.record(synthetic_corpus, Recorder(), ["beta_note"])
+    assert stacks == [1] and timeline.tuning.EARLY_LINES_STACK == 3

@@ -75,7 +75,8 @@ class PageStats:
     #                                 ahead; the drafter ran beside the decode otherwise)
     passes_before_lines: int = 0    # ... before the first of its OCR lines arrived, read ahead of its
     #                                 regions (``passes_before_drafts`` where none did)
-    lines_read: int = 0             # early OCR lines Stage 1 read on their crops before the regions came
+    lines_read: int = 0             # early OCR lines (a stack of a paragraph's lines counts once) Stage 1
+    #                                 read on their crops before the regions came
     regions_read_by_lines: int = 0  # text regions that took those readings instead of a crop of their own
     seconds: dict = field(default_factory=page_seconds)
 

@@ -22,7 +22,8 @@ cores), rendering, and waits for the CPU. Its figures are for comparing settings
 figures come from ``hsd bench --target simulated-gpu``.
 
     python -m core.bench.timeline record CORPUS --out timeline.jsonl [--docs a,b]
-    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order] [--stack 3]
+    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order]
+        [--stack 3]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from core import tuning
-from core.drafters.layout import join_lines, line_stacks
+from core.drafters.layout import join_lines, line_stacks, union_box
 
 if TYPE_CHECKING:
     from core.documents import Page
@@ -90,8 +90,7 @@ def stack_lines(lines: list[OcrLine], most: int | None = None) -> list[OcrLine]:
         if len(stack) == 1:
             out.append(lines[stack[0]])
             continue
-        box = tuple(f([boxes[i][k] for i in stack]) for k, f in enumerate((min, min, max, max)))
-        out.append(OcrLine(join_lines([lines[i].text for i in stack]), box))
+        out.append(OcrLine(join_lines([lines[i].text for i in stack]), union_box(boxes[i] for i in stack)))
     return out
 
 

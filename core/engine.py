@@ -30,7 +30,7 @@ from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.elements import decode_elements
 from core.errors import HSDError
-from core.page_job import DocumentMemory, Drafting, EventCallback, PageImage, PageJob, PageRegions
+from core.page_job import DocumentMemory, Drafting, EventCallback, PageDecode, PageImage, PageJob, PageRegions
 from core.results import PageResult, page_seconds
 from core.speculative.budget import PassCost
 from core.speculative.matching import ProposalConfig
@@ -40,7 +40,7 @@ from core.stages import decode
 
 MODES = ("ar", "hsd", "page", "regions")
 
-__all__ = ["MODES", "Engine", "EngineConfig"]
+__all__ = ["MODES", "DecodedPage", "Engine", "EngineConfig"]
 
 
 @dataclass
@@ -190,6 +190,17 @@ class Engine:
         it delivers, and the page's statistics say after how many passes it did. ``seconds``: the
         page's timings so far (render, draft); its ``total`` grows by this decode. The drafter is
         waited for before this returns, also when the decode raises."""
+        return self.decode_image(image, regions, width, height, page_number, on_event, should_cancel,
+                                 seconds).finish()
+
+    def decode_image(self, image, regions: "list[Region] | Drafting", width: float, height: float,
+                     page_number: int = 1, on_event: EventCallback | None = None,
+                     should_cancel: Callable[[], bool] | None = None,
+                     seconds: dict | None = None) -> "DecodedPage":
+        """``convert_image`` up to the end of the page's decode: the page's output is final and
+        joins the document's history, while its drafter may still be reading it (a decode that
+        ended before its regions came). ``DecodedPage.finish`` waits for them and makes the result,
+        so that a document run can decode its next page meanwhile (``core.run``)."""
         t_start = time.perf_counter()
         target = self.target
         drafting = DraftJob.finished(regions) if isinstance(regions, (list, tuple)) else regions
@@ -201,28 +212,52 @@ class Engine:
             job.regions.poll(0)  # drafted already: the drafts serve from the first pass on
             element_level = target.profile is not None and target.profile.element_level
             page = decode_elements(job) if element_level else decode(job)
-        finally:
-            drafting.result()
+        except BaseException:
+            drafting.result()  # no drafter outlives its page's decode unseen
+            raise
+        self._remember(page.tokens)
+        return DecodedPage(job, drafting, page, width, height, t_start)
+
+
+@dataclass
+class DecodedPage:
+    """A page whose decode has ended (``Engine.decode_image``). ``drafted()``: whether its drafter
+    has delivered; ``finish()`` waits for it (its regions make the overlay, its figures are cut
+    from them) and returns the page's result."""
+
+    job: PageJob
+    drafting: Drafting
+    page: PageDecode
+    width: float
+    height: float
+    t_start: float
+
+    def drafted(self) -> bool:
+        return self.drafting.done()
+
+    def finish(self) -> PageResult:
+        job, drafting, page = self.job, self.drafting, self.page
+        drafting.result()
         stats = job.stats
         job.regions.wait(stats.stage1_passes + stats.stage2_passes)  # figures and the overlay need them
         stats.generated_tokens = len(page.tokens)
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
         # ar reads no drafts: however late its drafter answered, no pass waited for it
-        stats.passes_before_drafts = job.regions.arrived_after if self.config.mode != "ar" else 0
+        stats.passes_before_drafts = job.regions.arrived_after if job.config.mode != "ar" else 0
         lines_after = job.regions.lines_after  # None: no lines came before the regions
         stats.passes_before_lines = (stats.passes_before_drafts if lines_after is None
                                      else min(lines_after, stats.passes_before_drafts))
         stats.draft_error = drafting.error
         markdown, spans = page.text, page.spans
-        if target.profile is not None:  # the family's format (Qwen's HTML, HunyuanOCR's runaway
-            markdown = target.profile.postprocess(markdown)  # tail...) as our Markdown, in every mode
+        profile = job.target.profile
+        if profile is not None:  # the family's format (Qwen's HTML, HunyuanOCR's runaway tail...)
+            markdown = profile.postprocess(markdown)  # as our Markdown, in every mode
             if markdown != page.text:
                 spans = []  # converted: the spans no longer fit
-        self._remember(page.tokens)
         job.seconds["draft"] = drafting.seconds
-        job.seconds["total"] = job.seconds.get("total", 0.0) + time.perf_counter() - t_start
+        job.seconds["total"] = job.seconds.get("total", 0.0) + time.perf_counter() - self.t_start
         stats.seconds = job.seconds
-        return PageResult(page=page_number, width=width, height=height, markdown=markdown,
+        return PageResult(page=job.page.number, width=self.width, height=self.height, markdown=markdown,
                           regions=job.regions.regions, region_stats=job.regions.stats,
                           region_outputs=job.regions.outputs, spans=spans, stats=stats,
                           output_tokens=list(page.tokens))

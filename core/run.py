@@ -13,8 +13,10 @@ A run's threads:
   relays the events of the other two, writes the Markdown;
 * drafting (``core.draft_ahead``): owns the PDF from the plan on; renders and drafts the pages
   ahead of the decode, bounded, and the first one while the model loads;
-* decode: each page through ``Engine.convert_image`` (``decode_page``), saved at once
-  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page.
+* decode: each page through ``Engine.decode_image`` (``start_page``), saved at once
+  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page. A page whose
+  decode ends before its drafter does (a scan's OCR, beside the decode) waits for its regions on a
+  thread of its own (``PageSaver``) while the decode goes on with the next page.
 
 Cancelling (``should_cancel``, Ctrl-C, ``close()``) stops the decode within one forward pass and
 waits for the drafting thread to finish its page: no thread outlives the run or reads a closed PDF.
@@ -39,7 +41,7 @@ from core.results import PageResult
 from core.tuning import DRAFT_AHEAD_PAGES
 
 if TYPE_CHECKING:
-    from core.engine import Engine, EngineConfig
+    from core.engine import DecodedPage, Engine, EngineConfig
 
 
 @dataclass(frozen=True)
@@ -124,16 +126,95 @@ def decode_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object]
     """Decode a prepared page with ``engine``. ``waited``: seconds the decode waited for it (its
     total counts them). A page that could not be rendered, or whose decode raises, is recorded as
     failed and the run goes on; a cancel raises."""
+    return start_page(engine, page, on_event, should_cancel, waited).finish()
+
+
+def start_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object], None] | None = None,
+               should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> "DecodedPage | KnownPage":
+    """``decode_page`` up to the end of the page's decode (``Engine.decode_image``): ``finish()``
+    waits for the page's drafter where it is still reading and gives the result (failed where the
+    page could not be rendered or its decode or finishing raised); a cancel raises."""
     if page.error is not None:
-        return failed_page(page.number, page.width, page.height, engine.config.mode, page.error)
+        return KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page.error))
     seconds = dict(page.seconds, total=waited)
     try:
-        return engine.convert_image(page.image, page.drafts, page.width, page.height, page.number,
-                                    on_event=on_event, should_cancel=should_cancel, seconds=seconds)
+        decoded = engine.decode_image(page.image, page.drafts, page.width, page.height, page.number,
+                                      on_event=on_event, should_cancel=should_cancel, seconds=seconds)
     except (CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:  # one bad page never sinks the document
-        return failed_page(page.number, page.width, page.height, engine.config.mode, page_error(exc))
+        return KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page_error(exc)))
+    return _Guarded(decoded, page, engine.config.mode)
+
+
+@dataclass
+class KnownPage:
+    """A page whose result is known when its decode ends (``start_page``)."""
+
+    result: PageResult
+
+    def drafted(self) -> bool:
+        return True
+
+    def finish(self) -> PageResult:
+        return self.result
+
+
+@dataclass
+class _Guarded:
+    """A decoded page whose finishing, should it raise, makes the page failed, not the run."""
+
+    decoded: "DecodedPage"
+    page: DraftedPage
+    mode: str
+
+    def drafted(self) -> bool:
+        return self.decoded.drafted()
+
+    def finish(self) -> PageResult:
+        try:
+            return self.decoded.finish()
+        except (CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            return failed_page(self.page.number, self.page.width, self.page.height, self.mode, page_error(exc))
+
+
+class PageSaver:
+    """Saves a run's decoded pages in order. A page whose decode ended before its drafter did (a
+    scan's OCR still reading it, the decode beside it) waits for its regions on a thread of its own,
+    so that the decode goes on to the next page instead of idling; at most one page waits so, and
+    the next is saved only after it. ``save(page, decoded)`` (``start_page``'s), ``wait()`` for the
+    last; an error in a waiting page's saving is raised by the next ``save`` or ``wait``."""
+
+    def __init__(self, save: Callable[[DraftedPage, PageResult], None], emit: Callable[[object], None]):
+        self._save, self._emit = save, emit
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def save(self, page: DraftedPage, decoded) -> None:
+        self.wait()
+        if decoded.drafted():
+            self._save(page, decoded.finish())
+            return
+        self._thread = threading.Thread(target=self._finish, args=(page, decoded), name="hsd-page-save",
+                                        daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _finish(self, page: DraftedPage, decoded) -> None:
+        try:
+            with warnings_to(lambda message: self._emit(Notice(message, page=page.number))):
+                self._save(page, decoded.finish())
+        except BaseException as exc:  # raised on the decode's thread
+            self._error = exc
 
 
 # --- the run ---------------------------------------------------------------------------------------
@@ -273,21 +354,29 @@ class DocumentRun:
     def _decode(self, plan: DocumentPlan, drafting: DraftAhead, output, emit) -> None:
         engine, key = self.engine, str(self.request.input)
         total = len(plan.to_convert)
+
+        def save(page: DraftedPage, result: PageResult) -> None:
+            output.save_page(result, page.image if result.error is None else None)
+            if result.error is None:
+                self.converted.append(page.number)
+            emit(PageDone(page=page.number, result=result))
+
+        saver = PageSaver(save, emit)
         try:
-            with warnings_to(lambda message: emit(Notice(message))):
-                for position, (index, remember) in enumerate(plan.steps()):
-                    if self.cancelled():
-                        raise CancelledError("cancelled")
-                    engine.remember_pages(key, remember)
-                    t0 = time.perf_counter()
-                    page = drafting.next()
-                    emit(PageStarted(page=page.number, index=position, total=total))
-                    result = decode_page(engine, page, emit, self.cancelled, waited=time.perf_counter() - t0)
-                    output.save_page(result, page.image if result.error is None else None)
-                    if result.error is None:
-                        self.converted.append(page.number)
-                    emit(PageDone(page=page.number, result=result))
-                    del page  # its rendered image goes before the next page is rendered
+            try:
+                with warnings_to(lambda message: emit(Notice(message))):
+                    for position, (index, remember) in enumerate(plan.steps()):
+                        if self.cancelled():
+                            raise CancelledError("cancelled")
+                        engine.remember_pages(key, remember)
+                        t0 = time.perf_counter()
+                        page = drafting.next()
+                        emit(PageStarted(page=page.number, index=position, total=total))
+                        decoded = start_page(engine, page, emit, self.cancelled, waited=time.perf_counter() - t0)
+                        saver.save(page, decoded)
+                        del page, decoded  # its rendered image goes once it is saved
+            finally:
+                saver.wait()  # a page decoded before a cancel or an error is still saved
             emit(_Finished())
         except BaseException as exc:  # raised on the caller's thread
             emit(_Raised(exc))

@@ -119,21 +119,23 @@ class ReferencedEngine(Engine):
         self.references = references
         self.pages: dict[int, PageMeasure] = {}
 
-    def convert_image(self, image, regions, width, height, page_number=1, on_event=None, should_cancel=None,
-                      seconds=None) -> PageResult:
+    def decode_image(self, image, regions, width, height, page_number=1, on_event=None, should_cancel=None,
+                     seconds=None):
         reference = self.references.get(page_number, PageReference("", []))
         target = self.replay_target
         target.set_page(reference.page, reference.regions, reference.lines)
         measure = self.pages.setdefault(page_number, PageMeasure())
         cpu0, gpu0 = time.thread_time(), device_seconds(target)
-        result = super().convert_image(image, regions, width, height, page_number, on_event, should_cancel,
+        decoded = super().decode_image(image, regions, width, height, page_number, on_event, should_cancel,
                                        seconds)
-        measure.result, measure.cpu_seconds = result, time.thread_time() - cpu0
+        # measured where the decode ends: the run may decode the next page while this one waits
+        # for its regions (``core.run.PageSaver``), and its result comes with its ``PageDone``
+        measure.cpu_seconds = time.thread_time() - cpu0
         if gpu0 is not None:
             measure.gpu_seconds = device_seconds(target) - gpu0
         kind = "region" if self.config.mode == "regions" else "page"
-        measure.gains = target.gains(kind, final=result.stats.generated_tokens if kind == "page" else None)
-        return result
+        measure.gains = target.gains(kind, final=len(decoded.page.tokens) if kind == "page" else None)
+        return decoded
 
 
 def run_document(pdf: Path, config: EngineConfig, target: ReplayTarget, drafter,
@@ -158,6 +160,7 @@ def run_document(pdf: Path, config: EngineConfig, target: ReplayTarget, drafter,
                 elif isinstance(event, PageDone):
                     now = time.perf_counter()
                     walls[event.page], last = now - last, now
+                    engine.pages.setdefault(event.page, PageMeasure()).result = event.result
                 elif isinstance(event, DocumentDone):
                     break
         seconds = time.perf_counter() - t0

@@ -56,8 +56,10 @@ class ProgressLine:
             elif isinstance(event, TextAppended):
                 self.written += len(event.text)
                 refresh = False  # every pass: the clock shows it within a second
-            elif isinstance(event, PageDone):
-                self.decoding, self.last, advance = None, page_words(event.result), 1
+            elif isinstance(event, PageDone):  # the next page may be decoding already (core.run.PageSaver)
+                if self.decoding == event.page:
+                    self.decoding = None
+                self.last, advance = page_words(event.result), 1
             else:
                 refresh = False
         if refresh:

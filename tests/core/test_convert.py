@@ -76,8 +76,8 @@ def test_resume_skips_finished_pages(tmp_path, model_dir, monkeypatch):
     from core.engine import Engine
 
     calls = []
-    original = Engine.convert_image
-    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+    original = Engine.decode_image
+    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
                         calls.append(number) or original(self, image, regions, w, h, number, **k))
     assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
     assert calls == [] and out.read_bytes() == first
@@ -133,12 +133,12 @@ def test_killed_run_resumes_without_corrupt_output(tmp_path, model_dir, when):
 import os, signal
 import core.export
 from core.engine import Engine
-orig = Engine.convert_image
+orig = Engine.decode_image
 def convert_image(self, image, regions, width, height, number=1, **k):
     if number == 2 and {when!r} == "decoding":
         os.kill(os.getpid(), signal.SIGKILL)
     return orig(self, image, regions, width, height, number, **k)
-Engine.convert_image = convert_image
+Engine.decode_image = convert_image
 real_replace = os.replace
 def replace(src, dst):
     if str(dst).endswith("page-0002.json") and {when!r} == "saving":

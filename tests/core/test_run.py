@@ -12,7 +12,7 @@ import pymupdf
 import pytest
 
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
-from core.drafters.base import Region
+from core.drafters.base import OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError, HSDWarning
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageDrafting,
@@ -159,6 +159,56 @@ def test_beside_the_decode_a_page_records_the_passes_before_its_drafts(pdf, tmp_
     assert saved["passes_before_drafts"] == first.stats.passes_before_drafts
     regions_drafted = events.index(_of(events, RegionsDrafted, 1)[0])
     assert all(events.index(e) > regions_drafted for e in _of(events, RegionVerified, 1))
+
+
+class HeldFirstPage(Paragraphs):
+    """Tells page 1's first line at once, then holds its regions until ``gate`` opens (an OCR
+    drafter still reading a page whose decode has ended); later pages come at once."""
+
+    streams_lines = True
+
+    def draft(self, page, on_lines=None):
+        if page.index == 0:
+            if on_lines is not None:
+                on_lines([OcrLine(PARAGRAPHS[0])])
+            self.gate.wait(10)
+        return super().draft(page)
+
+
+def test_the_decode_goes_on_to_the_next_page_while_a_page_waits_for_its_regions(pdf, tmp_path):
+    """Page 1's decode ends before its drafter does: the decode starts page 2 meanwhile (no pass
+    idles), page 1 is saved with its regions once they come, and the pages are saved in order."""
+    gate = threading.Event()
+    engine = Engine(_config(background_drafting="on"), target=_target(), drafter=HeldFirstPage(gate))
+    events = []
+    for event in convert_document(ConversionRequest(pdf, tmp_path / "doc.md", engine.config), engine):
+        events.append(event)
+        if isinstance(event, PageStarted) and event.page == 2:
+            gate.set()  # page 1's regions come only once its decode has moved on
+    assert gate.is_set()
+    assert events.index(_of(events, PageStarted, 2)[0]) < events.index(_of(events, PageDone, 1)[0])
+    assert [e.page for e in _of(events, PageDone)] == [1, 2, 3]
+    first = _of(events, PageDone, 1)[0].result
+    assert first.markdown == REF and len(first.regions) == 2 and first.stats.passes_before_drafts > 0
+    assert first.stats.passes_before_drafts == first.stats.stage1_passes + first.stats.stage2_passes
+    assert [e.result.markdown for e in _of(events, PageDone)] == [REF] * 3
+    assert (tmp_path / "doc.md").read_text("utf-8").count("Paragraph 3:") == 3
+    assert not [t for t in threading.enumerate() if t.name.startswith("hsd-") and t.name != "hsd-drafting"]
+
+
+def test_a_cancel_while_a_page_waits_for_its_regions_still_saves_that_page(pdf, tmp_path):
+    gate, cancel = threading.Event(), threading.Event()
+    engine = Engine(_config(background_drafting="on"), target=_target(), drafter=HeldFirstPage(gate))
+    run = convert_document(ConversionRequest(pdf, tmp_path / "doc.md", engine.config), engine,
+                           should_cancel=cancel.is_set)
+    with pytest.raises(CancelledError):
+        for event in run:
+            if isinstance(event, PageStarted) and event.page == 2:
+                cancel.set()
+                gate.set()
+    # page 2 may have ended too before the cancel was seen; page 1 waited for its regions throughout
+    assert run.converted[:1] == [1] and (tmp_path / ".doc.md.hsd" / "page-0001.json").exists()
+    assert not [t for t in threading.enumerate() if t.name.startswith("hsd-") and t.name != "hsd-drafting"]
 
 
 def test_cancel_stops_the_run_keeps_finished_pages_and_ends_its_threads(pdf, tmp_path):

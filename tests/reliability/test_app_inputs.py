@@ -92,14 +92,14 @@ def test_odd_but_valid_files_convert(qtbot, window, tmp_path):
 def test_a_failing_page_is_marked_and_the_rest_converts(qtbot, window, tmp_path, monkeypatch):
     from core.engine import Engine
 
-    original = Engine.convert_image
+    original = Engine.decode_image
 
     def convert_image(self, image, regions, width, height, page_number=1, **kw):
         if page_number == 2:
             raise RuntimeError("simulated crash on page 2")
         return original(self, image, regions, width, height, page_number, **kw)
 
-    monkeypatch.setattr(Engine, "convert_image", convert_image)
+    monkeypatch.setattr(Engine, "decode_image", convert_image)
     pdf = h.text_pdf(tmp_path / "three.pdf", pages=3)
     with qtbot.waitSignal(window.document_finished, timeout=TIMEOUT_MS) as finished:
         window.add_files([pdf])

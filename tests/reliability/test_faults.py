@@ -58,7 +58,7 @@ def test_a_failing_page_is_reported_and_redone_on_resume(three_pages, reference,
                                                           monkeypatch):
     from core.engine import Engine
 
-    original = Engine.convert_image
+    original = Engine.decode_image
     calls = []
 
     def convert_image(self, image, regions, width, height, page_number=1, **kw):
@@ -67,7 +67,7 @@ def test_a_failing_page_is_reported_and_redone_on_resume(three_pages, reference,
             raise RuntimeError("simulated crash in the model on page 2")
         return original(self, image, regions, width, height, page_number, **kw)
 
-    monkeypatch.setattr(Engine, "convert_image", convert_image)
+    monkeypatch.setattr(Engine, "decode_image", convert_image)
     failing = True
     out, stats = tmp_path / "doc.md", tmp_path / "s.json"
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, "--stats", stats, *FAST_AR)
@@ -126,7 +126,7 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
     from core.targets.base import Target
 
     state = {"page": 0, "passes": 0, "armed": True}
-    original_page, original_forward = Engine.convert_image, Target.forward
+    original_page, original_forward = Engine.decode_image, Target.forward
 
     def convert_image(self, image, regions, width, height, number=1, **k):
         state["page"] = number
@@ -139,7 +139,7 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
                 raise KeyboardInterrupt
         return original_forward(self, *a, **k)
 
-    monkeypatch.setattr(Engine, "convert_image", convert_image)
+    monkeypatch.setattr(Engine, "decode_image", convert_image)
     monkeypatch.setattr(Target, "forward", forward)
     out = tmp_path / "doc.md"
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
@@ -150,7 +150,7 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
 
     state["armed"] = False
     done = []
-    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
                         done.append(number) or original_page(self, image, regions, w, h, number, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 0, err
@@ -223,8 +223,8 @@ def test_disk_full_while_saving_page_2_keeps_page_1_and_the_old_markdown(three_p
 
     monkeypatch.setattr(core.export.os, "replace", real_replace)
     done = []
-    original = Engine.convert_image
-    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+    original = Engine.decode_image
+    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
                         done.append(number) or original(self, image, regions, w, h, number, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--overwrite", "--model", model_dir, *FAST_AR)
     assert rc == 0, err
@@ -244,8 +244,8 @@ def test_damaged_page_file_is_redone_not_trusted(three_pages, reference, tmp_pat
     (work / "page-0003.json").write_text('{"result": {"page": 3}}', "utf-8")
     (work / ".page-0001.json.abc123.partial").write_bytes(b'{"half')
     done = []
-    original = Engine.convert_image
-    monkeypatch.setattr(Engine, "convert_image", lambda self, image, regions, w, h, number=1, **k:
+    original = Engine.decode_image
+    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
                         done.append(number) or original(self, image, regions, w, h, number, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 0, err

@@ -31,8 +31,12 @@ DEFAULT_BACKGROUND_DRAFTING = "auto"
 #: drafter was built from a spec (``core.drafters.process``): its Python and model threads then
 #: take neither the interpreter lock nor the cores the decode's thread needs between passes.
 DRAFTING_PROCESS = True
-#: How much lower the drafting process's priority is (``os.nice``): the decode wants a core for a
-#: few milliseconds at a time, and gets it at once.
+#: The drafting process runs only on CPU time nothing else wants (Linux's ``SCHED_IDLE``): the
+#: decode wants a core for a few milliseconds at a time and gets it the moment it wakes
+#: (``core.drafters.process.lower_priority``).
+DRAFTING_PROCESS_IDLE = True
+#: Where that policy is not offered (or turned off): how much lower the drafting process's
+#: priority is (``os.nice``).
 DRAFTING_PROCESS_NICE = 10
 #: OCR lines the recogniser reads between two reports of what it read (``core.drafters.line_stream``):
 #: a page decoding beside its OCR takes the lines read so far as drafts, long before the layout

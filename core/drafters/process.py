@@ -6,9 +6,11 @@ in Python). On a thread of the decoding process its Python holds the interpreter
 decode needs between two passes, and its model threads take the cores that the decode's thread
 needs to launch the next pass. On two cores, a loop of 20 ms GPU-like waits and 2.3 ms of Python
 (a simulated pass and the engine's own work) took 2.5 ms more a pass beside a drafting thread,
-1.8 ms beside a drafting process, and nothing measurable beside a drafting process of lower
-priority (``tuning.DRAFTING_PROCESS_NICE``), whose pages took about as long as before: the decode
-wants a core for a few milliseconds at a time.
+1.8 ms beside a drafting process, and nothing measurable beside a niced drafting process. In
+whole document runs on the simulated GPU the niced process still cost the decode 1.7-1.9 ms a
+pass (its thread waking to a busy core after each pass); the process now runs only on CPU time
+nothing else wants (``lower_priority``: Linux's ``SCHED_IDLE``, a niced process elsewhere), and
+that fell to 1.3-1.4 ms, the drafting taking about as long (docs/benchmarks.md).
 
     ProcessDrafter(drafter, spec)   a Drafter: ``draft(page)`` sends the page's document (path,
                                     password) and index to the process, which opens the document
@@ -169,11 +171,7 @@ def serve(connection, spec: str, nice: int) -> None:
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
     exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A page asked
     for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them."""
-    if nice and hasattr(os, "nice"):
-        try:
-            os.nice(nice)
-        except OSError:
-            pass
+    lower_priority(nice)
     from core.drafters import get_drafter
 
     drafter = get_drafter(spec)
@@ -197,6 +195,27 @@ def serve(connection, spec: str, nice: int) -> None:
             break
     if opened:
         opened["document"].close()
+
+
+def lower_priority(nice: int) -> str:
+    """Leave the cores to the decode: this process (and the model threads it starts later) runs
+    only on CPU time nothing else wants, where Linux offers that (``SCHED_IDLE``: a waking decode
+    thread takes a core from it at once, where a niced process keeps it for up to a time slice,
+    a millisecond or more between two passes); elsewhere at a priority ``nice`` lower. Returns
+    which it got: "idle", "nice" or "" (neither)."""
+    if tuning.DRAFTING_PROCESS_IDLE and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            return "idle"
+        except OSError:
+            pass
+    if nice and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+            return "nice"
+        except OSError:
+            pass
+    return ""
 
 
 def _answer(request: tuple, drafter, opened: dict, connection):

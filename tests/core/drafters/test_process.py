@@ -5,6 +5,9 @@ one warning, no page."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -32,6 +35,35 @@ def no_shared_readers():
     for reader in process_module._shared.values():
         reader.close()
     process_module._shared.clear()
+
+
+# -- the process's priority ------------------------------------------------------------------------
+
+_POLICY_SCRIPT = """
+import os, sys, threading
+from core import tuning
+from core.drafters.process import lower_priority
+tuning.DRAFTING_PROCESS_IDLE = sys.argv[1] == "idle"
+got = lower_priority(10)
+seen = []
+worker = threading.Thread(target=lambda: seen.append(os.sched_getscheduler(0)))  # as a model's threads
+worker.start(); worker.join()
+print(got, os.sched_getscheduler(0) == os.SCHED_IDLE, seen[0] == os.SCHED_IDLE, os.nice(0))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux's scheduling policies")
+@pytest.mark.parametrize("policy", ["idle", "nice"])
+def test_the_drafting_process_leaves_the_cores_to_the_decode(policy):
+    """SCHED_IDLE where offered, for the process and the threads it starts afterwards (its model's);
+    a niced process where it is turned off."""
+    out = subprocess.run([sys.executable, "-c", _POLICY_SCRIPT, policy], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    nice0 = os.nice(0)
+    if policy == "idle":
+        assert out == ["idle", "True", "True", str(nice0)]
+    else:
+        assert out == ["nice", "False", "False", str(min(19, nice0 + 10))]
 
 
 # -- which drafter reads -------------------------------------------------------------------------

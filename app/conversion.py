@@ -184,6 +184,12 @@ class ConversionController(QObject):
         self.progress_changed.emit()
 
     def _started(self, doc, event) -> None:
+        for number, record in doc.pages.items():
+            # a page still decoding when a later one starts has ended its decode: it waits for its
+            # drafter's regions to be saved (the run decodes on meanwhile)
+            if number < event.page and record.decoding and record.result is None:
+                record.decoded = True
+                self.page_changed.emit(doc, number)
         doc.pages[event.page].started()
         self.tracker.page_started(event.page)
         self.page_changed.emit(doc, event.page)

@@ -39,6 +39,7 @@ class PageRecord:
     drafting_since: float | None = None      # monotonic clock when its drafter started
     draft_seconds: float | None = None       # how long its drafter took (once drafted in this run)
     decoding: bool = False                   # its decode has started (the drafter may still run)
+    decoded: bool = False                    # its decode has ended before its drafter (a later page started)
 
     def drafting(self, drafter: str, now: float) -> None:
         self.phase, self.drafter, self.drafting_since = "drafting", drafter, now
@@ -58,7 +59,7 @@ class PageRecord:
     def finished(self, result, kept: bool = False) -> None:
         self.result, self.kept, self.phase = result, kept, "done"
         self.regions, self.region_stats = result.regions, result.region_stats
-        self.text, self.preview, self.drafting_since, self.decoding = "", False, None, False
+        self.text, self.preview, self.drafting_since, self.decoding, self.decoded = "", False, None, False, False
 
     def interrupted(self) -> None:
         """The run stopped: a page whose decode had started keeps what it has, as partial; a page
@@ -67,7 +68,7 @@ class PageRecord:
             self.phase = "partial"
         elif self.phase in ("drafting", "drafted", "decoding"):
             self.phase = ""
-        self.drafting_since, self.decoding = None, False
+        self.drafting_since, self.decoding, self.decoded = None, False, False
 
 
 @dataclass

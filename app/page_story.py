@@ -102,7 +102,8 @@ def page_tooltip(doc, number: int) -> str:
     if state == "not in range":
         return f"page {number}: not in the page range of the conversion (Settings > Pages)"
     if state == "drafting":
-        also = "; its decode has started without drafts" if record.decoding else ""
+        also = ("; its text is written, and the page is saved once its regions come (its overlay and figures "
+                "need them)" if record.decoded else "; its decode has started without drafts" if record.decoding else "")
         return f"page {number}: {drafting_label(record)}: its drafter is reading the page{also}"
     if state == "drafted":
         took = f" in {record.draft_seconds:.1f} s" if record.draft_seconds is not None else ""

@@ -147,6 +147,18 @@ def test_beside_the_decode_a_page_may_decode_before_its_drafts_arrive(qtbot, win
     assert thumb(window, 1)[0] == "converting" and "page 1: 0 chars" in window.progress_label.text()
 
 
+def test_a_page_decoded_before_its_regions_says_so_while_the_next_page_converts(qtbot, window, tmp_path):
+    """The run decodes page 2 while page 1, its text written, waits for its drafter's regions."""
+    doc = opened(window, tmp_path)
+    run_events(window, doc, [PageDrafting(1, "rapidocr"), PageStarted(1, 0, 3), PageStarted(2, 1, 3)])
+    state, label, tip = thumb(window, 1)
+    assert state == "drafting" and "its text is written" in tip and "started without drafts" not in tip
+    assert "converting page 2 (2 of 3)" in window.status_label.text()
+    run_events(window, doc, [RegionsDrafted(1, regions(1), 6.0), PageDone(1, page_result(1))])
+    assert thumb(window, 1)[0] == "done" and not doc.pages[1].decoded
+    assert "page 2: 0 chars" in window.progress_label.text()
+
+
 def test_the_legend_names_the_drafted_frame(qtbot, window):
     from app.thumbnails import STATE_COLOR
 

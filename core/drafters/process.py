@@ -140,8 +140,9 @@ class ProcessDrafter:
 
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe()
-        self._process = context.Process(target=serve, args=(theirs, self.spec, tuning.DRAFTING_PROCESS_NICE),
-                                        name="hsd-drafting", daemon=True)
+        priority = (tuning.DRAFTING_PROCESS_NICE, tuning.DRAFTING_PROCESS_IDLE)
+        self._process = context.Process(target=serve, args=(theirs, self.spec, *priority), name="hsd-drafting",
+                                        daemon=True)
         self._process.start()
         theirs.close()  # this side sees EOF once the process is gone
         self._connection = mine
@@ -166,12 +167,12 @@ class ProcessDrafter:
 # -- the drafting process ------------------------------------------------------------------------
 
 
-def serve(connection, spec: str, nice: int) -> None:
+def serve(connection, spec: str, nice: int, idle: bool = False) -> None:
     """The drafting process: answer requests until the other side closes the connection. Each
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
     exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A page asked
     for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them."""
-    lower_priority(nice)
+    lower_priority(nice, idle)
     from core.drafters import get_drafter
 
     drafter = get_drafter(spec)
@@ -197,13 +198,13 @@ def serve(connection, spec: str, nice: int) -> None:
         opened["document"].close()
 
 
-def lower_priority(nice: int) -> str:
-    """Leave the cores to the decode: this process (and the model threads it starts later) runs
-    only on CPU time nothing else wants, where Linux offers that (``SCHED_IDLE``: a waking decode
-    thread takes a core from it at once, where a niced process keeps it for up to a time slice,
-    a millisecond or more between two passes); elsewhere at a priority ``nice`` lower. Returns
+def lower_priority(nice: int, idle: bool) -> str:
+    """Leave the cores to the decode: with ``idle``, this process (and the model threads it starts
+    later) runs only on CPU time nothing else wants, where Linux offers that (``SCHED_IDLE``: a
+    waking decode thread takes a core from it at once, where a niced process keeps it for up to a
+    time slice, a millisecond or more between two passes); elsewhere at a priority ``nice`` lower. Returns
     which it got: "idle", "nice" or "" (neither)."""
-    if tuning.DRAFTING_PROCESS_IDLE and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+    if idle and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         try:
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
             return "idle"

@@ -41,10 +41,8 @@ def no_shared_readers():
 
 _POLICY_SCRIPT = """
 import os, sys, threading
-from core import tuning
 from core.drafters.process import lower_priority
-tuning.DRAFTING_PROCESS_IDLE = sys.argv[1] == "idle"
-got = lower_priority(10)
+got = lower_priority(10, sys.argv[1] == "idle")
 seen = []
 worker = threading.Thread(target=lambda: seen.append(os.sched_getscheduler(0)))  # as a model's threads
 worker.start(); worker.join()
@@ -131,7 +129,7 @@ class ServingThread:
     """``serve`` on a thread, standing in for the process (same interface as far as it is used)."""
 
     def __init__(self, connection, spec):
-        self.thread = threading.Thread(target=serve, args=(connection, spec, 0), daemon=True)
+        self.thread = threading.Thread(target=serve, args=(connection, spec, 0, False), daemon=True)
         self.thread.start()
 
     def is_alive(self):

@@ -130,12 +130,12 @@ def decode_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object]
 
 
 def start_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object], None] | None = None,
-               should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> "DecodedPage | KnownPage":
+               should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> "_Guarded | _KnownPage":
     """``decode_page`` up to the end of the page's decode (``Engine.decode_image``): ``finish()``
     waits for the page's drafter where it is still reading and gives the result (failed where the
     page could not be rendered or its decode or finishing raised); a cancel raises."""
     if page.error is not None:
-        return KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page.error))
+        return _KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page.error))
     seconds = dict(page.seconds, total=waited)
     try:
         decoded = engine.decode_image(page.image, page.drafts, page.width, page.height, page.number,
@@ -143,12 +143,12 @@ def start_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object],
     except (CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:  # one bad page never sinks the document
-        return KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page_error(exc)))
+        return _KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page_error(exc)))
     return _Guarded(decoded, page, engine.config.mode)
 
 
 @dataclass
-class KnownPage:
+class _KnownPage:
     """A page whose result is known when its decode ends (``start_page``)."""
 
     result: PageResult

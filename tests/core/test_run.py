@@ -17,7 +17,7 @@ from core.engine import Engine, EngineConfig
 from core.errors import CancelledError, HSDWarning
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageDrafting,
                          PageKept, PageStarted, RegionsDrafted, RegionVerified)
-from core.run import ConversionRequest, DocumentPlan, convert_document, plan_document
+from core.run import ConversionRequest, DocumentPlan, PageSaver, convert_document, plan_document
 
 PARAGRAPHS = [f"Paragraph {i}: the drafts of this page are verified by the target in batched passes "
               f"({i * 37} of them)." for i in range(4)]
@@ -209,6 +209,44 @@ def test_a_cancel_while_a_page_waits_for_its_regions_still_saves_that_page(pdf, 
     # page 2 may have ended too before the cancel was seen; page 1 waited for its regions throughout
     assert run.converted[:1] == [1] and (tmp_path / ".doc.md.hsd" / "page-0001.json").exists()
     assert not [t for t in threading.enumerate() if t.name.startswith("hsd-") and t.name != "hsd-drafting"]
+
+
+class Decoded:
+    """A decoded page as ``PageSaver`` sees it: its drafter delivers when ``gate`` opens."""
+
+    def __init__(self, number: int, gate: threading.Event | None = None):
+        self.number, self.gate = number, gate
+
+    def drafted(self) -> bool:
+        return self.gate is None or self.gate.is_set()
+
+    def finish(self):
+        if self.gate is not None:
+            assert self.gate.wait(10)
+        return self.number
+
+
+def test_page_saver_keeps_the_order_and_raises_a_waiting_pages_error_on_the_decodes_thread():
+    saved, gate = [], threading.Event()
+
+    def save(page, result):
+        if result == 3:
+            raise OSError("no space left on device")
+        saved.append((page, result, threading.current_thread().name))
+
+    saver = PageSaver(save, emit=lambda event: None)
+    saver.save("p1", Decoded(1, gate))  # waits for its regions on a thread of its own
+    assert saved == []
+    gate.set()
+    saver.save("p2", Decoded(2))  # saved after page 1, here
+    assert saved == [("p1", 1, "hsd-page-save"), ("p2", 2, threading.current_thread().name)]
+    late = threading.Event()
+    saver.save("p3", Decoded(3, late))
+    late.set()
+    with pytest.raises(OSError, match="no space"):  # the waiting page's failure, on the decode's thread
+        saver.save("p4", Decoded(4))
+    saver.wait()  # raised once
+    assert [p for p, _, _ in saved] == ["p1", "p2"]
 
 
 def test_cancel_stops_the_run_keeps_finished_pages_and_ends_its_threads(pdf, tmp_path):

@@ -121,19 +121,13 @@ def rejected_notice(markdown_path, rejected: list[int]) -> str:
 # --- one page --------------------------------------------------------------------------------------
 
 
-def decode_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object], None] | None = None,
-                should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> PageResult:
-    """Decode a prepared page with ``engine``. ``waited``: seconds the decode waited for it (its
-    total counts them). A page that could not be rendered, or whose decode raises, is recorded as
-    failed and the run goes on; a cancel raises."""
-    return start_page(engine, page, on_event, should_cancel, waited).finish()
-
-
 def start_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object], None] | None = None,
                should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> "_Guarded | _KnownPage":
-    """``decode_page`` up to the end of the page's decode (``Engine.decode_image``): ``finish()``
-    waits for the page's drafter where it is still reading and gives the result (failed where the
-    page could not be rendered or its decode or finishing raised); a cancel raises."""
+    """Decode a prepared page with ``engine`` up to the end of its decode (``Engine.decode_image``).
+    ``waited``: seconds the decode waited for it (its total counts them). ``finish()`` waits for
+    the page's drafter where it is still reading and gives the result: a page that could not be
+    rendered, or whose decode or finishing raised, is recorded as failed and the run goes on; a
+    cancel raises."""
     if page.error is not None:
         return _KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page.error))
     seconds = dict(page.seconds, total=waited)

@@ -202,8 +202,8 @@ def lower_priority(nice: int, idle: bool) -> str:
     """Leave the cores to the decode: with ``idle``, this process (and the model threads it starts
     later) runs only on CPU time nothing else wants, where Linux offers that (``SCHED_IDLE``: a
     waking decode thread takes a core from it at once, where a niced process keeps it for up to a
-    time slice, a millisecond or more between two passes); elsewhere at a priority ``nice`` lower. Returns
-    which it got: "idle", "nice" or "" (neither)."""
+    time slice, a millisecond or more between two passes); elsewhere at a priority ``nice`` lower.
+    Returns which it got: "idle", "nice" or "" (neither)."""
     if idle and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         try:
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

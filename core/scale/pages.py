@@ -3,9 +3,10 @@
 They are the single-machine page's two halves: ``render_and_draft`` runs the page pipeline's
 ``render_and_draft`` (``core.page_pipeline``; drafter first, never on a thread) on a CPU worker and
 packs the result for the trip; ``convert_rendered`` unpacks it on a model actor and decodes it with
-``Engine.convert_image``, the call a run on one machine makes (``core.run.decode_page``), so the
-Markdown is the single path's for the same settings. Both retry a failing page before giving up; a
-page that still fails becomes ``failed_page(...)`` as on one machine.
+``Engine.convert_image``, what a run on one machine does in two steps (``core.run.start_page``:
+``Engine.decode_image``, then ``DecodedPage.finish``), so the Markdown is the single path's for the
+same settings. Both retry a failing page before giving up; a page that still fails becomes
+``failed_page(...)`` as on one machine.
 
 No Ray in this module: it is the unit that Ray workers run, testable without Ray.
 """

@@ -143,6 +143,14 @@ TEXT_MAX_HITS = 8
 MISREAD_CHARS = 12
 #: Agreeing characters that must separate two misread ones for the matcher to learn a misread word.
 MISREAD_SPACING = 3
+#: A draft letter this page's OCR has misread (``Notation.guesses``): in at least
+#: ``MISREAD_GUESS_SUPPORT`` distinct runs of letters, and in at least ``MISREAD_GUESS_RATE`` of the
+#: runs holding it that the output has written; a proposal then also branches at the first
+#: ``MISREAD_GUESS_BRANCHES`` such letters, and reads one misread more often than not as put right.
+MISREAD_GUESS_SUPPORT, MISREAD_GUESS_RATE, MISREAD_GUESS_BRANCHES = 2, 0.2, 3
+#: Drafts besides the best hit's that a lookup learns misread words from (``TextMatcher``): where a
+#: Stage 1 reading holds the output's tail, the raw OCR draft beside it is what shows them.
+MISREAD_LEARN_DRAFTS = 3
 #: The page's opening (``OpeningProposer``): proposed while the output is shorter than this many
 #: tokens, from the first this many regions of the reading order (the model may skip a running
 #: header or a page number), each continuation at most ``OPENING_TOKENS`` tokens long.

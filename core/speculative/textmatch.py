@@ -25,6 +25,14 @@ tail; read as a misreading of the draft's ``t`` (``_past_misreading``) it goes o
 Carrow"`` at once. Once output and draft agree again past the word, the two line up letter for
 letter and ``Obrigteit`` -> ``Obrigkeit`` is learned (``Notation.misread``): the later ``der
 Obrigteit.`` is proposed as ``der Obrigkeit.`` beside the raw draft.
+
+Letters a page keeps misreading: each misread word learned also counts its letter pairs
+(``Notation.confusions``: ``t`` -> ``k`` in ``Obrigteit``, ``Volte``), against the words the output
+wrote as drafted (``confirmed``). Once a letter is put right in two words or more, and in a fifth of
+the written words that hold it, proposals also branch at that letter in words not seen yet
+(``Notation.guesses``, ``TextMatcher._guessed``): the draft's ``am Martt`` (``Markt`` misread) is
+proposed as read and with one ``t`` read ``k`` at a time, ``am Markt`` among them, in one tree: a
+pass goes on past a first misreading that the page's habit predicts.
 """
 
 from __future__ import annotations
@@ -42,7 +50,8 @@ from rapidfuzz.distance import Hamming, Levenshtein
 
 from core.speculative.latex import LETTER_OF_COMMAND, has_math_symbol, math_symbols, to_latex
 from core.speculative.mathmode import inside_math
-from core.tuning import MISREAD_CHARS, MISREAD_SPACING, TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS
+from core.tuning import (MISREAD_CHARS, MISREAD_GUESS_BRANCHES, MISREAD_GUESS_RATE, MISREAD_GUESS_SUPPORT,
+                         MISREAD_LEARN_DRAFTS, MISREAD_SPACING, TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS)
 
 
 def _kept(ch: str) -> bool:
@@ -204,6 +213,9 @@ class Notation:
     ``words``: draft word -> the output's form (``wt%TiO2`` -> ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``).
     ``misread``: a draft's run of letters the output wrote with a letter or two put right, the same
     length (``Obrigteit`` -> ``Obrigkeit``), wherever it stands between punctuation.
+    ``confusions``: per pair of a draft's letter and the output's in its place (``t`` -> ``k``), the
+    misread runs of letters that showed it; with the runs the output confirmed as the draft has them
+    (``confirmed``), how often a draft's letter is misread on this page (``guesses``).
     ``literal``: the math symbols the output writes as they are (``±`` in ``68.3 ± 19.7``), which are
     then not proposed as LaTeX commands inside formulas (``core.speculative.latex``).
     ``shapes``: for words with digits, the word with its digit runs as ``#`` -> what the output put
@@ -219,6 +231,10 @@ class Notation:
         self.misread: dict[str, str] = {}  # a draft's run of letters -> the output's (same length)
         self.shapes: dict[str, tuple[str, str]] = {}
         self.literal: set[str] = set()  # math symbols the output writes as they are, not as LaTeX
+        self.confusions: dict[tuple[str, str], set[str]] = {}
+        self.confirmed: set[str] = set()  # runs of letters the output wrote as the draft has them
+        self._confirmed_with: dict[str, int] = {}  # letter -> confirmed runs holding it
+        self._guessable: dict[str, tuple[str, float]] | None = None  # ``_guess_table``
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
         self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
         self._misread_pattern: re.Pattern | None = None  # the misread runs of letters
@@ -236,10 +252,10 @@ class Notation:
 
     def learn(self, word: str, form: str) -> None:
         if form != word and _norm(form) != _norm(word):
-            self._learn_misreading(word, form)
+            self.learn_misreading(word, form)
             return  # a form keeps the word's letters and digits
         if form == word:
-            self._learn_misreading(word, word)
+            self.learn_misreading(word, word)
         if self._set(self.words, word, None if form == word else form):
             self._changes.append(word)
         if _DIGITS.search(word):
@@ -249,7 +265,7 @@ class Notation:
                 if self._set(self.shapes, _DIGITS.sub("#", word), template):
                     self._changes.append(None)
 
-    def _learn_misreading(self, word: str, form: str) -> None:
+    def learn_misreading(self, word: str, form: str) -> None:
         """The output wrote the draft's ``word`` as ``form``, its letters one or two apart (an OCR's
         ``Obrigteit.`` for ``Obrigkeit.``): the run of letters is learned, without the punctuation
         around it, so that ``Obrigteit`` is put right wherever it stands. ``form == word`` forgets."""
@@ -257,10 +273,65 @@ class Notation:
         if not w or not f or w[1] != f[1] or w[3] != f[3]:
             return
         core, written = w[2], f[2]
-        if written != core and not _same_stream(_norm(core), _norm(written)):
+        if written == core:
+            self._confirm(core)
+        elif not _same_stream(_norm(core), _norm(written)):
             return
+        elif len(core) == len(written):
+            for a, b in zip(core, written):
+                if a != b and (a.isalpha() or b.isalpha()):  # one number for another is no misreading
+                    self.confusions.setdefault((a, b), set()).add(core)
+                    self._guessable = None
         if self._set(self.misread, core, None if written == core else written):
             self._changes.append(core)
+
+    def _confirm(self, run: str) -> None:
+        if run in self.confirmed or not run.isalpha():
+            return
+        self.confirmed.add(run)
+        for ch in set(run):
+            self._confirmed_with[ch] = self._confirmed_with.get(ch, 0) + 1
+        if self.confusions:
+            self._guessable = None
+
+    def _guess_table(self) -> dict[str, tuple[str, float]]:
+        """Per draft letter that this page has misread in ``MISREAD_GUESS_SUPPORT`` runs or more:
+        the letter the output most often wrote for it, and the share of the letter's runs the
+        output put right (misread runs over those and the confirmed runs that hold the letter)."""
+        if self._guessable is None:
+            table: dict[str, tuple[str, float]] = {}
+            for (a, b), runs in self.confusions.items():
+                if len(runs) < MISREAD_GUESS_SUPPORT:
+                    continue
+                rate = len(runs) / (len(runs) + self._confirmed_with.get(a, 0))
+                if rate >= MISREAD_GUESS_RATE and rate > table.get(a, ("", 0.0))[1]:
+                    table[a] = (b, rate)
+            self._guessable = table
+        return self._guessable
+
+    def guesses(self, raw: str, start: int, stop: int) -> list[tuple[int, str, float]]:
+        """Letters of ``raw[start:stop]`` that this page's OCR has often misread (``_guess_table``),
+        as ``(index, the letter the output may write instead, how often it did)``: not in a run of
+        letters the output has already written (confirmed, or learned misread and put right by
+        the rendering)."""
+        table = self._guess_table()
+        if not table:
+            return []
+        found, written = [], set(self.misread.values())
+        pattern = re.compile("[" + re.escape("".join(table)) + "]")
+        for m in pattern.finditer(raw, start, stop):
+            i = m.start()
+            a, b = i, i + 1
+            while a > 0 and raw[a - 1].isalnum():
+                a -= 1
+            while b < len(raw) and raw[b].isalnum():
+                b += 1
+            run = raw[a:b]
+            if run in self.confirmed or run in self.misread or run in written:
+                continue
+            alt, rate = table[raw[i]]
+            found.append((i, alt, rate))
+        return found
 
     def render_text(self, text: str) -> str:
         """``text`` with every word (what lies between spaces) rendered, and every misread run of
@@ -362,8 +433,8 @@ class TextMatcher:
         streams = self._streams()
         sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
-        found_in = ""
-        window = n = min_chars
+        found: dict[int, tuple[int, int, str]] = {}  # per draft: its first hit's end, window, stream
+        n = min_chars
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
@@ -373,18 +444,23 @@ class TextMatcher:
                 hit = (streams.drafts[i], end)
                 if hit not in hits:
                     hits.append(hit)
-                    if len(hits) == 1:
-                        found_in = streams.norms[i]
+                    if hit[0] not in found:
+                        found[hit[0]] = (end, n, streams.norms[i])
             if not hits:
                 break
-            best, window = hits, n
+            best = hits
             if len({self._raw_after(self.drafts[d], e, sep, 32) for d, e in hits}) <= 1:
                 break
             n += 4
+        # Learn from the best hit, and from the other drafts the tail is in (a few): where a Stage 1
+        # reading holds the tail, the raw OCR draft beside it is what shows the misread words.
         if best:
-            self._learn(out_text, *best[0], window, found_in)
-            if self._rendered_version != self.notation.version:
-                self._render()
+            first = best[0][0]
+            self._learn(out_text, first, best[0][1], *found[first][1:])
+            for d in [d for d in found if d != first][:MISREAD_LEARN_DRAFTS]:
+                self._learn_misreadings(out_text, d, *found[d])
+        if self._rendered_version != self.notation.version:
+            self._render()
         return self._continuing(best, output_tail, sep, max_chars_out)
 
     def continuations_past_misreading(self, output_tail: str, max_chars_out: int = 400,
@@ -415,6 +491,8 @@ class TextMatcher:
                 forms = [cont]
                 if in_formula and has_math_symbol(cont):
                     forms.insert(0, to_latex(cont, keep=self.notation.literal))
+                elif not out:
+                    forms = self._guessed(text, end, sep, max_chars_out, cont)
                 for form in forms:
                     if form not in seen:
                         seen.add(form)
@@ -422,6 +500,36 @@ class TextMatcher:
             if len(out) >= self.max_hits:
                 break
         return out[:self.max_hits]
+
+    def _guessed(self, text: NormalizedText, end: int, sep: str, max_chars_out: int, cont: str) -> list[str]:
+        """``cont`` (``text`` after ``end``) as the output may write it where this page's OCR has
+        misread letters before (``Notation.guesses``): first with each such letter as the output
+        more often wrote it, then ``cont`` itself, then branches at the first
+        ``MISREAD_GUESS_BRANCHES`` of them, each the first reading with that one letter the other
+        way. Verified as one tree, a proposal passes one misread letter more than it would.
+
+        Worked example: the output has put ``B`` right as ``V`` in 3 of the 4 runs holding it
+        (``Bon``, ``Berordnung``, ``Bersammlung``; not ``Buerger``), ``t`` as ``k`` in 2 of 10;
+        ``"die Berwaltung mit"`` is proposed as ``"die Verwaltung mit"``, then as it is, then
+        with ``t`` read ``k`` at ``Verwalkung`` and in ``mik``."""
+        nxt = text.raw_index[end] if end < len(text.raw_index) else len(text.raw)
+        guesses = self.notation.guesses(text.raw, nxt, nxt + max_chars_out)
+        if not guesses:
+            return [cont]
+        likely = list(text.raw)
+        for i, alt, rate in guesses:
+            if rate > 0.5:
+                likely[i] = alt
+        branches = []
+        for i, alt, rate in guesses[:MISREAD_GUESS_BRANCHES]:
+            other = likely.copy()
+            other[i] = text.raw[i] if rate > 0.5 else alt
+            branches.append(other)
+        forms = []
+        for chars in [likely, *branches]:
+            variant = NormalizedText("".join(chars), text.norm, text.raw_index, text.raw_end)
+            forms.append(self._raw_after(variant, end, sep, max_chars_out))
+        return [forms[0], cont, *forms[1:]]
 
     def _past_misreading(self, tail: str, min_chars: int) -> list[tuple[int, int]]:
         """Where the output's last ``k`` characters differ from a draft by a misread character or
@@ -477,6 +585,31 @@ class TextMatcher:
         draft = self.drafts[d]
         n = _common_suffix(out.norm, found_in[:norm_end], n)
         o0, d0 = len(out.norm) - n, norm_end - n
+        self._learn_separators(out, o0, draft, d0, n)
+        m = _aligned_before(out.norm, o0, found_in, d0)
+        self._learn_words(out, o0 - m, draft, d0 - m, n + m, self.notation.learn)
+
+    def _learn_misreadings(self, out: NormalizedText, d: int, norm_end: int, n: int, found_in: str) -> None:
+        """``_learn`` from another draft that holds the output's tail, misread letters only: where
+        a Stage 1 reading holds the tail too, the raw OCR draft beside it is what shows them (its
+        separators and word forms are the best hit's business)."""
+        n = _common_suffix(out.norm, found_in[:norm_end], n)
+        if n >= min(len(out.norm), norm_end):
+            return  # it agrees as far back as the tail goes: no letter of it reads otherwise
+        o0, d0 = len(out.norm) - n, norm_end - n
+        m = _aligned_before(out.norm, o0, found_in, d0)
+        if m:
+            self._learn_words(out, o0 - m, self.drafts[d], d0 - m, n + m, self._learn_misread_word)
+
+    def _learn_misread_word(self, word: str, form: str) -> None:
+        """A word of another draft than the best hit's: a run of digits there may be another number
+        in another place (an equation's ``(2)`` where the output cites ``(8)``), not a misreading."""
+        if any(c.isalpha() for c in word):
+            self.notation.learn_misreading(word, form)
+
+    def _learn_separators(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int) -> None:
+        """The separators the output writes otherwise between the stretch's characters."""
+        norm_end = d0 + n
         oi, oe = out.raw_index[o0:], out.raw_end[o0:]
         di, de = draft.raw_index[d0:norm_end], draft.raw_end[d0:norm_end]
         # Only where both texts have something between two characters: never rewrite between
@@ -492,10 +625,8 @@ class TextMatcher:
                 self.rewrites[_shape(theirs)] = mine
             else:
                 self.rewrites.pop(_shape(theirs), None)
-        m = _aligned_before(out.norm, o0, found_in, d0)
-        self._learn_words(out, o0 - m, draft, d0 - m, n + m)
 
-    def _learn_words(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int) -> None:
+    def _learn_words(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int, learn) -> None:
         """Words of the draft that lie inside the agreeing stretch (``n`` normalised characters from
         ``out``'s ``o0`` and ``draft``'s ``d0``), with a matched character on each side: the output's
         form is its text from the last space before the word's first character to the first space
@@ -504,10 +635,15 @@ class TextMatcher:
         # spaced[j]: the draft has white space between the stretch's characters j and j + 1
         raw, space = draft.raw, _SPACE.search
         spaced = [e < s and space(raw, e, s) is not None for e, s in zip(de, di[1:])]
-        k = 1
+        # The stretch's first character starts a word too where it is the draft's first (after a
+        # heading mark at most) and the output has a space before it: a title's first word, an
+        # OCR's ``Bon`` for ``Von``.
+        opening = out.raw[out.raw_end[o0 - 1] if o0 else 0:out.raw_index[o0]] if n else ""
+        draft_before = raw[draft.raw_end[d0 - 1] if d0 else 0:di[0]] if n else ""
+        k = 0 if n and not d0 and opening[-1:].isspace() and not draft_before.strip("# ") else 1
         while k < n - 1:
             a = k
-            if not spaced[a - 1]:
+            if a and not spaced[a - 1]:
                 k += 1
                 continue  # not the first character of a word
             b = a
@@ -516,14 +652,14 @@ class TextMatcher:
             k = b + 1
             if b >= n - 1:
                 break  # the word runs past the stretch: its end is not seen yet
-            before, after = out.gap(o0 + a - 1), out.gap(o0 + b)
+            before, after = (out.gap(o0 + a - 1) if a else opening), out.gap(o0 + b)
             cut_b = max((i for i, c in enumerate(before) if c.isspace()), default=-1)
             cut_a = next((i for i, c in enumerate(after) if c.isspace()), -1)
             if cut_b < 0 or cut_a < 0:
                 continue  # the output ran this word into a neighbour
             word = draft.raw[_word_start(draft.raw, di[a]):_word_end(draft.raw, di[b])]
             form = out.raw[out.raw_index[o0 + a]:out.raw_end[o0 + b]]
-            self.notation.learn(word, before[cut_b + 1:] + form + after[:cut_a])
+            learn(word, before[cut_b + 1:] + form + after[:cut_a])
 
     def _render(self) -> None:
         """Rebuild the rendered drafts the notation's latest changes touch: those holding a changed
@@ -648,6 +784,8 @@ def _aligned_before(out: str, o0: int, draft: str, d0: int) -> int:
         if run >= MISREAD_SPACING:
             good = i + run
         i += run + 1
+    if o0 - good == 1 and d0 - good == 1:
+        return good + 1  # one differing character before, at the start of both: a misread first letter
     return good
 
 

@@ -123,3 +123,27 @@ def test_at_tau_one_a_pass_asks_the_target_for_ids_only():
     SpeculativeDecoder(target, tau=0.75).run([relaxed], bp.cache, bp.valid)
     assert target.asked and not any(target.asked)  # the relaxed rule reads the logits
     assert target.decode(row.output) == target.decode(relaxed.output) == PAGE
+
+
+def test_letters_the_page_keeps_misreading_are_guessed_in_fewer_passes_and_the_same_tokens(monkeypatch):
+    import core.speculative.textmatch as textmatch
+    from core.speculative.page_drafts import PageDrafts
+
+    page = ("Von der Verwaltung. Die Versammlung pruefte die Verordnung. Man las die Vorschrift vor. "
+            "Die Vernunft und die Verfassung, die Vollmacht und der Vertrag, die Vorsicht und der Verein, "
+            "die Vermessung und die Verteilung, der Vorrat und die Vergabe.")
+    draft = " ".join("B" + w[1:] if w.startswith("V") else w for w in page.split(" "))  # an OCR's B for V
+    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    target.set_page(page, [])
+
+    def decode_page():
+        drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig())
+        row, bp = _page_row(target, drafts.proposer)
+        SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
+        return target.decode(row.output), row.stats.forward_passes
+
+    guessed, guessed_passes = decode_page()
+    monkeypatch.setattr(textmatch, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # never a habit
+    as_read, as_read_passes = decode_page()
+    assert guessed == as_read == page
+    assert guessed_passes < as_read_passes

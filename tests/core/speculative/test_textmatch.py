@@ -330,3 +330,50 @@ def test_only_a_few_letters_put_right_are_a_misreading():
     assert notation.render_text("dem Bolte, dem Bolten") == "dem Volke, dem Bolten"
     notation.learn("Bolte", "Bolte")  # written as drafted: forgotten
     assert notation.misread == {} and notation.render_text("dem Bolte") == "dem Bolte"
+
+
+def test_a_letter_the_page_often_misread_is_guessed_put_right_and_branched():
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    for word, form in [("Bon", "Von"), ("Berordnung", "Verordnung"), ("Bersammlung", "Versammlung"),
+                       ("Buerger", "Buerger"), ("der", "der")]:
+        notation.learn(word, form)
+    assert notation.confusions[("B", "V")] == {"Bon", "Berordnung", "Bersammlung"}
+    # B read V in 3 of the 4 runs holding B; words the output wrote already are left alone
+    raw = "die Berwaltung der Buerger und die Bersammlung"
+    assert notation.guesses(raw, 0, len(raw)) == [(4, "V", 0.75)]
+    notation.learn("Bolte", "Volke")  # once is not yet a habit of the page
+    assert notation.guesses("die Tolte", 0, 9) == []
+
+    m = TextMatcher(["Man sah die Berwaltung der Stadt hier."], notation=notation)
+    conts = [c[0] for c in m.continuations("Man sah die")]
+    assert conts[:2] == [" Verwaltung der Stadt hier.", " Berwaltung der Stadt hier."]
+
+
+def test_a_rare_misreading_branches_beside_the_draft_as_read():
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    for word in ["Obrigteit", "Volte"]:
+        notation.learn(word, word.replace("te", "ke"))
+    for word in ["mit", "Stadt", "ist", "Sorgfalt", "treu"]:
+        notation.learn(word, word)  # t written as t in 5 runs: t -> k in 2 of 7
+    m = TextMatcher(["Es ist die Rirche, welche die Schule bewahrt."], notation=notation)
+    conts = [c[0] for c in m.continuations("Es ist die Rirche, welche")]
+    # as read first (t -> k is the rarer reading), then with the first unknown t read k
+    assert conts[0] == " die Schule bewahrt."
+    assert conts[1] == " die Schule bewahrk."
+
+
+def test_a_misread_first_letter_of_a_draft_is_learned():
+    m = TextMatcher(["## Bon der Neuen Kirche"])
+    m.continuations("## Von der Neuen")
+    assert m.notation.misread == {"Bon": "Von"}
+
+
+def test_misread_words_are_learned_from_the_raw_draft_beside_a_reading_that_holds_the_tail():
+    read = "die Obrigkeit zu Carrow wurde verlesen"
+    m = TextMatcher([read, "die Obrigteit zu Carrow wurde berlesen"])
+    m.continuations("die Obrigkeit zu Carrow wurde")
+    assert m.notation.misread == {"Obrigteit": "Obrigkeit"}

@@ -289,8 +289,11 @@ class PageJob:
                                   should_cancel=self.should_cancel, cost=self.pass_cost)
 
     def page_drafts(self, notation: Notation) -> PageDrafts:
-        """Stage 2's drafts: every region's, refined as Stage 1 reads them."""
+        """Stage 2's drafts: every region's, refined as Stage 1 reads them. The page's OCR second
+        readings (``core.drafters.second_readings``) become the notation's, for every row."""
         items, target = self.regions.items, self.target
+        notation.second_readings = {word: readings for item in items
+                                    for word, readings in item.region.extra.get("second_readings", {}).items()}
         return PageDrafts([r.tokens for r in items], [r.text for r in items], target.encode, target.decode,
                           self.config.proposal, notation=notation, history=self.history, style=style_of(target),
                           figure_texts=[r.figure_text for r in items])

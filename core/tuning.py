@@ -272,6 +272,10 @@ DET_MAX_SIDE = 960
 #: with (``core.drafters.line_stream`` reads in the detector's order, RapidOCR in order of width),
 #: and on two cores a dense page reads faster than in RapidOCR's batches of six.
 OCR_REC_BATCH = 1
+#: A character's second reading is kept (``core.drafters.second_readings``) where its class had at
+#: least this share of the recogniser's probability; the decode branches at those of 0.2 or more
+#: (``MISREAD_GUESS_RATE``), or lower where the page has put that letter right before.
+OCR_SECOND_READING = 0.05
 #: The narrowest line crop the recogniser reads, as a multiple of its height (48 px). RapidOCR pads
 #: every crop to at least 320 x 48 (6.67), so a table cell of two digits cost as much as a line of
 #: prose; read at its own width it costs about 7 ms instead of 17 (2 cores). The recogniser's text

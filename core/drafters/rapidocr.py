@@ -33,6 +33,7 @@ from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutte
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
+from core.drafters.second_readings import with_second_readings
 from core.drafters.squeeze import REC_HEIGHT
 from core.errors import DrafterUnavailableError, HSDWarning
 
@@ -65,6 +66,7 @@ class RapidOCRDrafter:
         self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
         self._ocr = None
         self._line_stream = None  # ``core.drafters.line_stream``: the recogniser's early lines
+        self._second = None  # ``core.drafters.second_readings``: the letters the recogniser was torn on
         self._layout_model = None
         self._table_model = None
         self._lock = threading.Lock()
@@ -97,8 +99,9 @@ class RapidOCRDrafter:
                 if self.squeeze_cjk:
                     from core.drafters.squeeze import install
                     install(self._ocr)
-                from core.drafters import char_boxes
+                from core.drafters import char_boxes, second_readings
                 char_boxes.install(self._ocr)
+                self._second = second_readings.install(self._ocr)
             return self._ocr
 
     def _layout_engine(self):
@@ -160,6 +163,8 @@ class RapidOCRDrafter:
         image = page.render(dpi=self.ocr_dpi(page))
         scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)
+        if self._second is not None:
+            self._second.begin_page()
         lines, fits = self._read_lines(pixels, scale, on_lines)
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
@@ -223,7 +228,8 @@ class RapidOCRDrafter:
                         continue
                     region.label = "figure"
                     region.extra = {"role": "text_in_figure"}
-        return self._cover(ocr_lines, regions, page, report)
+        regions = self._cover(ocr_lines, regions, page, report)
+        return with_second_readings(regions, self._second.words) if self._second is not None else regions
 
     def _recognised_table(self, pixels: np.ndarray, scale: float, box: tuple, inside: list[TextLine]) -> str | None:
         """rapid-table's HTML of the table in ``box`` (None without the model or a structure).

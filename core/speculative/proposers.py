@@ -9,6 +9,7 @@ Tree origins are ``(region, position)``: which drafter region a proposed token c
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable, Protocol
 
@@ -110,8 +111,11 @@ class TextProposer:
         return self._propose(self.matcher.continuations, output, root, budget)
 
     def propose_past_misreading(self, output: list[int], root: int, budget: int) -> DraftTree:
-        """``propose`` where the output has just left the drafts: from after what they misread."""
-        return self._propose(self.matcher.continuations_past_misreading, output, root, budget)
+        """``propose`` where the output has just left the drafts: from after what they misread
+        (where the tail is the whole output, also a misread opening of a draft)."""
+        whole = len(output) < self.tail.tail_tokens
+        return self._propose(functools.partial(self.matcher.continuations_past_misreading, whole=whole),
+                             output, root, budget)
 
     def _propose(self, continuations, output: list[int], root: int, budget: int) -> DraftTree:
         if not self.matcher:

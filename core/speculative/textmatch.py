@@ -194,6 +194,7 @@ _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
 _DIGITS = re.compile(r"\d+")
 #: A word as punctuation around one run of letters and digits.
 _LETTER_RUN = re.compile(r"(\W*)(\w+)(\W*)")
+_RUN = re.compile(r"\w+")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
 #: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
 #: ``"\n  -"`` (the drafter put no mark there, or another level of it).
@@ -235,6 +236,9 @@ class Notation:
         self.confirmed: set[str] = set()  # runs of letters the output wrote as the draft has them
         self._confirmed_with: dict[str, int] = {}  # letter -> confirmed runs holding it
         self._guessable: dict[str, tuple[str, float]] | None = None  # ``_guess_table``
+        # The page's OCR second readings (``core.drafters.second_readings``): word -> [[index in the
+        # word, letter, probability], ...]; set by the page (``PageJob.page_drafts``).
+        self.second_readings: dict[str, list] = {}
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
         self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
         self._misread_pattern: re.Pattern | None = None  # the misread runs of letters
@@ -310,28 +314,44 @@ class Notation:
         return self._guessable
 
     def guesses(self, raw: str, start: int, stop: int) -> list[tuple[int, str, float]]:
-        """Letters of ``raw[start:stop]`` that this page's OCR has often misread (``_guess_table``),
-        as ``(index, the letter the output may write instead, how often it did)``: not in a run of
+        """Letters of ``raw[start:stop]`` the output may write otherwise, in order, as ``(index,
+        that letter, how likely)``: those the page's OCR has often misread (``_guess_table``: how
+        often the output put them right), and those it read a second way (``second_readings``:
+        the second reading's probability, or the page's rate where it has put the letter right
+        that way before, whichever is higher), at least ``MISREAD_GUESS_RATE``. Not in a run of
         letters the output has already written (confirmed, or learned misread and put right by
         the rendering)."""
-        table = self._guess_table()
-        if not table:
+        table, second = self._guess_table(), self.second_readings
+        if not table and not second:
             return []
-        found, written = [], set(self.misread.values())
-        pattern = re.compile("[" + re.escape("".join(table)) + "]")
-        for m in pattern.finditer(raw, start, stop):
-            i = m.start()
-            a, b = i, i + 1
-            while a > 0 and raw[a - 1].isalnum():
-                a -= 1
-            while b < len(raw) and raw[b].isalnum():
-                b += 1
-            run = raw[a:b]
-            if run in self.confirmed or run in self.misread or run in written:
-                continue
-            alt, rate = table[raw[i]]
-            found.append((i, alt, rate))
-        return found
+        found: dict[int, tuple[int, str, float]] = {}
+        written = set(self.misread.values())
+
+        def unseen(run: str) -> bool:
+            return run not in self.confirmed and run not in self.misread and run not in written
+
+        if table:
+            for m in re.compile("[" + re.escape("".join(table)) + "]").finditer(raw, start, stop):
+                i = m.start()
+                a, b = i, i + 1
+                while a > 0 and raw[a - 1].isalnum():
+                    a -= 1
+                while b < len(raw) and raw[b].isalnum():
+                    b += 1
+                if unseen(raw[a:b]):
+                    found[i] = (i, *table[raw[i]])
+        if second:
+            for m in _RUN.finditer(raw, start, stop):
+                readings = second.get(m.group(0))
+                if not readings or not unseen(m.group(0)):
+                    continue
+                for at, alt, p in readings:
+                    i = m.start() + at
+                    learned = table.get(raw[i]) if i < len(raw) else None
+                    p = max(p, learned[1]) if learned and learned[0] == alt else p
+                    if p >= MISREAD_GUESS_RATE and p > found.get(i, (0, "", 0.0))[2]:
+                        found[i] = (i, alt, p)
+        return [found[i] for i in sorted(found)]
 
     def render_text(self, text: str) -> str:
         """``text`` with every word (what lies between spaces) rendered, and every misread run of
@@ -464,16 +484,41 @@ class TextMatcher:
         return self._continuing(best, output_tail, sep, max_chars_out)
 
     def continuations_past_misreading(self, output_tail: str, max_chars_out: int = 400,
-                                      normalized: NormalizedText | None = None) -> list[tuple[str, int, int]]:
+                                      normalized: NormalizedText | None = None,
+                                      whole: bool = False) -> list[tuple[str, int, int]]:
         """As ``continuations``, where no draft holds the output's tail: the drafts' texts after
         the output's last characters read as a misreading of a draft's (``_past_misreading``).
-        Not inside a formula, whose LaTeX is no misreading of the draft's symbols."""
+        Not inside a formula, whose LaTeX is no misreading of the draft's symbols. ``whole``: the
+        tail is the whole output, which may then be a misreading of a draft's opening
+        (``_misread_opening``)."""
         out_text = normalized if normalized is not None else NormalizedText.of(output_tail)
         tail = out_text.norm
         if not tail or _in_formula(output_tail):
             return []
-        best = self._past_misreading(tail, min_window(tail, self.min_chars))
+        best = self._misread_opening(tail) if whole else []
+        best = best or self._past_misreading(tail, min_window(tail, self.min_chars))
         return self._continuing(best, output_tail, output_tail[out_text.raw_end[-1]:], max_chars_out)
+
+    def _misread_opening(self, tail: str) -> list[tuple[int, int]]:
+        """Where the whole output so far is a draft's first characters but for a misread one or
+        two (a title's ``Von`` that the OCR read ``Bon``; no six characters before it to find it
+        by), the positions past them in each such draft. At least three characters, at most
+        ``MISREAD_CHARS`` + six, within ``max(1, k // 4)`` edits (``k`` +- 1: a letter dropped or
+        added)."""
+        k = len(tail)
+        if not 3 <= k <= MISREAD_CHARS + self.min_chars:
+            return []
+        allowed, hits = max(1, k // 4), []
+        streams = self._streams()
+        for d, norm in zip(streams.drafts, streams.norms):
+            for j in (k, k + 1, k - 1):
+                if Levenshtein.distance(tail, norm[:j], score_cutoff=allowed) <= allowed:
+                    if (d, j) not in hits:
+                        hits.append((d, j))
+                    break
+            if len(hits) >= self.max_hits:
+                break
+        return hits
 
     def _continuing(self, best: list[tuple[int, int]], output_tail: str, sep: str,
                     max_chars_out: int) -> list[tuple[str, int, int]]:

@@ -206,3 +206,11 @@ def test_a_table_cells_cjk_line_wraps_join_without_a_space():
     from core.drafters.ocr_layout import join_cjk_wraps
     html = "<td>包括已计提资 产减值准备</td><td>Total 12 items</td><td>说明 A</td><td>，但 与</td>"
     assert join_cjk_wraps(html) == "<td>包括已计提资产减值准备</td><td>Total 12 items</td><td>说明 A</td><td>，但与</td>"
+
+
+def test_the_recognisers_second_readings_name_words_of_their_region(ocr_regions):
+    regions, _ = ocr_regions
+    for region in regions:
+        for word, readings in region.extra.get("second_readings", {}).items():
+            assert word in region.text
+            assert all(0 <= i < len(word) and alt != word[i] and 0.05 <= p < 0.5 for i, alt, p in readings)

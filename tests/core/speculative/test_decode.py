@@ -147,3 +147,31 @@ def test_letters_the_page_keeps_misreading_are_guessed_in_fewer_passes_and_the_s
     as_read, as_read_passes = decode_page()
     assert guessed == as_read == page
     assert guessed_passes < as_read_passes
+
+
+def test_the_ocrs_second_readings_take_fewer_passes_and_the_same_tokens(monkeypatch):
+    import core.speculative.textmatch as textmatch
+    from core.speculative.page_drafts import PageDrafts
+
+    page = "Die Kirche verkuendete die Verordnung. Man pruefte die Obrigkeit und das Volk der Stadt."
+    draft = "Die Rirche bertuendete die Berordnung. Man pruefte die Obrigteit und das Bolk der Stadt."
+    readings = {"Rirche": [[0, "K", 0.3]], "bertuendete": [[0, "v", 0.25], [3, "k", 0.3]],
+                "Berordnung": [[0, "V", 0.4]], "Obrigteit": [[5, "k", 0.35]], "Bolk": [[0, "V", 0.3]],
+                "Stadt": [[0, "G", 0.1]]}  # a faint one: not branched
+    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    target.set_page(page, [])
+    monkeypatch.setattr(textmatch, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # the readings alone
+
+    def decode_page(second):
+        notation = textmatch.Notation()
+        notation.second_readings = second
+        drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig(),
+                            notation=notation)
+        row, bp = _page_row(target, drafts.proposer)
+        SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
+        return target.decode(row.output), row.stats.forward_passes
+
+    with_readings, fewer = decode_page(readings)
+    as_read, passes = decode_page({})
+    assert with_readings == as_read == page
+    assert fewer < passes

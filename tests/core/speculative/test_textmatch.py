@@ -377,3 +377,17 @@ def test_misread_words_are_learned_from_the_raw_draft_beside_a_reading_that_hold
     m = TextMatcher([read, "die Obrigteit zu Carrow wurde berlesen"])
     m.continuations("die Obrigkeit zu Carrow wurde")
     assert m.notation.misread == {"Obrigteit": "Obrigkeit"}
+
+
+def test_a_letter_the_ocr_read_two_ways_branches_from_the_pages_first_word():
+    from core.speculative.textmatch import Notation
+
+    notation = Notation()
+    notation.second_readings = {"Berordnung": [[0, "V", 0.35], [3, "m", 0.06]], "die": [[0, "b", 0.3]]}
+    m = TextMatcher(["Man las die Berordnung vor."], notation=notation)
+    conts = [c[0] for c in m.continuations("Man las")]
+    # as read first (a second reading is the less likely one), then each second reading of 0.2 or more
+    assert conts[:3] == [" die Berordnung vor.", " bie Berordnung vor.", " die Verordnung vor."]
+    notation.learn("die", "die")  # written as read: no longer read two ways
+    conts = [c[0] for c in m.continuations("Man las")]
+    assert conts[:2] == [" die Berordnung vor.", " die Verordnung vor."]

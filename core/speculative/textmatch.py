@@ -504,7 +504,8 @@ class TextMatcher:
         two (a title's ``Von`` that the OCR read ``Bon``; no six characters before it to find it
         by), the positions past them in each such draft. At least three characters, at most
         ``MISREAD_CHARS`` + six, within ``max(1, k // 4)`` edits (``k`` +- 1: a letter dropped or
-        added)."""
+        added), the last one agreeing: an output that has just left the draft is no misreading of
+        it."""
         k = len(tail)
         if not 3 <= k <= MISREAD_CHARS + self.min_chars:
             return []
@@ -512,7 +513,7 @@ class TextMatcher:
         streams = self._streams()
         for d, norm in zip(streams.drafts, streams.norms):
             for j in (k, k + 1, k - 1):
-                if Levenshtein.distance(tail, norm[:j], score_cutoff=allowed) <= allowed:
+                if norm[j - 1:j] == tail[-1] and Levenshtein.distance(tail, norm[:j], score_cutoff=allowed) <= allowed:
                     if (d, j) not in hits:
                         hits.append((d, j))
                     break

@@ -391,3 +391,12 @@ def test_a_letter_the_ocr_read_two_ways_branches_from_the_pages_first_word():
     notation.learn("die", "die")  # written as read: no longer read two ways
     conts = [c[0] for c in m.continuations("Man las")]
     assert conts[:2] == [" die Berordnung vor.", " die Verordnung vor."]
+
+
+def test_a_misread_opening_is_read_past_where_the_output_is_the_whole_text_so_far():
+    m = TextMatcher(["## Bon der Neuen Kirche", "Which poem ABCDEFGH describes"])
+    assert m.continuations_past_misreading("## Von") == []  # no six characters before to find it by
+    (text, d, _), = m.continuations_past_misreading("## Von", whole=True)
+    assert d == 0 and text == " der Neuen Kirche"
+    # an output that has just left a draft is no misreading of its opening
+    assert m.continuations_past_misreading("Which poemth", whole=True) == []

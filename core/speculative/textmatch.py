@@ -558,23 +558,24 @@ class TextMatcher:
         (``Bon``, ``Berordnung``, ``Bersammlung``; not ``Buerger``), ``t`` as ``k`` in 2 of 10;
         ``"die Berwaltung mit"`` is proposed as ``"die Verwaltung mit"``, then as it is, then
         with ``t`` read ``k`` at ``Verwalkung`` and in ``mik``."""
-        nxt = text.raw_index[end] if end < len(text.raw_index) else len(text.raw)
+        if end >= len(text.raw_index):
+            return [cont]
+        nxt = text.raw_index[end]
         guesses = self.notation.guesses(text.raw, nxt, nxt + max_chars_out)
         if not guesses:
             return [cont]
-        likely = list(text.raw)
+        window = text.raw[nxt:nxt + max_chars_out]
+        likely = list(window)
         for i, alt, rate in guesses:
             if rate > 0.5:
-                likely[i] = alt
+                likely[i - nxt] = alt
         branches = []
         for i, alt, rate in guesses[:MISREAD_GUESS_BRANCHES]:
             other = likely.copy()
-            other[i] = text.raw[i] if rate > 0.5 else alt
+            other[i - nxt] = window[i - nxt] if rate > 0.5 else alt
             branches.append(other)
-        forms = []
-        for chars in [likely, *branches]:
-            variant = NormalizedText("".join(chars), text.norm, text.raw_index, text.raw_end)
-            forms.append(self._raw_after(variant, end, sep, max_chars_out))
+        gap = self._gap_after(text, end, sep)
+        forms = [(gap + self._rewrite("".join(chars)))[:max_chars_out] for chars in [likely, *branches]]
         return [forms[0], cont, *forms[1:]]
 
     def _past_misreading(self, tail: str, min_chars: int) -> list[tuple[int, int]]:
@@ -749,8 +750,12 @@ class TextMatcher:
         if norm_end >= len(text.raw_index):
             return ""
         nxt = text.raw_index[norm_end]
-        gap = text.gap(norm_end - 1)
-        gap = self._separator(gap)
+        return (self._gap_after(text, norm_end, sep) + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+
+    def _gap_after(self, text: NormalizedText, norm_end: int, sep: str) -> str:
+        """What ``_raw_after`` proposes before the draft's next character: the rest of the draft's
+        separator there, in the output's form."""
+        gap = self._separator(text.gap(norm_end - 1))
         if sep:
             # the output began its separator: propose the rest of it; where it wrote something else
             # (``}$`` after a formula), the draft's space is still to come
@@ -760,7 +765,7 @@ class TextMatcher:
                 gap = " "  # the output began a line with a heading mark or a bullet: its space comes next
             else:
                 gap = "" if any(c.isspace() for c in sep) else gap[len(gap.rstrip()):]
-        return (gap + self._rewrite(text.raw[nxt:nxt + limit]))[:limit]
+        return gap
 
 
 _SPACE = re.compile(r"\s")

@@ -171,8 +171,9 @@ class PageRegions:
         for line in as_ocr_lines(lines[self._lines_seen:count]):
             self.line_texts.append(line.text)
             if line.croppable:
-                self.lines.append(PageRegion.drafted(Region("text", tuple(line.bbox), line.text, LINE_SOURCE),
-                                                     self.encode))
+                extra = {"second_readings": line.readings} if line.readings else {}
+                self.lines.append(PageRegion.drafted(Region("text", tuple(line.bbox), line.text, LINE_SOURCE,
+                                                            extra=extra), self.encode))
                 tags.append(-len(self.lines))
         self._lines_seen = count
         return tags
@@ -292,8 +293,7 @@ class PageJob:
         """Stage 2's drafts: every region's, refined as Stage 1 reads them. The page's OCR second
         readings (``core.drafters.second_readings``) become the notation's, for every row."""
         items, target = self.regions.items, self.target
-        notation.second_readings = {word: readings for item in items
-                                    for word, readings in item.region.extra.get("second_readings", {}).items()}
+        notation.second_readings = second_readings(items)
         return PageDrafts([r.tokens for r in items], [r.text for r in items], target.encode, target.decode,
                           self.config.proposal, notation=notation, history=self.history, style=style_of(target),
                           figure_texts=[r.figure_text for r in items])
@@ -322,6 +322,7 @@ class PageJob:
         line's text, and its Stage 1 reading where one is done (``read``: line tag -> tokens).
         Lines belong to no region: what is accepted from them is credited to none."""
         lines, target = self.regions.lines, self.target
+        notation.second_readings = second_readings(lines)
         tags = [-1 - k for k in range(len(lines))]
         drafts = PageDrafts([r.tokens for r in lines], [r.text for r in lines], target.encode, target.decode,
                             self.config.proposal, regions=[None] * len(lines), notation=notation,
@@ -436,6 +437,12 @@ class PageJob:
         else:  # an early line is no region of the page's: no event names it
             self.emit(RegionVerified(page=self.number, region=row.tag, stats=rs, text=self.target.decode(out)))
         return out
+
+
+def second_readings(items: list[PageRegion]) -> dict[str, list]:
+    """The OCR's second readings of the words of ``items`` (``core.drafters.second_readings``),
+    as the page's notation takes them (``Notation.second_readings``)."""
+    return {word: found for item in items for word, found in item.region.extra.get("second_readings", {}).items()}
 
 
 def joined_regions(outputs: list[str]) -> tuple[str, list[TextSpan]]:

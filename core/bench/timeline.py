@@ -57,12 +57,13 @@ class PageTimeline:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "seconds": round(self.seconds, 4), "regions": [r.to_dict() for r in self.regions],
-                "chunks": [[round(t, 4), [[ln.text, list(ln.bbox) if ln.bbox else None] for ln in lines]]
+                "chunks": [[round(t, 4), [[ln.text, list(ln.bbox) if ln.bbox else None, ln.readings] for ln in lines]]
                            for t, lines in self.chunks]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "PageTimeline":
-        chunks = [(t, [OcrLine(text, tuple(box) if box else None) for text, box in lines]) for t, lines in d["chunks"]]
+        chunks = [(t, [OcrLine(line[0], tuple(line[1]) if line[1] else None, line[2] if len(line) > 2 else None)
+                       for line in lines]) for t, lines in d["chunks"]]
         return cls(d["name"], d["seconds"], chunks, [Region.from_dict(r) for r in d["regions"]])
 
 

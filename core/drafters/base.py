@@ -55,11 +55,13 @@ class Region:
 
 class OcrLine(NamedTuple):
     """A line an OCR drafter has read before its page's regions are done (or a few consecutive
-    lines of one paragraph: ``stack_lines``): its text, and its box in points where the drafter
-    knows it (None: the text alone)."""
+    lines of one paragraph: ``stack_lines``): its text, its box in points where the drafter
+    knows it (None: the text alone), and the second readings of its words where the recogniser
+    gives them (``core.drafters.second_readings``; None: none)."""
 
     text: str
     bbox: tuple[float, float, float, float] | None = None
+    readings: dict | None = None
 
     @property
     def croppable(self) -> bool:
@@ -90,7 +92,9 @@ def stack_lines(lines: list[OcrLine], most: int | None = None) -> list[OcrLine]:
         if len(stack) == 1:
             out.append(lines[stack[0]])
             continue
-        out.append(OcrLine(join_lines([lines[i].text for i in stack]), union_box(boxes[i] for i in stack)))
+        readings = {word: found for i in stack for word, found in (lines[i].readings or {}).items()}
+        out.append(OcrLine(join_lines([lines[i].text for i in stack]), union_box(boxes[i] for i in stack),
+                           readings or None))
     return out
 
 

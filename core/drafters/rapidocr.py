@@ -33,7 +33,7 @@ from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutte
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
-from core.drafters.second_readings import with_second_readings
+from core.drafters.second_readings import readings_of, with_second_readings
 from core.drafters.squeeze import REC_HEIGHT
 from core.errors import DrafterUnavailableError, HSDWarning
 
@@ -268,9 +268,11 @@ class RapidOCRDrafter:
 
         def tell(read: list[tuple[int, str]]) -> None:
             lines = []
+            words = self._second.words if self._second is not None else {}
             for index, text in read:
                 quad = stream.quad(index, height, width)
-                lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None))
+                lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None,
+                                     readings_of(text, words) or None))
             on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
 
         stream.listener = tell

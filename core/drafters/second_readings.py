@@ -101,18 +101,22 @@ def install(ocr) -> SecondReadings | None:
     return rec.postprocess_op
 
 
-def with_second_readings(regions: list[Region], words: dict[str, dict[tuple[int, str], float]]) -> list[Region]:
-    """Each region whose text holds a word with second readings carries them (module docstring)."""
-    if not words:
-        return regions
-    for region in regions:
-        if not region.text:
-            continue
-        mine = {}
-        for m in _WORD.finditer(region.text):
+def readings_of(text: str, words: dict[str, dict[tuple[int, str], float]]) -> dict[str, list]:
+    """The second readings of ``text``'s words: ``{word: [[index in the word, letter,
+    probability], ...]}`` (module docstring)."""
+    mine: dict[str, list] = {}
+    if words:
+        for m in _WORD.finditer(text):
             found = words.get(m.group(0))
             if found and m.group(0) not in mine:
                 mine[m.group(0)] = [[i, alt, round(p, 3)] for (i, alt), p in sorted(found.items())]
+    return mine
+
+
+def with_second_readings(regions: list[Region], words: dict[str, dict[tuple[int, str], float]]) -> list[Region]:
+    """Each region whose text holds a word with second readings carries them (module docstring)."""
+    for region in regions:
+        mine = readings_of(region.text, words) if region.text else {}
         if mine:
             region.extra = {**region.extra, "second_readings": mine}
     return regions

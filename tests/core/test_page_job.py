@@ -102,3 +102,28 @@ def test_joined_regions_and_crops():
     image = Image.new("RGB", (200, 100))
     assert _crop(image, (10, 10, 50, 30), 2.0, 4.0).size == (97, 57)
     assert _crop(image, (500, 500, 600, 600), 2.0, 0.0).size == (200, 100)  # outside: the whole page
+
+
+def test_the_ocrs_second_readings_reach_the_pages_notation_from_its_lines_and_its_regions():
+    from core.drafters.base import OcrLine
+    from core.speculative.textmatch import Notation
+
+    class Drafting:  # an OCR still reading: two lines told, no regions yet
+        def done(self):
+            return False
+
+        def early_lines(self):
+            return [OcrLine("Die Berordnung", (0, 0, 50, 10), {"Berordnung": [[0, "V", 0.4]]}),
+                    OcrLine("gilt", (0, 12, 50, 22))]
+
+    target = _target()
+    job = PageJob(EngineConfig(mode="hsd"), target, PageImage(Image.new("RGB", (200, 100)), 0.5, 3),
+                  PageRegions(Drafting(), target.encode))
+    assert job.regions.take_lines(0) == [-1, -2]
+    notation = Notation()
+    job.line_drafts(notation, {})
+    assert notation.second_readings == {"Berordnung": [[0, "V", 0.4]]}
+    region = Region("text", (0, 0, 50, 22), "Die Berordnung gilt", "rapidocr",
+                    extra={"second_readings": {"gilt": [[0, "q", 0.3]]}})
+    _job([region]).page_drafts(notation)  # the regions' readings replace the lines'
+    assert notation.second_readings == {"gilt": [[0, "q", 0.3]]}

@@ -144,3 +144,7 @@ def test_stack_lines_joins_texts_as_a_paragraph_and_unites_boxes():
     out = stack_lines(lines, 3)
     assert out == [OcrLine("an inflammation of the bowel", (50.0, 60.0, 300.0, 100.0)), lines[3], lines[4]]
     assert stack_lines(lines, 1) == lines
+    # the lines' second readings go with their stack
+    lines[0] = OcrLine("an inflam-", boxes[0], {"inflam": [[0, "j", 0.3]]})
+    lines[2] = OcrLine("bowel", boxes[2], {"bowel": [[0, "h", 0.2]]})
+    assert stack_lines(lines, 3)[0].readings == {"inflam": [[0, "j", 0.3]], "bowel": [[0, "h", 0.2]]}

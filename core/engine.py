@@ -35,7 +35,7 @@ from core.results import PageResult, page_seconds
 from core.speculative.budget import PassCost
 from core.speculative.matching import ProposalConfig
 from core.speculative.stopping import RepetitionGuard
-from core.speculative.textmatch import Notation
+from core.speculative.notation import Notation
 from core.stages import decode
 
 MODES = ("ar", "hsd", "page", "regions")

@@ -30,7 +30,7 @@ from core.speculative.mathmode import inside_math
 from core.speculative.page_drafts import PageDrafts
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
-from core.speculative.textmatch import Notation
+from core.speculative.notation import Notation
 from core.targets.base import BatchPrefill, PrefillRequest
 from core.targets.profiles import style_of
 from core.targets.protocol import PageTarget, clock_of

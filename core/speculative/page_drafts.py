@@ -28,7 +28,7 @@ from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import (MisreadProposer, NextRegionProposer, OpeningProposer, OutputNgramProposer,
                                         OutputTail, TextProposer, TokenNgramProposer, UnionProposal)
-from core.speculative.textmatch import Notation
+from core.speculative.notation import Notation
 from core.tuning import GROW_STEP
 
 if TYPE_CHECKING:

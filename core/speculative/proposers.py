@@ -14,7 +14,9 @@ import re
 from typing import Callable, Protocol
 
 from core.speculative.matching import DraftIndex, ProposalConfig, propose
-from core.speculative.textmatch import NormalizedText, Notation, TextMatcher, is_cjk, min_window
+from core.speculative.normalized import NormalizedText
+from core.speculative.notation import Notation
+from core.speculative.textmatch import TextMatcher, is_cjk, min_window
 from core.speculative.tree import DraftTree, build_tree, root_only
 from core.tuning import (NEXT_LINE_STARTED, NEXT_OPENING_CHARS, NEXT_REGIONS, NEXT_STARTED, OPENING_REGIONS,
                          OPENING_TOKENS, OPENING_WINDOW, REPEAT_UNIT_TOKENS, TEXT_CHARS_PER_TOKEN, TEXT_MIN_CHARS,

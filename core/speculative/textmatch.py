@@ -38,163 +38,24 @@ pass goes on past a first misreading that the page's habit predicts.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
-import unicodedata
-from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from rapidfuzz.distance import Hamming, Levenshtein
+from rapidfuzz.distance import Levenshtein
 
-from core.speculative.latex import LETTER_OF_COMMAND, has_math_symbol, math_symbols, to_latex
+from core.speculative.latex import has_math_symbol, math_symbols, to_latex
 from core.speculative.mathmode import inside_math
-from core.tuning import (MISREAD_CHARS, MISREAD_GUESS_BRANCHES, MISREAD_GUESS_RATE, MISREAD_GUESS_SUPPORT,
-                         MISREAD_LEARN_DRAFTS, MISREAD_SPACING, TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS)
+from core.speculative.normalized import _MARKUP, NormalizedText
+from core.speculative.notation import _DIGITS, Notation
+from core.tuning import (MISREAD_CHARS, MISREAD_GUESS_BRANCHES, MISREAD_LEARN_DRAFTS, MISREAD_SPACING,
+                         TEXT_MAX_CHARS, TEXT_MAX_HITS, TEXT_MIN_CHARS)
 
-
-def _kept(ch: str) -> bool:
-    return ch.isalnum()
-
-
-#: Markup whose letters are not content: HTML tags (``<td>`` vs ``<th>``) and LaTeX command names
-#: (the output's ``68.3 $ \\pm $ 19.7`` is an OCR draft's ``68.3 ± 19.7``). Only the tags a page's
-#: Markdown or HTML rendering uses: a listing's own elements (``<ejb-name>`` in an XML example) are
-#: its text, which the drafts hold too.
-_HTML_TAGS = ("table|thead|tbody|tfoot|tr|td|th|caption|colgroup|col|br|hr|p|div|span|b|i|u|s|em|strong|"
-              "sub|sup|small|big|img|a|ul|ol|li|dl|dt|dd|h[1-6]|html|body|head|code|pre|blockquote|figure|"
-              "figcaption|center|font|mark|del|ins|math|mi|mn|mo|mrow|msup|msub|mfrac")
-_MARKUP = re.compile(r"</?(?i:" + _HTML_TAGS + r")\b[^<>]{0,40}>|<!--[^<>]{0,40}-->|\\[A-Za-z]+")
-
-
-#: LaTeX commands that name a letter normalise to that letter (``core.speculative.latex``): the
-#: output's ``$\\alpha=90^{\\circ}$`` and a draft's ``α=90°`` are one stream (``α90``), so matching
-#: goes on through the formula.
-_LATEX_LETTERS = LETTER_OF_COMMAND
-
-
-@dataclass
-class NormalizedText:
-    """A raw text with its normalised character stream and, per normalised char, the raw span it
-    came from: ``raw[raw_index[k]:raw_end[k]]`` (one character, or a command such as ``\\alpha``)."""
-
-    raw: str
-    norm: str
-    raw_index: Sequence[int]  # a list, or for a long text an ``array('q')``
-    raw_end: Sequence[int]
-
-    @classmethod
-    def of(cls, raw: str) -> "NormalizedText":
-        """Markup is skipped (a LaTeX command naming a letter kept as that letter), ASCII letters and
-        digits kept, any other character replaced by its NFKC form's letters and digits. A text of
-        ``_LONG_TEXT`` characters or more (an output's tail, a joined draft of a whole page) is
-        folded with array operations (``_fold_long``); a shorter one character by character, where
-        those would cost more. The texts seen last are answered from a cache: a page's drafts are
-        normalised again each time they are rebuilt (the early lines of a scan, chunk by chunk).
-        The records are shared: never changed once made."""
-        return _normalized(raw)
-
-    @classmethod
-    def _build(cls, raw: str) -> "NormalizedText":
-        spans = [(m.start(), m.end(), _LATEX_LETTERS.get(m.group(0)[1:]) if m.group(0)[0] == "\\" else None)
-                 for m in _MARKUP.finditer(raw)]
-        if len(raw) >= _LONG_TEXT:
-            folded = _fold_long(raw, spans)
-            if folded is not None:
-                return cls(raw, *folded)
-        chars: list[str] = []
-        index: list[int] = []
-        end: list[int] = []
-        pos = 0
-        for a, b, letter in spans + [(len(raw), len(raw), None)]:
-            for i in range(pos, a):
-                ch = raw[i]
-                kept = (ch if ch.isalnum() else "") if ch < "\x80" else _fold(ch)
-                for c in kept:
-                    chars.append(c)
-                    index.append(i)
-                    end.append(i + 1)
-            if letter:
-                chars.append(letter)
-                index.append(a)
-                end.append(b)
-            pos = b
-        return cls(raw, "".join(chars), index, end)
-
-    def gap(self, k: int) -> str:
-        """The raw text between normalised characters ``k`` and ``k + 1``."""
-        return self.raw[self.raw_end[k]:self.raw_index[k + 1]]
-
-
-@functools.lru_cache(maxsize=1024)
-def _normalized(raw: str) -> NormalizedText:
-    return NormalizedText._build(raw)
-
-
-#: Characters from which ``NormalizedText.of`` folds with array operations (cheaper from about 100).
-_LONG_TEXT = 128
-#: Per non-ASCII character: its NFKC form's letters and digits ("" for punctuation, "fi" for "ﬁ").
-_FOLDS: dict[str, str] = {}
-#: Per character of the Basic Multilingual Plane, the code its fold is (0: dropped), or one of:
-_UNSEEN, _SEVERAL = 0xFFFFFFFF, 0xFFFFFFFE  # not folded yet; folds to several characters
-_FOLD_CODES = np.full(0x10000, _UNSEEN, dtype=np.uint32)
-_FOLD_CODES[:128] = [c if chr(c).isalnum() else 0 for c in range(128)]
-
-
-def _fold(ch: str) -> str:
-    kept = _FOLDS.get(ch)
-    if kept is None:
-        kept = _FOLDS[ch] = "".join(c for c in unicodedata.normalize("NFKC", ch) if _kept(c))
-    return kept
-
-
-def _fold_long(raw: str, spans: list[tuple[int, int, str | None]]):
-    """``NormalizedText.of`` of a long text as ``(norm, raw_index, raw_end)`` by array operations
-    over its character codes (None for a text with characters beyond the BMP: the walk does those)."""
-    try:
-        codes = np.frombuffer(raw.encode("utf-32-le"), dtype=np.uint32)
-    except UnicodeEncodeError:  # a lone surrogate
-        return None
-    if not len(codes) or int(codes.max()) > 0xFFFF:
-        return None
-    out = _FOLD_CODES[codes]
-    unseen = out == _UNSEEN
-    if unseen.any():
-        for c in np.unique(codes[unseen]).tolist():
-            kept = _fold(chr(c))
-            _FOLD_CODES[c] = ord(kept) if len(kept) == 1 else _SEVERAL if kept else 0
-        out = _FOLD_CODES[codes]
-    ends = {}
-    for a, b, letter in spans:
-        out[a:b] = 0
-        if letter:
-            out[a], ends[a] = ord(letter), b
-    index = np.flatnonzero(out)
-    chars = out[index]
-    several = chars == _SEVERAL
-    if several.any():  # "ﬁ" -> "fi", "½" -> "12": one entry per character of the fold
-        at = index[several]
-        folds = [_fold(raw[i]) for i in at.tolist()]
-        index = np.concatenate([index[~several], np.repeat(at, [len(f) for f in folds])])
-        chars = np.concatenate([chars[~several], np.array([ord(c) for f in folds for c in f], dtype=np.uint32)])
-        order = np.argsort(index, kind="stable")
-        index, chars = index[order], chars[order]
-    end = index + 1
-    if ends:
-        end[np.searchsorted(index, list(ends))] = list(ends.values())
-    # array('q') from the bytes: a copy, where a list would make ten thousand int objects
-    return (chars.tobytes().decode("utf-32-le"), array("q", index.astype(np.int64).tobytes()),
-            array("q", end.astype(np.int64).tobytes()))
+__all__ = ["NormalizedText", "Notation", "TextMatcher", "is_cjk", "min_window"]
 
 
 #: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:
 #: ``%</td><td>`` is one separator (the tag letters are not content), not ``%</``, ``>``, ``<``, ``>``.
 _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
-_DIGITS = re.compile(r"\d+")
-#: A word as punctuation around one run of letters and digits.
-_LETTER_RUN = re.compile(r"(\W*)(\w+)(\W*)")
-_RUN = re.compile(r"\w+")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
 #: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
 #: ``"\n  -"`` (the drafter put no mark there, or another level of it).
@@ -206,192 +67,6 @@ def _shape(separator: str) -> str:
     is one line break. A listing's lines start at several indents; where the model joins the lines
     (``"'\\n   END"`` -> ``"' END"``) one rewrite learned at one indent then serves them all."""
     return _LINE_BREAK.sub("\n", separator) if "\n" in separator else separator
-
-
-class Notation:
-    """How the output writes the drafts' words, learned as it goes (see ``TextMatcher``).
-
-    ``words``: draft word -> the output's form (``wt%TiO2`` -> ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``).
-    ``misread``: a draft's run of letters the output wrote with a letter or two put right, the same
-    length (``Obrigteit`` -> ``Obrigkeit``), wherever it stands between punctuation.
-    ``confusions``: per pair of a draft's letter and the output's in its place (``t`` -> ``k``), the
-    misread runs of letters that showed it; with the runs the output confirmed as the draft has them
-    (``confirmed``), how often a draft's letter is misread on this page (``guesses``).
-    ``literal``: the math symbols the output writes as they are (``±`` in ``68.3 ± 19.7``), which are
-    then not proposed as LaTeX commands inside formulas (``core.speculative.latex``).
-    ``shapes``: for words with digits, the word with its digit runs as ``#`` -> what the output put
-    around such a word (``700`` in ``$700 \\mathrm{MPa}$`` teaches ``#`` -> ``("$", "")``, which
-    ``30`` then gets too). The last observation wins, so a form the output stops using is forgotten.
-    One instance may serve every matcher of a page: a Stage 1 row that meets a unit first teaches
-    the page row how it is written. ``version`` counts the changes of the rules; ``changes_since``
-    says which words they touched, so a matcher re-renders only the drafts that hold one.
-    """
-
-    def __init__(self):
-        self.words: dict[str, str] = {}
-        self.misread: dict[str, str] = {}  # a draft's run of letters -> the output's (same length)
-        self.shapes: dict[str, tuple[str, str]] = {}
-        self.literal: set[str] = set()  # math symbols the output writes as they are, not as LaTeX
-        self.confusions: dict[tuple[str, str], set[str]] = {}
-        self.confirmed: set[str] = set()  # runs of letters the output wrote as the draft has them
-        self._confirmed_with: dict[str, int] = {}  # letter -> confirmed runs holding it
-        self._guessable: dict[str, tuple[str, float]] | None = None  # ``_guess_table``
-        # The page's OCR second readings (``core.drafters.second_readings``): word -> [[index in the
-        # word, letter, probability], ...]; set by the page (``PageJob.page_drafts``).
-        self.second_readings: dict[str, list] = {}
-        self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
-        self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
-        self._misread_pattern: re.Pattern | None = None  # the misread runs of letters
-        self._pattern_version = -1
-
-    @property
-    def version(self) -> int:
-        return len(self._changes)
-
-    def changes_since(self, version: int) -> list[str | None]:
-        return self._changes[version:]
-
-    def __bool__(self) -> bool:
-        return bool(self.words or self.shapes or self.misread)
-
-    def learn(self, word: str, form: str) -> None:
-        if form != word and _norm(form) != _norm(word):
-            self.learn_misreading(word, form)
-            return  # a form keeps the word's letters and digits
-        if form == word:
-            self.learn_misreading(word, word)
-        if self._set(self.words, word, None if form == word else form):
-            self._changes.append(word)
-        if _DIGITS.search(word):
-            at = form.find(word)
-            if form == word or (at >= 0 and form.count(word) == 1):
-                template = None if form == word else (form[:at], form[at + len(word):])
-                if self._set(self.shapes, _DIGITS.sub("#", word), template):
-                    self._changes.append(None)
-
-    def learn_misreading(self, word: str, form: str) -> None:
-        """The output wrote the draft's ``word`` as ``form``, its letters one or two apart (an OCR's
-        ``Obrigteit.`` for ``Obrigkeit.``): the run of letters is learned, without the punctuation
-        around it, so that ``Obrigteit`` is put right wherever it stands. ``form == word`` forgets."""
-        w, f = _LETTER_RUN.fullmatch(word), _LETTER_RUN.fullmatch(form)
-        if not w or not f or w[1] != f[1] or w[3] != f[3]:
-            return
-        core, written = w[2], f[2]
-        if written == core:
-            self._confirm(core)
-        elif not _same_stream(_norm(core), _norm(written)):
-            return
-        elif len(core) == len(written):
-            for a, b in zip(core, written):
-                if a != b and (a.isalpha() or b.isalpha()):  # one number for another is no misreading
-                    self.confusions.setdefault((a, b), set()).add(core)
-                    self._guessable = None
-        if self._set(self.misread, core, None if written == core else written):
-            self._changes.append(core)
-
-    def _confirm(self, run: str) -> None:
-        if run in self.confirmed or not run.isalpha():
-            return
-        self.confirmed.add(run)
-        for ch in set(run):
-            self._confirmed_with[ch] = self._confirmed_with.get(ch, 0) + 1
-        if self.confusions:
-            self._guessable = None
-
-    def _guess_table(self) -> dict[str, tuple[str, float]]:
-        """Per draft letter that this page has misread in ``MISREAD_GUESS_SUPPORT`` runs or more:
-        the letter the output most often wrote for it, and the share of the letter's runs the
-        output put right (misread runs over those and the confirmed runs that hold the letter)."""
-        if self._guessable is None:
-            table: dict[str, tuple[str, float]] = {}
-            for (a, b), runs in self.confusions.items():
-                if len(runs) < MISREAD_GUESS_SUPPORT:
-                    continue
-                rate = len(runs) / (len(runs) + self._confirmed_with.get(a, 0))
-                if rate >= MISREAD_GUESS_RATE and rate > table.get(a, ("", 0.0))[1]:
-                    table[a] = (b, rate)
-            self._guessable = table
-        return self._guessable
-
-    def guesses(self, raw: str, start: int, stop: int) -> list[tuple[int, str, float]]:
-        """Letters of ``raw[start:stop]`` the output may write otherwise, in order, as ``(index,
-        that letter, how likely)``: those the page's OCR has often misread (``_guess_table``: how
-        often the output put them right), and those it read a second way (``second_readings``:
-        the second reading's probability, or the page's rate where it has put the letter right
-        that way before, whichever is higher), at least ``MISREAD_GUESS_RATE``. Not in a run of
-        letters the output has already written (confirmed, or learned misread and put right by
-        the rendering)."""
-        table, second = self._guess_table(), self.second_readings
-        if not table and not second:
-            return []
-        found: dict[int, tuple[int, str, float]] = {}
-        written = set(self.misread.values())
-
-        def unseen(run: str) -> bool:
-            return run not in self.confirmed and run not in self.misread and run not in written
-
-        if table:
-            for m in re.compile("[" + re.escape("".join(table)) + "]").finditer(raw, start, stop):
-                i = m.start()
-                a, b = i, i + 1
-                while a > 0 and raw[a - 1].isalnum():
-                    a -= 1
-                while b < len(raw) and raw[b].isalnum():
-                    b += 1
-                if unseen(raw[a:b]):
-                    found[i] = (i, *table[raw[i]])
-        if second:
-            for m in _RUN.finditer(raw, start, stop):
-                readings = second.get(m.group(0))
-                if not readings or not unseen(m.group(0)):
-                    continue
-                for at, alt, p in readings:
-                    i = m.start() + at
-                    learned = table.get(raw[i]) if i < len(raw) else None
-                    p = max(p, learned[1]) if learned and learned[0] == alt else p
-                    if p >= MISREAD_GUESS_RATE and p > found.get(i, (0, "", 0.0))[2]:
-                        found[i] = (i, alt, p)
-        return [found[i] for i in sorted(found)]
-
-    def render_text(self, text: str) -> str:
-        """``text`` with every word (what lies between spaces) rendered, and every misread run of
-        letters put right. Only the words that may render are visited: the learned ones, and those
-        with digits where digit shapes are known."""
-        if not self:
-            return text
-        if self._pattern_version != self.version:
-            words = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
-            digits = r"\S*\d\S*" if self.shapes else ""
-            either = "|".join(a for a in (words, digits) if a)
-            self._pattern = re.compile(r"(?<!\S)(?:" + either + r")(?!\S)") if either else None
-            misread = "|".join(re.escape(w) for w in sorted(self.misread, key=len, reverse=True))
-            self._misread_pattern = re.compile(r"(?<!\w)(?:" + misread + r")(?!\w)") if misread else None
-            self._pattern_version = self.version
-        if self._misread_pattern is not None:
-            text = self._misread_pattern.sub(lambda m: self.misread[m.group(0)], text)
-        if self._pattern is not None:
-            text = self._pattern.sub(lambda m: self.render(m.group(0)), text)
-        return text
-
-    def render(self, word: str) -> str:
-        form = self.words.get(word)
-        if form is not None:
-            return form
-        if self.shapes and _DIGITS.search(word):
-            template = self.shapes.get(_DIGITS.sub("#", word))
-            if template:
-                return template[0] + word + template[1]
-        return word
-
-    @staticmethod
-    def _set(rules: dict, key: str, value) -> bool:
-        if rules.get(key) == value:
-            return False
-        if value is None:
-            del rules[key]
-        else:
-            rules[key] = value
-        return True
 
 
 class TextMatcher:
@@ -812,15 +487,6 @@ class _Streams:
             start = self.text.find(key, start + 1)
 
 
-def _same_stream(word: str, form: str) -> bool:
-    """``form`` is ``word``'s normalised characters, or them with a misread character or two put
-    right (``Obrigteit`` -> ``Obrigkeit``, ``Bolte`` -> ``Volke``): the same length, so a draft
-    rendered with it keeps its positions, and at most one character in three apart."""
-    if len(word) != len(form):
-        return False
-    return Hamming.distance(word, form) <= max(1, (len(word) + 2) // 3)
-
-
 def _aligned_before(out: str, o0: int, draft: str, d0: int) -> int:
     """Characters before ``out[o0:]`` and ``draft[d0:]`` (where they agree; the characters just
     before differ) that still line up one for one: single differing characters (misread letters)
@@ -838,12 +504,6 @@ def _aligned_before(out: str, o0: int, draft: str, d0: int) -> int:
     if o0 - good == 1 and d0 - good == 1:
         return good + 1  # one differing character before, at the start of both: a misread first letter
     return good
-
-
-@functools.lru_cache(maxsize=4096)
-def _norm(text: str) -> str:
-    """The normalised characters of a short text (a word and its learned form), remembered."""
-    return NormalizedText.of(text).norm
 
 
 def min_window(norm_tail: str, min_chars: int) -> int:

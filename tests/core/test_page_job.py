@@ -106,7 +106,7 @@ def test_joined_regions_and_crops():
 
 def test_the_ocrs_second_readings_reach_the_pages_notation_from_its_lines_and_its_regions():
     from core.drafters.base import OcrLine
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     class Drafting:  # an OCR still reading: two lines told, no regions yet
         def done(self):

@@ -126,7 +126,7 @@ def test_at_tau_one_a_pass_asks_the_target_for_ids_only():
 
 
 def test_letters_the_page_keeps_misreading_are_guessed_in_fewer_passes_and_the_same_tokens(monkeypatch):
-    import core.speculative.textmatch as textmatch
+    import core.speculative.notation as notation_module
     from core.speculative.page_drafts import PageDrafts
 
     page = ("Von der Verwaltung. Die Versammlung pruefte die Verordnung. Man las die Vorschrift vor. "
@@ -143,14 +143,14 @@ def test_letters_the_page_keeps_misreading_are_guessed_in_fewer_passes_and_the_s
         return target.decode(row.output), row.stats.forward_passes
 
     guessed, guessed_passes = decode_page()
-    monkeypatch.setattr(textmatch, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # never a habit
+    monkeypatch.setattr(notation_module, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # never a habit
     as_read, as_read_passes = decode_page()
     assert guessed == as_read == page
     assert guessed_passes < as_read_passes
 
 
 def test_the_ocrs_second_readings_take_fewer_passes_and_the_same_tokens(monkeypatch):
-    import core.speculative.textmatch as textmatch
+    import core.speculative.notation as notation_module
     from core.speculative.page_drafts import PageDrafts
 
     page = "Die Kirche verkuendete die Verordnung. Man pruefte die Obrigkeit und das Volk der Stadt."
@@ -160,10 +160,10 @@ def test_the_ocrs_second_readings_take_fewer_passes_and_the_same_tokens(monkeypa
                 "Stadt": [[0, "G", 0.1]]}  # a faint one: not branched
     target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
     target.set_page(page, [])
-    monkeypatch.setattr(textmatch, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # the readings alone
+    monkeypatch.setattr(notation_module, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # the readings alone
 
     def decode_page(second):
-        notation = textmatch.Notation()
+        notation = notation_module.Notation()
         notation.second_readings = second
         drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig(),
                             notation=notation)

@@ -154,7 +154,7 @@ def test_after_a_formula_the_drafts_space_is_still_proposed():
 
 
 def test_a_number_takes_the_form_other_numbers_took():
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     notation.learn("700", "$700")
@@ -168,7 +168,7 @@ def test_a_number_takes_the_form_other_numbers_took():
 
 
 def test_matchers_sharing_a_notation_learn_from_each_other():
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     region = TextMatcher(["pressed at 700 MPa for 30 min"], notation=notation)
@@ -180,7 +180,7 @@ def test_matchers_sharing_a_notation_learn_from_each_other():
 
 def test_a_matcher_made_after_the_notation_learned_renders_its_drafts_at_once():
     """A later page's matcher starts from the document's notation, not after its next change."""
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     TextMatcher(["pressed at 700 MPa for 30 min"], notation=notation).continuations(
@@ -252,7 +252,7 @@ def _normalized_char_by_char(raw):
     its NFKC form's letters and digits."""
     import unicodedata
 
-    from core.speculative.textmatch import _LATEX_LETTERS, _MARKUP
+    from core.speculative.normalized import _LATEX_LETTERS, _MARKUP
 
     markup, letters = [False] * len(raw), {}
     for m in _MARKUP.finditer(raw):
@@ -320,7 +320,7 @@ def test_a_misread_word_is_proposed_the_way_the_output_wrote_it_before():
 
 
 def test_only_a_few_letters_put_right_are_a_misreading():
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     notation.learn("Bolte", "Volke")  # two of five letters
@@ -333,7 +333,7 @@ def test_only_a_few_letters_put_right_are_a_misreading():
 
 
 def test_a_letter_the_page_often_misread_is_guessed_put_right_and_branched():
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     for word, form in [("Bon", "Von"), ("Berordnung", "Verordnung"), ("Bersammlung", "Versammlung"),
@@ -352,7 +352,7 @@ def test_a_letter_the_page_often_misread_is_guessed_put_right_and_branched():
 
 
 def test_a_rare_misreading_branches_beside_the_draft_as_read():
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     for word in ["Obrigteit", "Volte"]:
@@ -380,7 +380,7 @@ def test_misread_words_are_learned_from_the_raw_draft_beside_a_reading_that_hold
 
 
 def test_a_letter_the_ocr_read_two_ways_branches_from_the_pages_first_word():
-    from core.speculative.textmatch import Notation
+    from core.speculative.notation import Notation
 
     notation = Notation()
     notation.second_readings = {"Berordnung": [[0, "V", 0.35], [3, "m", 0.06]], "die": [[0, "b", 0.3]]}

@@ -2,8 +2,9 @@
 
 The text matcher (``core.speculative.textmatch``) teaches it: word forms (``wt%TiO2`` ->
 ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``), digit shapes, misread words (``Obrigteit`` ->
-``Obrigkeit``) and from them the letters a page keeps misreading; the drafter adds the OCR's second
-readings. Every matcher of a page, and the document's later pages, share one instance.
+``Obrigkeit``) and from them the letters a page keeps misreading; each page sets the OCR's second
+readings of its words (``PageJob.page_drafts``, ``core.drafters.second_readings``). Every matcher of
+a page, and the document's later pages, share one instance.
 """
 
 from __future__ import annotations

@@ -128,8 +128,9 @@ class TextMatcher:
         streams = self._streams()
         sep = output_tail[out_text.raw_end[-1]:]
         best: list[tuple[int, int]] = []
+        found_in = ""  # the stream the best hit is in
         found: dict[int, tuple[int, int, str]] = {}  # per draft: its first hit's end, window, stream
-        n = min_chars
+        window = n = min_chars
         while n <= min(self.max_chars, len(tail)):
             key = tail[-n:]
             hits = []
@@ -139,11 +140,13 @@ class TextMatcher:
                 hit = (streams.drafts[i], end)
                 if hit not in hits:
                     hits.append(hit)
+                    if len(hits) == 1:
+                        found_in = streams.norms[i]
                     if hit[0] not in found:
                         found[hit[0]] = (end, n, streams.norms[i])
             if not hits:
                 break
-            best = hits
+            best, window = hits, n
             if len({self._raw_after(self.drafts[d], e, sep, 32) for d, e in hits}) <= 1:
                 break
             n += 4
@@ -151,7 +154,7 @@ class TextMatcher:
         # reading holds the tail, the raw OCR draft beside it is what shows the misread words.
         if best:
             first = best[0][0]
-            self._learn(out_text, first, best[0][1], *found[first][1:])
+            self._learn(out_text, *best[0], window, found_in)
             for d in [d for d in found if d != first][:MISREAD_LEARN_DRAFTS]:
                 self._learn_misreadings(out_text, d, *found[d])
         if self._rendered_version != self.notation.version:

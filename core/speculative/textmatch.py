@@ -190,11 +190,9 @@ class TextMatcher:
         allowed, hits = max(1, k // 4), []
         streams = self._streams()
         for d, norm in zip(streams.drafts, streams.norms):
-            for j in (k, k + 1, k - 1):
-                if norm[j - 1:j] == tail[-1] and Levenshtein.distance(tail, norm[:j], score_cutoff=allowed) <= allowed:
-                    if (d, j) not in hits:
-                        hits.append((d, j))
-                    break
+            j = _misread_as(tail, norm, 0, allowed, ends_agreeing=True)
+            if j is not None and (d, j) not in hits:
+                hits.append((d, j))
             if len(hits) >= self.max_hits:
                 break
         return hits
@@ -276,12 +274,9 @@ class TextMatcher:
             for looked, (i, end) in enumerate(streams.occurrences(key)):
                 if len(hits) >= self.max_hits or looked >= 4 * self.max_hits:
                     break  # a key a repetitive page holds hundreds of times is no place to look
-                norm = streams.norms[i]
-                for j in (k, k + 1, k - 1):
-                    if Levenshtein.distance(mine, norm[end:end + j], score_cutoff=allowed) <= allowed:
-                        if (streams.drafts[i], end + j) not in hits:
-                            hits.append((streams.drafts[i], end + j))
-                        break
+                j = _misread_as(mine, streams.norms[i], end, allowed)
+                if j is not None and (streams.drafts[i], end + j) not in hits:
+                    hits.append((streams.drafts[i], end + j))
             if hits:
                 return hits
         return []
@@ -488,6 +483,20 @@ class _Streams:
             i = bisect.bisect_right(self.starts, start) - 1
             yield i, start - self.starts[i] + len(key)
             start = self.text.find(key, start + 1)
+
+
+def _misread_as(mine: str, norm: str, at: int, allowed: int, ends_agreeing: bool = False) -> int | None:
+    """How many of ``norm``'s characters from ``at`` the output's ``mine`` may be a misreading of:
+    ``len(mine)``, one more or one less (a letter the OCR dropped or added), within ``allowed``
+    edits, the same length tried first; None where none is. ``ends_agreeing``: the last letters
+    must agree."""
+    k = len(mine)
+    for j in (k, k + 1, k - 1):
+        if ends_agreeing and norm[at + j - 1:at + j] != mine[-1:]:
+            continue
+        if Levenshtein.distance(mine, norm[at:at + j], score_cutoff=allowed) <= allowed:
+            return j
+    return None
 
 
 def _aligned_before(out: str, o0: int, draft: str, d0: int) -> int:

@@ -133,7 +133,7 @@ class TextProposer:
                 break
         if not conts:
             return root_only(root)
-        tree = build_tree(root, conts, min(self.cfg.max_nodes, 2 * budget + 1))
+        tree = build_tree(root, conts, min(self.cfg.max_nodes, 2 * budget + 1), fork_head=UNION_HEAD)
         # all tokens of a continuation share its region; positions are not tracked at text level
         tree.origins = [None if o is None or o[0] is None else (o[0], 0) for o in tree.origins]
         return tree
@@ -429,13 +429,13 @@ class UnionProposal:
             return self.fallback.propose(output, root, budget) if self.fallback else root_only(root)
         if len(trees) == 1:
             return trees[0]
-        # Heads first, taking proposers in turn: when the node budget is small (drafts have been
-        # failing), a long wrong continuation from the first proposer must not crowd out the
-        # later proposers' (the earlier pages' box rules behind an OCR draft's garbled line).
+        # Proposers in turn, every continuation but the first only its first tokens past its fork
+        # before any is extended (``fork_head``): when the node budget is small (drafts have been
+        # failing), a long wrong continuation from the first proposer must not crowd out the later
+        # proposers' (the earlier pages' box rules behind an OCR draft's garbled line).
         paths = [_paths(t) for t in trees]
         turns = [p[i] for i in range(max(map(len, paths))) for p in paths if i < len(p)]
-        heads = [(cont[:self.HEAD], origin) for cont, origin in turns]
-        return build_tree(root, heads + turns, min(self.max_nodes, 2 * budget + 1))
+        return build_tree(root, turns, min(self.max_nodes, 2 * budget + 1), fork_head=self.HEAD)
 
 
 def _paths(tree: DraftTree) -> list[tuple[list[int], tuple[int, int] | None]]:

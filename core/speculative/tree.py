@@ -85,41 +85,58 @@ def build_tree(
     root: int,
     continuations: list[tuple[list[int], tuple[int, int] | None]],
     max_nodes: int = 128,
+    fork_head: int = 0,
 ) -> DraftTree:
     """Merge continuations (each a token list plus the draft position its first token came from)
     into one prefix tree under ``root``.
 
     Continuations are inserted in the order given (put the most likely first): shared prefixes are
     stored once, and insertion stops at ``max_nodes`` nodes, so later continuations may be cut short.
-    Nodes come out in insertion order, which keeps ``parents[i] < i`` (what the mask needs).
+    ``fork_head``: the first continuation goes in whole, every later one first only ``fork_head``
+    tokens past where it leaves the tree, then each in full, in order: a later continuation that
+    differs from the first at one letter deep inside keeps its fork when the first fills the tree. Nodes come out in insertion
+    order, which keeps ``parents[i] < i`` (what the mask needs).
     """
     tokens, parents, depths, origins = [root], [-1], [0], [None]
     child_of: dict[tuple[int, int], int] = {}  # (parent node, token) -> node
-    for cont, origin in continuations:
-        room = max_nodes - len(tokens)
-        if room <= 0:
-            break  # full: a later continuation could only walk nodes that are there already
-        node, k = 0, 0
-        for k, tok in enumerate(cont):  # walk the prefix the tree already holds
-            nxt = child_of.get((node, tok))
-            if nxt is None:
+    heads = [None] + [fork_head] * (len(continuations) - 1) if fork_head else [None] * len(continuations)
+    for (cont, origin), head in zip(continuations, heads):
+        if not _insert(cont, origin, head, max_nodes, tokens, parents, depths, origins, child_of):
+            break
+    if fork_head:
+        for cont, origin in continuations[1:]:
+            if not _insert(cont, origin, None, max_nodes, tokens, parents, depths, origins, child_of):
                 break
-            node = nxt
-        else:
-            continue
-        # The rest is new: below a new node nothing exists yet, so it goes in as one chain.
-        rest = cont[k:k + room]
-        first, n = len(tokens), len(rest)
-        tokens += rest
-        chain = range(first, first + n)
-        above = [node, *range(first, first + n - 1)]
-        parents += above
-        child_of.update(zip(zip(above, rest), chain))
-        depth = depths[node] + 1
-        depths += range(depth, depth + n)
-        if origin is None:
-            origins += [None] * n
-        else:
-            draft, at = origin
-            origins += [(draft, at + i) for i in range(k, k + n)]
     return DraftTree(tokens, parents, depths, origins)
+
+
+def _insert(cont, origin, head, max_nodes, tokens, parents, depths, origins, child_of) -> bool:
+    """Put ``cont`` into the tree (``head``: only that many tokens past its fork); False once the
+    tree is full."""
+    room = max_nodes - len(tokens)
+    if room <= 0:
+        return False  # full: a later continuation could only walk nodes that are there already
+    node, k = 0, 0
+    for k, tok in enumerate(cont):  # walk the prefix the tree already holds
+        nxt = child_of.get((node, tok))
+        if nxt is None:
+            break
+        node = nxt
+    else:
+        return True
+    # The rest is new: below a new node nothing exists yet, so it goes in as one chain.
+    rest = cont[k:k + min(room, head or room)]
+    first, n = len(tokens), len(rest)
+    tokens += rest
+    chain = range(first, first + n)
+    above = [node, *range(first, first + n - 1)]
+    parents += above
+    child_of.update(zip(zip(above, rest), chain))
+    depth = depths[node] + 1
+    depths += range(depth, depth + n)
+    if origin is None:
+        origins += [None] * n
+    else:
+        draft, at = origin
+        origins += [(draft, at + i) for i in range(k, k + n)]
+    return True

@@ -80,3 +80,16 @@ def test_build_tree_matches_the_plain_rule_on_random_continuations():
         limit = rng.randrange(1, 24)
         tree = build_tree(7, conts, limit)
         assert (tree.tokens, tree.parents, tree.depths, tree.origins) == _tree_one_token_at_a_time(7, conts, limit)
+
+
+def test_a_later_continuation_keeps_its_fork_where_the_first_fills_the_tree():
+    first = list(range(10, 40))                # 30 tokens
+    other = first[:5] + list(range(60, 85))      # leaves it early, runs long
+    misread = first[:20] + [99, 98, 97]          # one letter read the other way, deep inside
+    conts = [(first, None), (other, None), (misread, None)]
+    plain = build_tree(0, conts, max_nodes=40)
+    assert 99 not in plain.tokens                # the second took what the first left
+    forked = build_tree(0, conts, max_nodes=40, fork_head=2)
+    assert len(forked) == 40 and forked.tokens[:31] == [0] + first
+    assert {60, 61, 99, 98} <= set(forked.tokens)  # every fork's first tokens, then the rest in order
+    assert all(p < i for i, p in enumerate(forked.parents) if i)

@@ -113,8 +113,6 @@ MIN_NGRAM = 3
 MAX_NGRAM = 10
 #: Draft tokens proposed along one continuation before the adaptive length takes over.
 MAX_CHAIN = 64
-#: Shortest continuation after repeated rejections.
-MIN_BUDGET = 4
 #: Longest continuation, reached by doubling after proposals accepted in full.
 MAX_BUDGET = 256
 #: Nodes of one draft tree, root included.

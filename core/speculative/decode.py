@@ -234,18 +234,17 @@ class SpeculativeDecoder:
         return affordable_rows(self.cost.token_share, self.cost.width, limit)
 
     def _next_budget(self, row: DecodeRow, tree, accepted: int) -> int:
-        """Double the length after a proposal accepted in full (up to ``max_budget``), go back to
-        ``max_chain`` after a partial success, and halve it after a pass whose whole proposal was
-        rejected (useless drafts then cost little, which matters where compute grows with the
-        tokens verified, as on a CPU)."""
-        full = self.proposal.max_chain
-        current = row.budget or full
+        """Double the length after a pass that accepted its deepest continuation in full (up to
+        ``max_budget``): the deepest may be shorter than the budget where other continuations
+        took the tree's nodes, and it ran true all the same. Go back to ``max_chain`` after a
+        partial success, where the drafts left the output. A proposal rejected whole leaves the
+        length as it was: it says nothing of how far the next draft runs, and where a wider pass
+        costs more (a CPU) the cost rule shortens proposals (``_length``)."""
+        current = row.budget or self.proposal.max_chain
         longest = max(tree.depths)
-        if longest and accepted == longest and longest >= current:
+        if longest and accepted == longest:
             return min(self.proposal.max_budget, 2 * current)  # the draft runs true: reach further
-        if len(tree) == 1 or accepted > 0:
-            return full
-        return max(self.proposal.min_budget, current // 2)
+        return self.proposal.max_chain if accepted else current
 
     def _forward(self, rows, trees, cache, valid, greedy: bool) -> torch.Tensor:
         """One pass over all rows' trees. Returns argmax ids (B, q) where ``greedy``, else logits (B, q, V)."""

@@ -34,7 +34,6 @@ class ProposalConfig:
     min_ngram: int = tuning.MIN_NGRAM
     max_ngram: int = tuning.MAX_NGRAM
     max_chain: int = tuning.MAX_CHAIN
-    min_budget: int = tuning.MIN_BUDGET
     max_budget: int = tuning.MAX_BUDGET    # max_nodes caps a chain at max_nodes - 1
     max_nodes: int = tuning.MAX_NODES
     max_branches: int = tuning.MAX_BRANCHES

@@ -175,3 +175,16 @@ def test_the_ocrs_second_readings_take_fewer_passes_and_the_same_tokens(monkeypa
     as_read, passes = decode_page({})
     assert with_readings == as_read == page
     assert fewer < passes
+
+
+def test_the_proposal_length_doubles_where_the_deepest_continuation_ran_true_and_is_kept_after_a_miss(target):
+    from core.speculative.tree import build_tree
+
+    decoder = SpeculativeDecoder(target)
+    row, _ = _page_row(target, NoDrafts())
+    chain = decoder.proposal.max_chain
+    tree = build_tree(0, [([1] * 10, None), ([2] * 3, None)])
+    assert decoder._next_budget(row, tree, 10) == 2 * chain  # shorter than the budget, accepted whole
+    row.budget = 4 * chain
+    assert decoder._next_budget(row, tree, 0) == 4 * chain   # rejected whole: no news of the next draft
+    assert decoder._next_budget(row, tree, 3) == chain       # the drafts left the output

@@ -164,6 +164,9 @@ NEXT_REGIONS, NEXT_OPENING_CHARS, NEXT_STARTED = 4, 8, 2
 NEXT_LINE_STARTED = 12
 #: Longest unit, in tokens, that the output n-gram proposer repeats past the output's end.
 REPEAT_UNIT_TOKENS = 12
+#: Where no draft has a continuation, the output's own shorter n-grams are looked up too (these
+#: lengths, longest first), each proposing at most ``OUTPUT_GUESS_TOKENS`` tokens.
+OUTPUT_GUESS_ORDERS, OUTPUT_GUESS_TOKENS = (2, 1), 16
 #: A Stage 1 row's partial output joins the page's text drafts in steps of this many tokens.
 GROW_STEP = 8
 

@@ -29,7 +29,7 @@ from core.speculative.matching import ProposalConfig
 from core.speculative.proposers import (MisreadProposer, NextRegionProposer, OpeningProposer, OutputNgramProposer,
                                         OutputTail, TextProposer, TokenNgramProposer, UnionProposal)
 from core.speculative.notation import Notation
-from core.tuning import GROW_STEP
+from core.tuning import GROW_STEP, OUTPUT_GUESS_ORDERS, OUTPUT_GUESS_TOKENS
 
 if TYPE_CHECKING:
     from core.targets.profiles.base import PageStyle
@@ -122,9 +122,10 @@ class PageDrafts:
         tail = OutputTail(decode)  # the output's tail, decoded once a pass for every text proposer
         self.tokens = TokenNgramProposer(tokens.contents, cfg, regions=tokens.regions, fallback=False)
         self.texts = TextProposer(text.contents, text.regions, encode, decode, cfg, notation=notation, tail=tail)
-        fallback = UnionProposal([TokenNgramProposer([], cfg, regions=tokens.regions, index=self.tokens.index),
-                                  MisreadProposer(self.texts)], None, cfg.max_nodes)
-        proposers = [self.tokens, self.texts, OutputNgramProposer(cfg)]
+        output_ngrams = OutputNgramProposer(cfg)
+        fallback = UnionProposal([TokenNgramProposer([], cfg, regions=tokens.regions, index=self.tokens.index)],
+                                 None, cfg.max_nodes)
+        proposers = [self.tokens, self.texts, output_ngrams]
         if len(self.records) > 1:  # a Stage 1 row reads one region: nothing follows it
             proposers.append(NextRegionProposer(self._best_by_region, encode, decode, cfg, tail=tail))
         if style is not None:
@@ -132,6 +133,8 @@ class PageDrafts:
                                                 style.heading_marks, encode, decode, cfg))
         if history:
             proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
+        proposers.append(MisreadProposer(self.texts))
+        proposers.append(OutputNgramProposer(cfg, OUTPUT_GUESS_ORDERS, OUTPUT_GUESS_TOKENS, index=output_ngrams.index))
         self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
         self._stale = False
 

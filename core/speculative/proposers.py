@@ -105,12 +105,16 @@ class TextProposer:
         self.encode, self.decode = encode, decode
         self.cfg = cfg
         self.tail = tail if tail is not None else OutputTail(decode, tail_tokens)
+        # (output length, root) of the latest pass it had continuations for (``MisreadProposer``)
+        self.found: tuple[int, int] | None = None
 
     def set_text(self, d: int, text: str) -> None:
         self.matcher.set_text(d, text)
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
-        return self._propose(self.matcher.continuations, output, root, budget)
+        tree = self._propose(self.matcher.continuations, output, root, budget)
+        self.found = (len(output), root) if len(tree) > 1 else None
+        return tree
 
     def propose_past_misreading(self, output: list[int], root: int, budget: int) -> DraftTree:
         """``propose`` where the output has just left the drafts: from after what they misread
@@ -141,13 +145,16 @@ class TextProposer:
 
 class MisreadProposer:
     """A text proposer's continuations past a misread character (``TextMatcher._past_misreading``):
-    asked beside the low-order token n-grams where no proposer had anything, so that it never
-    takes the place of an exact match."""
+    asked after the text proposer in the same pass, only where it found nothing, so that it never
+    takes the place of an exact match; beside the other proposers' (the output's own n-grams may
+    know the markup around the misread word)."""
 
     def __init__(self, texts: TextProposer):
         self.texts = texts
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
+        if self.texts.found == (len(output), root):
+            return root_only(root)
         return self.texts.propose_past_misreading(output, root, budget)
 
 
@@ -356,6 +363,26 @@ def line_join(written: str, written_sep: str, text: str) -> str:
     return "" if is_cjk(written[-1]) or is_cjk(text[0]) else " "
 
 
+class OutputIndex:
+    """Where each n-gram of a row's output (up to ``longest`` tokens) last ended, grown with it;
+    one index serves the row's output n-gram proposers of every order."""
+
+    def __init__(self, longest: int):
+        self.longest = longest
+        self._latest: dict[tuple[int, ...], int] = {}
+        self._indexed = 0  # output positions indexed
+
+    def grown(self, output: list[int]) -> dict[tuple[int, ...], int]:
+        """The index with the n-grams ending at each position of ``output`` not indexed yet (the
+        n-gram looked up ends at the root, past the output: every hit has a continuation)."""
+        latest = self._latest
+        for end in range(self._indexed + 1, len(output) + 1):
+            for n in range(1, min(self.longest, end) + 1):
+                latest[tuple(output[end - n:end])] = end
+        self._indexed = max(self._indexed, len(output))
+        return latest
+
+
 class OutputNgramProposer:
     """Prompt-lookup on the row's own output: tables and lists repeat their markup
     (``</td><td>``, ``\n- ``) long before any draft says so. The index grows with the output.
@@ -363,37 +390,41 @@ class OutputNgramProposer:
     and is proposed repeated to the budget: output ``<tr><td></td><td></td>``, root ``<td>`` (the
     n-gram ``</td><td>`` last ended one cell back) proposes ``</td><td></td><td>...``.
 
+    ``orders``: the n-gram lengths looked up, longest first; the first found is proposed, at most
+    ``length`` tokens of it (default: the budget). Shorter n-grams guess at markup the output has
+    not written after these tokens yet (a cell's ``</td>`` after a number no cell held, a
+    formula's ``}`` after a new exponent); a page proposes them last, a few tokens long
+    (``OUTPUT_GUESS_ORDERS``).
+
     Origins are None: these tokens come from the model's own text, not from a region."""
 
     UNIT = REPEAT_UNIT_TOKENS
 
-    def __init__(self, cfg: ProposalConfig):
+    def __init__(self, cfg: ProposalConfig, orders: tuple[int, ...] | None = None, length: int | None = None,
+                 index: "OutputIndex | None" = None):
         self.cfg = cfg
-        self._index: dict[tuple[int, ...], int] = {}  # n-gram -> latest end position
-        self._indexed = 0
+        self.orders = orders or (cfg.min_ngram,)
+        self.length = length
+        self.index = index if index is not None else OutputIndex(max(self.orders))
 
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
-        n = self.cfg.min_ngram
-        # index n-grams that end before the current suffix, so a hit always has a continuation
-        while self._indexed + n <= len(output):
-            end = self._indexed + n
-            self._index[tuple(output[end - n:end])] = end
-            self._indexed += 1
-        seq = output[-(n - 1):] + [root] if n > 1 else [root]
-        end = self._index.get(tuple(seq)) if len(seq) == n else None
-        if end is None:
-            return root_only(root)
-        cont = output[end:end + budget]
-        if len(cont) < budget and len(output) - end < self.UNIT:
-            # The hit is the latest repetition of a short unit the output is still repeating (a
-            # row of empty cells, ``<td></td>\n``): past the output's end, the unit goes on. (A
-            # long stretch repeated, a table row, is the row's markup with other cell text.)
-            unit = output[end:] + [root]
-            cont = (unit * (budget // len(unit) + 1))[:budget]
-        if not cont:
-            return root_only(root)
-        tree = build_tree(root, [(cont, None)], min(self.cfg.max_nodes, budget + 1))
-        return tree
+        latest = self.index.grown(output)
+        length = min(budget, self.length or budget)
+        for n in self.orders:
+            seq = (output[-(n - 1):] if n > 1 else []) + [root]
+            end = latest.get(tuple(seq)) if len(seq) == n else None
+            if end is None:
+                continue
+            cont = output[end:end + length]
+            if len(cont) < length and len(output) - end < self.UNIT:
+                # The hit is the latest repetition of a short unit the output is still repeating (a
+                # row of empty cells, ``<td></td>\n``): past the output's end, the unit goes on. (A
+                # long stretch repeated, a table row, is the row's markup with other cell text.)
+                unit = output[end:] + [root]
+                cont = (unit * (length // len(unit) + 1))[:length]
+            if cont:
+                return build_tree(root, [(cont, None)], min(self.cfg.max_nodes, length + 1))
+        return root_only(root)
 
 
 class FirstProposal:

@@ -46,6 +46,33 @@ def test_output_ngrams_repeat_the_rows_own_markup():
     assert len(p.propose([1, 2], 3, 3)) == 1
 
 
+def test_shorter_output_ngrams_guess_a_few_tokens_where_the_three_gram_is_new():
+    # " page ." was written after " every"; the root " page" now follows " reads" (a new 3-gram)
+    main = OutputNgramProposer(CFG)
+    guess = OutputNgramProposer(CFG, orders=(2, 1), length=2, index=main.index)
+    out = [1, 2, 4, 5, 6, 7, 3]                 # the model every page . It reads
+    assert len(main.propose(out, 5, 8)) == 1
+    assert guess.propose(out, 5, 8).tokens == [5, 6, 7]  # what followed " page" last, 2 tokens
+    guess = OutputNgramProposer(CFG, orders=(2, 1), length=2)
+    out = [5, 6, 7, 2, 6, 3, 4, 5]              # page . It model . reads every page
+    assert guess.propose(out, 6, 8).tokens == [6, 7, 2]   # " page ." last went on " It", a lone "." " reads"
+
+
+def test_the_misread_proposer_is_asked_only_where_the_text_drafts_had_nothing():
+    from core.speculative.proposers import MisreadProposer
+
+    letters = lambda s: [ord(c) for c in s]  # noqa: E731
+    spell = lambda ids: "".join(map(chr, ids))  # noqa: E731
+    texts = TextProposer(["die Obrigteit zu Carrow verlesen"], [0], letters, spell, CFG)
+    misread = MisreadProposer(texts)
+    out = letters("die Obrigk")
+    assert len(texts.propose(out[:-1], out[-1], 16)) == 1
+    assert spell(misread.propose(out[:-1], out[-1], 16).tokens[1:]).startswith("eit zu")
+    out = letters("die Obrigt")
+    assert len(texts.propose(out[:-1], out[-1], 16)) > 1
+    assert len(misread.propose(out[:-1], out[-1], 16)) == 1
+
+
 def test_text_drafts_are_matched_on_normalised_characters():
     p = TextProposer(["The model reads every page. It writes"], [4], _encode, _decode, CFG)
     tree = p.propose(_encode("the model"), _encode(" reads")[0], 8)

@@ -174,7 +174,16 @@ class TextMatcher:
         if not tail or _in_formula(output_tail):
             return []
         best = self._misread_opening(tail) if whole else []
-        best = best or self._past_misreading(tail, min_window(tail, self.min_chars))
+        if not best:
+            window = min_window(tail, self.min_chars)
+            best, k, before = self._past_misreading(tail, window)
+            if before is not None:
+                # The output agreed with the draft up to its last k characters: learn from that
+                # stretch as ``continuations`` would have, had a lookup ended there (where every
+                # pass ends on a misread letter, none does).
+                d, end, stream = before
+                agreed = NormalizedText.of(output_tail[:out_text.raw_index[len(tail) - k]])
+                self._learn(agreed, d, end, window, stream)
         return self._continuing(best, output_tail, output_tail[out_text.raw_end[-1]:], max_chars_out)
 
     def _misread_opening(self, tail: str) -> list[tuple[int, int]]:
@@ -254,7 +263,7 @@ class TextMatcher:
         forms = [(gap + self._rewrite("".join(chars)))[:max_chars_out] for chars in [likely, *branches]]
         return [forms[0], cont, *forms[1:]]
 
-    def _past_misreading(self, tail: str, min_chars: int) -> list[tuple[int, int]]:
+    def _past_misreading(self, tail: str, min_chars: int) -> tuple[list[tuple[int, int]], int, tuple | None]:
         """Where the output's last ``k`` characters differ from a draft by a misread character or
         two, the draft positions just past them: the output and a draft agree on ``min_chars``
         characters before those ``k``, and the ``k`` are within ``max(1, k // 4)`` edits of the
@@ -264,22 +273,27 @@ class TextMatcher:
         Worked example: draft ``"der Obrigteit zu"`` (an OCR's ``t`` for a blackletter ``k``),
         output ``"... der Obrigk"``: no draft holds ``"Obrigk"``; with ``k`` = 1, ``"rObrig"`` ends
         before draft ``t``, and ``k`` -> ``t`` is one edit, so ``"eit zu"`` is proposed at once, not
-        after six more characters of the output have found the draft again."""
+        after six more characters of the output have found the draft again.
+
+        Returns the positions, ``k``, and the first hit's draft, end of the agreeing key and stream
+        (None for no hit)."""
         streams = self._streams()
         for k in range(1, MISREAD_CHARS + 1):
             if len(tail) < k + min_chars:
                 break
             key, mine, allowed = tail[-(k + min_chars):-k], tail[-k:], max(1, k // 4)
             hits: list[tuple[int, int]] = []
+            first = None
             for looked, (i, end) in enumerate(streams.occurrences(key)):
                 if len(hits) >= self.max_hits or looked >= 4 * self.max_hits:
                     break  # a key a repetitive page holds hundreds of times is no place to look
                 j = _misread_as(mine, streams.norms[i], end, allowed)
                 if j is not None and (streams.drafts[i], end + j) not in hits:
                     hits.append((streams.drafts[i], end + j))
+                    first = first or (streams.drafts[i], end, streams.norms[i])
             if hits:
-                return hits
-        return []
+                return hits, k, first
+        return [], 0, None
 
     def _streams(self) -> "_Streams":
         """The normalised streams the output's tail is looked up in, the renderings brought up to

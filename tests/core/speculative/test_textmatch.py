@@ -306,6 +306,18 @@ def test_text_unlike_the_draft_is_no_misreading():
     assert TextMatcher(["where x2 + y2 = r2 holds"]).continuations_past_misreading("where $x^") == []
 
 
+def test_a_misread_word_is_learned_where_every_lookup_ends_on_a_misread_letter():
+    # each pass ends on the model's V where the draft has B: no lookup of the agreeing text
+    # alone ever happens, so the misread lookup learns from what agreed before its letter
+    m = TextMatcher(["Es ist die Bersammlung, die Bernunft und die Berfassung."])
+    m.continuations_past_misreading("Es ist die V")
+    assert not m.notation.misread
+    (text, _, _), *_ = m.continuations_past_misreading("Es ist die Versammlung, die V")
+    assert text.startswith("ernunft und")
+    assert m.notation.misread == {"Bersammlung": "Versammlung"}
+    assert m.notation.confusions == {("B", "V"): {"Bersammlung"}}
+
+
 def test_a_misread_word_is_proposed_the_way_the_output_wrote_it_before():
     draft = "Es ist die Obrigteit, welche die Kirche bewahrt. Man ehrt die Obrigteit. Man sah die Bolte hier."
     m = TextMatcher([draft])

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Levenshtein
 
 from core.speculative.latex import has_math_symbol, math_symbols, to_latex
-from core.speculative.mathmode import inside_math
+from core.speculative.mathmode import inline_closer, inside_math
 from core.speculative.normalized import _MARKUP, NormalizedText
 from core.speculative.notation import _DIGITS, Notation
 from core.tuning import (MISREAD_CHARS, MISREAD_GUESS_BRANCHES, MISREAD_LEARN_DRAFTS, MISREAD_SPACING,
@@ -213,6 +213,11 @@ class TextMatcher:
         # except those the output has itself written as they are (``68.3 ± 19.7`` in a table).
         self.notation.literal.update(math_symbols(output_tail))
         in_formula = _in_formula(output_tail)
+        closer = inline_closer(output_tail) if in_formula else None
+        if closer is not None:
+            opened = output_tail.rstrip().endswith(("\\(", "$"))  # nothing to close yet
+            begun = _closer_begun(output_tail, closer)
+            spaced = closer.startswith(" ") and not output_tail.endswith(" ")
         out, seen = [], set()
         for d, end in best:
             for text in (self._rendered[d], self.drafts[d]):
@@ -224,6 +229,9 @@ class TextMatcher:
                     forms.insert(0, to_latex(cont, keep=self.notation.literal))
                 elif not out:
                     forms = self._guessed(text, end, sep, max_chars_out, cont)
+                if closer is not None:
+                    forms = _closed(forms, self._closing_cont(text, end, sep, begun, opened and spaced, opened,
+                                                              max_chars_out), opened, closer[begun:])
                 for form in forms:
                     if form not in seen:
                         seen.add(form)
@@ -231,6 +239,18 @@ class TextMatcher:
             if len(out) >= self.max_hits:
                 break
         return out[:self.max_hits]
+
+    def _closing_cont(self, text: NormalizedText, end: int, sep: str, begun: int, spaced: bool, opened: bool,
+                      max_chars_out: int) -> str:
+        """The draft's text after ``end`` as it goes on once the output's inline formula is
+        closed: the output's separator, less the ``begun`` characters of the closing written
+        (``" \\"``) or an opening just written, leaves the draft's own separator to come. Just
+        ``opened``: the draft's next word goes on after a space where the page's formulas are
+        ``spaced`` inside, else at once."""
+        sep = sep[:len(sep) - begun].rstrip()
+        sep = sep[:-2] if sep.endswith("\\(") else sep[:-1] if sep.endswith("$") else sep
+        cont = self._raw_after(text, end, sep.rstrip(), max_chars_out)
+        return (" " if spaced else "") + cont.lstrip() if opened else cont
 
     def _guessed(self, text: NormalizedText, end: int, sep: str, max_chars_out: int, cont: str) -> list[str]:
         """``cont`` (``text`` after ``end``) as the output may write it where this page's OCR has
@@ -567,3 +587,47 @@ def _word_end(raw: str, i: int) -> int:
     while i < len(raw) and not raw[i].isspace():
         i += 1
     return i
+
+
+#: A draft word that is prose, not a formula's symbols: three letters or more (a math function's
+#: name aside), or CJK.
+_PROSE_WORD = re.compile(r"[(\[]?(?!(?:sin|cos|tan|log|exp|max|min|lim|det|mod|sup|inf|arg|dim|ker)\b)"
+                         r"[A-Za-z]{3,}[.,;:!?)\]]*|.*[\u3040-\u30ff\u3400-\u9fff].*")
+
+
+def _closer_begun(output_tail: str, closer: str) -> int:
+    """How many characters of ``closer`` the output has written already (``" \\"`` of ``" \\)"``)."""
+    return next((k for k in range(len(closer) - 1, 0, -1) if output_tail.endswith(closer[:k])), 0)
+
+
+def _closed(forms: list[str], cont: str, opened: bool, closer: str, words: int = 2, past: int = 24) -> list[str]:
+    """``forms`` (a draft's continuations, the likeliest first) and ``cont`` (the draft's text
+    after the output's) with the inline formula the output is in closed (``closer``: what is left
+    to write of the closing, written as the formula was opened): at once, and after each of the
+    next ``words`` words of the draft. An OCR reads a formula's symbols as words among words;
+    where the formula ends, only the output says. The closing before the draft's first prose word
+    goes first and whole; the others are proposed ``past`` characters past the closing.
+    ``opened``: the output has just opened the formula (nothing to close at once).
+
+    Worked example: draft ``"bracket with H. Using"``, output ``"bracket with \\( H"``: ``". Using"``
+    is proposed as ``" \\). Using"`` first, then as it is, then as ``". Using \\)"``. Output
+    ``"bracket with \\("`` (just opened; the page's formulas spaced inside): ``" H. Using"`` as
+    ``" H \\). Using"`` first, then as the forms given and as itself, then as ``" H. Using \\)"``."""
+    points = [] if opened else [0]
+    ws = list(re.finditer(r"\S+", cont))[:words + 1]
+    points += [_before_punctuation(m) for m in ws[:words]]
+    prose = next((k for k, m in enumerate(ws) if _PROSE_WORD.fullmatch(m.group(0))), None)
+    likely = None
+    if prose:
+        likely = _before_punctuation(ws[prose - 1])
+    elif prose == 0 and not opened:
+        likely = 0
+    out = [cont[:likely] + closer + cont[likely:]] if likely is not None else []
+    out += forms if cont in forms else [*forms, cont]
+    out += [cont[:p] + closer + cont[p:p + past] for p in points if p != likely]
+    return out
+
+
+def _before_punctuation(word: re.Match) -> int:
+    """Where a formula ending with ``word`` closes: before the sentence's punctuation after it."""
+    return word.start() + len(word.group(0).rstrip(".,;:!?"))

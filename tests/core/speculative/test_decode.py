@@ -177,6 +177,30 @@ def test_the_ocrs_second_readings_take_fewer_passes_and_the_same_tokens(monkeypa
     assert fewer < passes
 
 
+def test_inline_formulas_closed_where_the_drafts_prose_goes_on_take_fewer_passes_for_the_same_tokens(
+        monkeypatch):
+    import core.speculative.textmatch as textmatch_module
+    from core.speculative.page_drafts import PageDrafts
+
+    page = ("If \\( u \\) attains an interior maximum, the bracket with \\( H \\) vanishes. For some \\( x \\) in "
+            "the set \\( U \\), the value \\( c \\) is the bound and \\( v \\) is positive where \\( w \\) is not.")
+    draft = page.replace("\\( ", "").replace(" \\)", "")  # an OCR reads the letters, not the delimiters
+    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    target.set_page(page, [])
+
+    def decode_page():
+        drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig())
+        row, bp = _page_row(target, drafts.proposer)
+        SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
+        return target.decode(row.output), row.stats.forward_passes
+
+    closed, closed_passes = decode_page()
+    monkeypatch.setattr(textmatch_module, "inline_closer", lambda text: None)  # never closed by the drafts
+    as_drafted, as_drafted_passes = decode_page()
+    assert closed == as_drafted == page
+    assert closed_passes < as_drafted_passes, (closed_passes, as_drafted_passes)
+
+
 def test_the_proposal_length_doubles_where_the_deepest_continuation_ran_true_and_is_kept_after_a_miss(target):
     from core.speculative.tree import build_tree
 

@@ -153,6 +153,20 @@ def test_after_a_formula_the_drafts_space_is_still_proposed():
     assert text.startswith(" in each")
 
 
+def test_an_inline_formula_is_closed_where_the_drafts_prose_goes_on():
+    m = TextMatcher(["the constraints of (10) must have vanishing Poisson bracket with H. Using the brackets"])
+    conts = [c[0] for c in m.continuations("must have vanishing Poisson bracket with \\( H")]
+    assert conts[0].startswith(" \\). Using the brackets")  # before the draft's first prose word
+    assert ". Using the brackets" in conts  # the draft as it is beside it
+    # just opened, spaced inside as the page's formulas were: the draft's word, then the closing
+    opened = "the constraints of \\( (10) \\) must have vanishing Poisson bracket with \\("
+    assert [c[0] for c in m.continuations(opened)][0].startswith(" H \\). Using")
+    # the output has begun the closing
+    assert [c[0] for c in m.continuations("vanishing Poisson bracket with \\( H \\")][0].startswith("). Using")
+    # prose ends no formula
+    assert not any("\\)" in c[0] for c in m.continuations("must have vanishing Poisson bracket with"))
+
+
 def test_a_number_takes_the_form_other_numbers_took():
     from core.speculative.notation import Notation
 

@@ -120,9 +120,9 @@ MAX_NODES = 128
 #: Continuations merged into one tree.
 MAX_BRANCHES = 8
 #: Depth of the 1-gram fallback tree (no suffix of ``MIN_NGRAM`` tokens matched).
-FALLBACK_DEPTH = 15
+FALLBACK_DEPTH = 32
 #: Branches of the 1-gram fallback tree.
-FALLBACK_BRANCHES = 4
+FALLBACK_BRANCHES = 16
 #: Tokens per pass a batch's rows share, in units of ``MAX_BUDGET`` (rows are padded to the widest).
 BATCH_BUDGETS = 2
 #: Tokens of a union tree's every continuation placed before any is extended further.

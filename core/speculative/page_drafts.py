@@ -14,9 +14,11 @@ joined text drafts: every region's best text in reading order ("...end.\\n\\nNex
 output crosses region boundaries in tokens no single draft has), and the same with the figures'
 text in place ("" without figure text).
 
-Proposals come from, in order: exact token n-grams, normalised-character text matching, the output's
-own n-grams (tables repeat their markup), the regions not yet written where a region ends, the
-document's earlier pages (``history``) and a bounded 1-gram fallback tree.
+Proposals come from, all in one tree each pass, in order: exact token n-grams (where none matches,
+a bounded tree of what follows the root in the drafts), normalised-character text matching, the
+output's own n-grams (tables repeat their markup), the regions not yet written where a region ends,
+the document's earlier pages (``history``), the drafts past a misread letter where the text matching
+had nothing, and the output's shorter n-grams.
 """
 
 from __future__ import annotations
@@ -120,11 +122,11 @@ class PageDrafts:
         self._joined_figures_text = text.add(self._joined(figures=True), None)
 
         tail = OutputTail(decode)  # the output's tail, decoded once a pass for every text proposer
-        self.tokens = TokenNgramProposer(tokens.contents, cfg, regions=tokens.regions, fallback=False)
+        # the drafts' exact n-grams, or where none matches the root's 1-gram tree, in every pass:
+        # beside a text match that runs wrong, the drafts' next word after the model's token
+        self.tokens = TokenNgramProposer(tokens.contents, cfg, regions=tokens.regions)
         self.texts = TextProposer(text.contents, text.regions, encode, decode, cfg, notation=notation, tail=tail)
         output_ngrams = OutputNgramProposer(cfg)
-        fallback = UnionProposal([TokenNgramProposer([], cfg, regions=tokens.regions, index=self.tokens.index)],
-                                 None, cfg.max_nodes)
         proposers = [self.tokens, self.texts, output_ngrams]
         if len(self.records) > 1:  # a Stage 1 row reads one region: nothing follows it
             proposers.append(NextRegionProposer(self._best_by_region, encode, decode, cfg, tail=tail))
@@ -135,7 +137,7 @@ class PageDrafts:
             proposers.append(TokenNgramProposer([], cfg, regions=[None], fallback=False, index=history))
         proposers.append(MisreadProposer(self.texts))
         proposers.append(OutputNgramProposer(cfg, OUTPUT_GUESS_ORDERS, OUTPUT_GUESS_TOKENS, index=output_ngrams.index))
-        self.proposer = UnionProposal(proposers, fallback, cfg.max_nodes)
+        self.proposer = UnionProposal(proposers, cfg.max_nodes)
         self._stale = False
 
     def region(self, key: int) -> RegionDraft:

@@ -445,11 +445,10 @@ class FirstProposal:
 class UnionProposal:
     """Ask every proposer and verify all their continuations in one tree (the first proposer's
     first): where the draft knows the content and the output's own n-grams know the markup
-    (``68.3 $ \\pm $ 19.7</td>``), whichever runs true is accepted in the same pass. ``fallback`` is
-    asked only when no proposer had anything."""
+    (``68.3 $ \\pm $ 19.7</td>``), whichever runs true is accepted in the same pass."""
 
-    def __init__(self, proposers: list[Proposer], fallback: Proposer | None, max_nodes: int):
-        self.proposers, self.fallback, self.max_nodes = proposers, fallback, max_nodes
+    def __init__(self, proposers: list[Proposer], max_nodes: int):
+        self.proposers, self.max_nodes = proposers, max_nodes
 
     #: Tokens of every continuation's head placed before any continuation is extended further.
     HEAD = UNION_HEAD
@@ -457,7 +456,7 @@ class UnionProposal:
     def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
         trees = [t for t in (p.propose(output, root, budget) for p in self.proposers) if len(t) > 1]
         if not trees:
-            return self.fallback.propose(output, root, budget) if self.fallback else root_only(root)
+            return root_only(root)
         if len(trees) == 1:
             return trees[0]
         # Proposers in turn, every continuation but the first only its first tokens past its fork

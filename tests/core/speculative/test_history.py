@@ -59,7 +59,7 @@ def test_a_small_tree_still_holds_every_proposers_head():
             return build_tree(root, [(self.cont[:budget], None)])
 
     union = UnionProposal([Fixed(list(range(1, 9))), Fixed(list(range(11, 19))), Fixed(list(range(21, 29)))],
-                          None, max_nodes=128)
+                          max_nodes=128)
     tree = union.propose([], 0, 8)  # at most 2 * 8 + 1 nodes
     assert len(tree) == 17
     assert {1, 11, 21} <= set(tree.tokens)

@@ -93,7 +93,8 @@ def test_the_page_opening_is_proposed_in_the_familys_style():
     assert "``markdown\n## Warming Up" in _texts(tree, decode)
     out = encode("```markdown\n#")
     tree = drafts.proposer.propose(out[:-1], out[-1], 64)
-    assert {"# Warming Up", " Warming Up"} <= set(_texts(tree, decode))  # "## " and "# " both offered
+    texts = _texts(tree, decode)  # "## " and "# " both offered
+    assert any(t.startswith("# Warming Up") for t in texts) and any(t.startswith(" Warming Up") for t in texts)
     plain = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
     assert len(plain.proposer.propose([], ord("`"), 64)) == 1
     # past the opening window the drafts alone speak
@@ -121,7 +122,7 @@ def test_text_read_inside_a_figure_is_proposed_but_not_joined():
     drafts = PageDrafts([encode(raw[0]), []], raw, encode, decode, ProposalConfig(), figure_texts=figure)
     out = encode("Section 7.4 joints\n\n7.4.1 Joints that")
     tree = drafts.proposer.propose(out[:-1], out[-1], 16)
-    assert decode(tree.tokens[1:9]) == " carry l"
+    assert any(t.startswith(" carry load") for t in _texts(tree, decode))
     assert drafts._joined() == "Section 7.4 joints"  # a page that skips its figures is proposed nothing new
 
 

@@ -98,17 +98,11 @@ def test_union_places_every_proposers_head_before_extending_any():
     """With a small node budget a long first continuation must not crowd out the second's head."""
     long_wrong = _Fixed(list(range(10, 40)), (0, 0))
     right = _Fixed([50, 51, 52, 53, 54, 55], (1, 0))
-    union = UnionProposal([long_wrong, right], None, max_nodes=128)
+    union = UnionProposal([long_wrong, right], max_nodes=128)
     tree = union.propose([], 1, 4)  # budget 4: at most 9 nodes
     assert len(tree) <= 9
     assert [50, 51, 52, 53] == [tree.tokens[i] for i in range(len(tree)) if tree.tokens[i] >= 50][:4]
     assert union.propose([], 1, 4).tokens[:1] == [1]
-
-
-def test_union_asks_the_fallback_only_when_nobody_proposed():
-    fallback = _Fixed([7, 8], None)
-    assert UnionProposal([NoDrafts()], fallback, 128).propose([], 1, 8).tokens == [1, 7, 8]
-    assert UnionProposal([_Fixed([3], None)], fallback, 128).propose([], 1, 8).tokens == [1, 3]
 
 
 def _openings_after(texts: list[str], written: str, lines: bool = False,

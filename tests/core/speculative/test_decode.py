@@ -125,26 +125,28 @@ def test_at_tau_one_a_pass_asks_the_target_for_ids_only():
     assert target.decode(row.output) == target.decode(relaxed.output) == PAGE
 
 
+def _decoded_from_page_drafts(page: str, draft: str) -> tuple[str, int]:
+    """The replay target writing ``page``, drafted by one text ``draft``: its text and passes."""
+    from core.speculative.page_drafts import PageDrafts
+
+    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    target.set_page(page, [])
+    drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig())
+    row, bp = _page_row(target, drafts.proposer)
+    SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
+    return target.decode(row.output), row.stats.forward_passes
+
+
 def test_letters_the_page_keeps_misreading_are_guessed_in_fewer_passes_and_the_same_tokens(monkeypatch):
     import core.speculative.notation as notation_module
-    from core.speculative.page_drafts import PageDrafts
 
     page = ("Von der Verwaltung. Die Versammlung pruefte die Verordnung. Man las die Vorschrift vor. "
             "Die Vernunft und die Verfassung, die Vollmacht und der Vertrag, die Vorsicht und der Verein, "
             "die Vermessung und die Verteilung, der Vorrat und die Vergabe.")
     draft = " ".join("B" + w[1:] if w.startswith("V") else w for w in page.split(" "))  # an OCR's B for V
-    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
-    target.set_page(page, [])
-
-    def decode_page():
-        drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig())
-        row, bp = _page_row(target, drafts.proposer)
-        SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
-        return target.decode(row.output), row.stats.forward_passes
-
-    guessed, guessed_passes = decode_page()
+    guessed, guessed_passes = _decoded_from_page_drafts(page, draft)
     monkeypatch.setattr(notation_module, "MISREAD_GUESS_SUPPORT", 10 ** 6)  # never a habit
-    as_read, as_read_passes = decode_page()
+    as_read, as_read_passes = _decoded_from_page_drafts(page, draft)
     assert guessed == as_read == page
     assert guessed_passes < as_read_passes
 
@@ -180,23 +182,13 @@ def test_the_ocrs_second_readings_take_fewer_passes_and_the_same_tokens(monkeypa
 def test_inline_formulas_closed_where_the_drafts_prose_goes_on_take_fewer_passes_for_the_same_tokens(
         monkeypatch):
     import core.speculative.textmatch as textmatch_module
-    from core.speculative.page_drafts import PageDrafts
 
     page = ("If \\( u \\) attains an interior maximum, the bracket with \\( H \\) vanishes. For some \\( x \\) in "
             "the set \\( U \\), the value \\( c \\) is the bound and \\( v \\) is positive where \\( w \\) is not.")
     draft = page.replace("\\( ", "").replace(" \\)", "")  # an OCR reads the letters, not the delimiters
-    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
-    target.set_page(page, [])
-
-    def decode_page():
-        drafts = PageDrafts([target.encode(draft)], [draft], target.encode, target.decode, ProposalConfig())
-        row, bp = _page_row(target, drafts.proposer)
-        SpeculativeDecoder(target).run([row], bp.cache, bp.valid)
-        return target.decode(row.output), row.stats.forward_passes
-
-    closed, closed_passes = decode_page()
+    closed, closed_passes = _decoded_from_page_drafts(page, draft)
     monkeypatch.setattr(textmatch_module, "inline_closer", lambda text: None)  # never closed by the drafts
-    as_drafted, as_drafted_passes = decode_page()
+    as_drafted, as_drafted_passes = _decoded_from_page_drafts(page, draft)
     assert closed == as_drafted == page
     assert closed_passes < as_drafted_passes, (closed_passes, as_drafted_passes)
 

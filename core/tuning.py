@@ -125,7 +125,8 @@ FALLBACK_DEPTH = 32
 FALLBACK_BRANCHES = 16
 #: Tokens per pass a batch's rows share, in units of ``MAX_BUDGET`` (rows are padded to the widest).
 BATCH_BUDGETS = 2
-#: Tokens of a union tree's every continuation placed before any is extended further.
+#: Tokens of every continuation but the first placed past its fork before any is extended further
+#: (``build_tree``'s ``fork_head``, in the union and the text proposer's trees).
 UNION_HEAD = 4
 #: Output tokens the text matcher re-reads to find where the output is in the text drafts.
 TEXT_TAIL_TOKENS = 64
@@ -164,8 +165,9 @@ NEXT_REGIONS, NEXT_OPENING_CHARS, NEXT_STARTED = 4, 8, 2
 NEXT_LINE_STARTED = 12
 #: Longest unit, in tokens, that the output n-gram proposer repeats past the output's end.
 REPEAT_UNIT_TOKENS = 12
-#: Where no draft has a continuation, the output's own shorter n-grams are looked up too (these
-#: lengths, longest first), each proposing at most ``OUTPUT_GUESS_TOKENS`` tokens.
+#: Where the output's ``MIN_NGRAM``-gram is new, its shorter n-grams ending at the root are looked
+#: up (these lengths, longest first); the first found proposes at most ``OUTPUT_GUESS_TOKENS``
+#: tokens, last in every pass's tree.
 OUTPUT_GUESS_ORDERS, OUTPUT_GUESS_TOKENS = (2, 1), 16
 #: A Stage 1 row's partial output joins the page's text drafts in steps of this many tokens.
 GROW_STEP = 8

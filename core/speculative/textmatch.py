@@ -217,7 +217,8 @@ class TextMatcher:
         if closer is not None:
             opened = output_tail.rstrip().endswith(("\\(", "$"))  # nothing to close yet
             begun = _closer_begun(output_tail, closer)
-            spaced = closer.startswith(" ") and not output_tail.endswith(" ")
+            # just opened, the draft's next word goes on after a space where formulas are spaced inside
+            lead = (" " if closer.startswith(" ") and not output_tail.endswith(" ") else "") if opened else None
         out, seen = [], set()
         for d, end in best:
             for text in (self._rendered[d], self.drafts[d]):
@@ -230,8 +231,8 @@ class TextMatcher:
                 elif not out:
                     forms = self._guessed(text, end, sep, max_chars_out, cont)
                 if closer is not None:
-                    forms = _closed(forms, self._closing_cont(text, end, sep, begun, opened and spaced, opened,
-                                                              max_chars_out), opened, closer[begun:])
+                    forms = _closed(forms, self._closing_cont(text, end, sep, begun, lead, max_chars_out), opened,
+                                    closer[begun:])
                 for form in forms:
                     if form not in seen:
                         seen.add(form)
@@ -240,17 +241,16 @@ class TextMatcher:
                 break
         return out[:self.max_hits]
 
-    def _closing_cont(self, text: NormalizedText, end: int, sep: str, begun: int, spaced: bool, opened: bool,
+    def _closing_cont(self, text: NormalizedText, end: int, sep: str, begun: int, lead: str | None,
                       max_chars_out: int) -> str:
         """The draft's text after ``end`` as it goes on once the output's inline formula is
         closed: the output's separator, less the ``begun`` characters of the closing written
-        (``" \\"``) or an opening just written, leaves the draft's own separator to come. Just
-        ``opened``: the draft's next word goes on after a space where the page's formulas are
-        ``spaced`` inside, else at once."""
+        (``" \\"``) or an opening just written, leaves the draft's own separator to come. After
+        an opening just written, the draft's next word goes on after ``lead`` ("" or a space)."""
         sep = sep[:len(sep) - begun].rstrip()
         sep = sep[:-2] if sep.endswith("\\(") else sep[:-1] if sep.endswith("$") else sep
         cont = self._raw_after(text, end, sep.rstrip(), max_chars_out)
-        return (" " if spaced else "") + cont.lstrip() if opened else cont
+        return cont if lead is None else lead + cont.lstrip()
 
     def _guessed(self, text: NormalizedText, end: int, sep: str, max_chars_out: int, cont: str) -> list[str]:
         """``cont`` (``text`` after ``end``) as the output may write it where this page's OCR has

@@ -94,14 +94,13 @@ def build_tree(
     stored once, and insertion stops at ``max_nodes`` nodes, so later continuations may be cut short.
     ``fork_head``: the first continuation goes in whole, every later one first only ``fork_head``
     tokens past where it leaves the tree, then each in full, in order: a later continuation that
-    differs from the first at one letter deep inside keeps its fork when the first fills the tree. Nodes come out in insertion
-    order, which keeps ``parents[i] < i`` (what the mask needs).
+    differs from the first at one letter deep inside keeps its fork when the first fills the tree.
+    Nodes come out in insertion order, which keeps ``parents[i] < i`` (what the mask needs).
     """
     tokens, parents, depths, origins = [root], [-1], [0], [None]
     child_of: dict[tuple[int, int], int] = {}  # (parent node, token) -> node
-    heads = [None] + [fork_head] * (len(continuations) - 1) if fork_head else [None] * len(continuations)
-    for (cont, origin), head in zip(continuations, heads):
-        if not _insert(cont, origin, head, max_nodes, tokens, parents, depths, origins, child_of):
+    for i, (cont, origin) in enumerate(continuations):
+        if not _insert(cont, origin, fork_head if i else None, max_nodes, tokens, parents, depths, origins, child_of):
             break
     if fork_head:
         for cont, origin in continuations[1:]:

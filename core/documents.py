@@ -400,29 +400,49 @@ def text_layer_is_usable(fitz_page: pymupdf.Page, min_chars: int | None = None) 
 _RANGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
 
 
+#: Digits a page number may have; a longer one is past the end of any document (and Python refuses
+#: to convert numbers of thousands of digits at all).
+_PAGE_DIGITS = 12
+
+
+def _page_number(digits: str) -> int:
+    return int(digits) if len(digits) <= _PAGE_DIGITS else 10 ** _PAGE_DIGITS
+
+
+def _shown_range(spec: str) -> str:
+    """``spec`` as a message quotes it: repr-escaped, and cut to a readable length."""
+    return repr(spec) if len(spec) <= 40 else repr(spec[:40]) + f"... ({len(spec)} characters)"
+
+
 def parse_page_range(spec: str | None, page_count: int) -> list[int]:
-    """Turn "1-3,7", "5-", "-2", "all" or None (1-based) into sorted unique 0-based indices."""
-    if spec is None or spec.strip().lower() in ("", "all"):
+    """Turn "1-3,7", "5-", "-2", "all" or None (1-based) into sorted unique 0-based indices. An
+    explicitly empty range ("") is an error: it selects nothing, and taking it for every page would
+    start a run over the whole document that nobody asked for."""
+    if spec is None or spec.strip().lower() == "all":
         return list(range(page_count))
+    shown = _shown_range(spec)
+    if not spec.strip():
+        raise PageRangeError(f"empty page range {shown}: name pages such as 1-3,7, or leave the range out "
+                             "for every page")
     spec = unicodedata.normalize("NFKC", spec).replace("\u2013", "-")
     indices: set[int] = set()
     for part in spec.split(","):
         match = _RANGE_PART.match(part)
         if not match or not part.strip() or (not match.group(1) and not match.group(3)):
-            raise PageRangeError(f"bad page range {spec!r}: use forms like 1-3,7 or 5- or -2 or all")
+            raise PageRangeError(f"bad page range {shown}: use forms like 1-3,7 or 5- or -2 or all")
         first, dash, last = match.groups()
         if not dash:
-            start = stop = int(first)
+            start = stop = _page_number(first)
         else:
-            start = int(first) if first else 1
-            stop = int(last) if last else page_count
+            start = _page_number(first) if first else 1
+            stop = _page_number(last) if last else page_count
         if start < 1 or stop < 1:
-            raise PageRangeError(f"bad page range {spec!r}: pages are numbered from 1")
+            raise PageRangeError(f"bad page range {shown}: pages are numbered from 1")
         if start > stop:
-            raise PageRangeError(f"bad page range {spec!r}: {start}-{stop} runs backwards")
+            raise PageRangeError(f"bad page range {shown}: {start}-{stop} runs backwards")
         if stop > page_count:
             raise PageRangeError(
-                f"page range {spec!r} goes past the end: the document has {page_count} page"
+                f"page range {shown} goes past the end: the document has {page_count} page"
                 f"{'s' if page_count != 1 else ''}"
             )
         indices.update(range(start - 1, stop))

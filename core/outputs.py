@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import unicodedata
 import warnings
 from pathlib import Path
@@ -94,6 +95,78 @@ def _output_name(path: Path, level: int, relative: str) -> str:
     return fit_name(base or "document", ".md")
 
 
+#: Kernel interfaces, never a place for results (a write there changes the system or fails late).
+_SYSTEM_TREES = ("/proc", "/sys")
+
+
+def check_output_target(path: Path, what: str = "the output") -> None:
+    """``HSDError`` (one line) when ``path`` cannot be a file this tool writes, whatever ``overwrite``
+    says: something that is not a regular file stands there (a device such as ``/dev/null``, a FIFO,
+    a socket, a folder; also through a symbolic link), it lies under ``/proc`` or ``/sys``, its
+    folder is a file or cannot be written, or a one-byte probe file cannot be written there (a full
+    or read-only disk). Every output of every command passes here before any work starts, so
+    nothing fails only after a model has loaded or a whole document has been converted."""
+    path = Path(path)
+    if os.path.lexists(path):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:  # a dangling link: replacing it is the overwrite rules' business
+            mode = stat.S_IFREG
+        if stat.S_ISDIR(mode):
+            raise HSDError(f"{path}: is a folder; {what} names a file to write")
+        if not stat.S_ISREG(mode):
+            raise HSDError(f"{path}: is not a regular file (a device, FIFO or socket); {what} is never written "
+                           "there, choose a file name")
+    real = os.path.realpath(path)
+    tree = next((t for t in _SYSTEM_TREES if real == t or real.startswith(t + os.sep)), None)
+    if tree:
+        raise HSDError(f"{path}: lies under {tree}, a kernel interface; {what} must go to an ordinary folder")
+    folder = _existing_folder(path)
+    if folder is None:
+        parent = next(p for p in path.absolute().parents if os.path.lexists(p))
+        raise HSDError(f"{path}: {parent} is not a folder; {what} cannot be written below it")
+    _probe(folder, path, what)
+
+
+def check_output_folder(folder: Path, what: str = "the output folder") -> None:
+    """``check_output_target`` for a folder this tool writes files into (it may not exist yet)."""
+    folder = Path(folder)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise HSDError(f"{folder}: exists and is not a folder; {what} must be a folder")
+    check_output_target(folder / ".hsd-probe", what)
+
+
+def _existing_folder(path: Path) -> Path | None:
+    """The nearest existing folder above ``path`` (where its missing folders will be made), or None
+    when the nearest existing thing above it is not a folder."""
+    for parent in path.absolute().parents:
+        if os.path.lexists(parent):
+            return parent if parent.is_dir() else None
+    return None
+
+
+def _probe(folder: Path, path: Path, what: str) -> None:
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".hsd-probe-", dir=folder)
+    except OSError as exc:
+        raise HSDError(f"{path}: {what} cannot be written ({exc.strerror or exc} in {folder})") from None
+    try:
+        try:
+            os.write(fd, b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise HSDError(f"{path}: {what} cannot be written ({exc.strerror or exc} in {folder})") from None
+    finally:
+        try:
+            os.unlink(probe)
+        except OSError:
+            pass
+
+
 def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite: bool = False) -> None:
     """``HSDError`` (one line naming the file) when an output is, resolves to or holds an input, or
     would replace a file this tool did not write and ``overwrite`` is not set."""
@@ -109,6 +182,7 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
             raise HSDError(f"{target}: {what} would replace the input{same}; choose another -o")
 
     for out in outputs:
+        check_output_target(out)
         refuse_symlinked_folders(out)
         refuse_inputs(out, "the output")
         refuse_inputs(images_dir_for(out), "the figures folder of this output")
@@ -119,6 +193,7 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
             raise HSDError(f"{stats}: --stats would replace a Markdown output; choose another file")
         if stats.is_dir():
             raise HSDError(f"{stats}: is a folder; --stats names the JSON file to write")
+        check_output_target(stats, "--stats")
     if overwrite:
         return
     found = [f for out in outputs for f in foreign_files(out)]
@@ -134,18 +209,46 @@ def _refuse_foreign(found: list[Path]) -> None:
                        f"{'them' if more else 'it'}")
 
 
+#: The ``"format"`` key of every JSON file ``--stats`` and ``hsd draft --json`` write: a file is
+#: taken for this tool's own (and replaced without ``--overwrite``) only when it carries its marker
+#: and nothing but the keys this tool writes, never because nothing in it says otherwise.
+STATS_FORMAT = "hsd-stats/1"
+DRAFTS_FORMAT = "hsd-drafts/1"
+_DOCUMENT_KEYS = {"file", "output", "settings", "totals", "pages"}
+
+
+def statistics_payload(documents: list[dict]) -> dict:
+    """What ``--stats`` writes: one document's statistics, or ``{"documents": [...]}`` for several,
+    with this tool's format marker."""
+    if len(documents) == 1:
+        return {"format": STATS_FORMAT, **documents[0]}
+    return {"format": STATS_FORMAT, "documents": documents}
+
+
+def drafts_payload(input_path: str, pages: list[dict]) -> dict:
+    """What ``hsd draft --json`` writes, with this tool's format marker."""
+    return {"format": DRAFTS_FORMAT, "file": input_path, "pages": pages}
+
+
 def _our_statistics(path: Path) -> bool:
-    """A statistics file as ``--stats`` writes it (one document's, or ``{"documents": [...]}``)."""
+    """A statistics file as ``--stats`` writes it: the marker, and one document's keys or
+    ``documents`` holding only documents."""
     data = read_json(path)
-    docs = data.get("documents") if isinstance(data, dict) else None
-    docs = docs if isinstance(docs, list) else [data]
-    return all(isinstance(d, dict) and {"file", "output", "settings", "totals", "pages"} <= set(d) for d in docs)
+    if not isinstance(data, dict) or data.get("format") != STATS_FORMAT:
+        return False
+    keys = set(data) - {"format"}
+    if keys == {"documents"}:
+        docs = data["documents"]
+        return isinstance(docs, list) and all(isinstance(d, dict) and set(d) <= _DOCUMENT_KEYS for d in docs)
+    return keys <= _DOCUMENT_KEYS
 
 
 def _our_drafts(path: Path) -> bool:
-    """A file as ``hsd draft --json`` writes it: ``{"file": ..., "pages": [{"page": ..., "regions": [...]}]}``."""
+    """A file as ``hsd draft --json`` writes it: the marker, ``file`` and ``pages`` of page records."""
     data = read_json(path)
-    pages = data.get("pages") if isinstance(data, dict) and "file" in data else None
+    if not isinstance(data, dict) or data.get("format") != DRAFTS_FORMAT or set(data) != {"format", "file", "pages"}:
+        return False
+    pages = data["pages"]
     return isinstance(pages, list) and all(isinstance(p, dict) and {"page", "regions"} <= set(p) for p in pages)
 
 
@@ -158,5 +261,6 @@ def refuse_unsafe_json_output(path: Path, input_path: Path, overwrite: bool = Fa
         raise HSDError(f"{path}: --json would replace the input; choose another file")
     if path.is_dir() and not path.is_symlink():
         raise HSDError(f"{path}: is a folder; --json names the file to write")
+    check_output_target(path, "--json")
     if not overwrite and os.path.lexists(path) and not _our_drafts(path):
         _refuse_foreign([path])

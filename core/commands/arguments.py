@@ -34,6 +34,15 @@ def whole_number(low: int, high: int, what: str):
     return parse
 
 
+def page_range(value: str) -> str:
+    """``--pages``: a range is checked against the document when it is opened; an empty one is an
+    error at once (it names no page; leaving ``--pages`` out means every page)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty page range; name pages such as 1-3,7, or leave --pages out "
+                                         "for every page")
+    return value
+
+
 def dpi_value(value: str) -> int:
     """``--dpi``: a render resolution that gives a readable page (36-1200)."""
     return whole_number(36, 1200, "dpi")(value)

@@ -7,8 +7,10 @@ three PNG plots into ``--out``.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
+from pathlib import Path
 
 from core import tuning
 from core.errors import HSDError
@@ -75,13 +77,65 @@ def register(sub) -> None:
                    "references, replayed beside them with ar and hsd (auto: the model_outputs layout's "
                    "../../pairs; none: no comparison)")
     p.add_argument("--out", default="bench-out", metavar="DIR", help="output folder (default bench-out)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="let --out replace files of these names that this command did not write (default: "
+                        "refuse and name them)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-page progress lines")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from pathlib import Path
+#: Every file ``hsd bench`` writes into ``--out``.
+BENCH_FILES = ("pages.jsonl", "bench.json", "report.md", "speedup_by_kind.png", "accepted_length_hist.png",
+               "passes_vs_length.png")
+#: What this command wrote into ``--out``: file name -> SHA-256 (None while it is being written).
+BENCH_RECORD = ".hsd-bench.json"
 
+
+def check_bench_output(out: Path, corpus: Path, overwrite: bool) -> None:
+    """``HSDError`` when ``--out`` is or lies inside the corpus (its references are never written
+    over), cannot be written, or holds a file of the names this command writes that it did not
+    write (or that changed since) and ``overwrite`` is not set."""
+    import os
+
+    from core.outputs import check_output_folder
+    from core.page_store import file_sha256
+
+    real_out, real_corpus = os.path.realpath(out), os.path.realpath(corpus)
+    if real_out == real_corpus or real_out.startswith(real_corpus.rstrip(os.sep) + os.sep):
+        raise HSDError(f"{out}: --out lies inside the corpus {corpus}; its files are never written over, "
+                       "choose a folder outside it")
+    check_output_folder(out, "--out")
+    if overwrite or not out.is_dir():
+        return
+    record = _bench_record(out)
+    foreign = [out / name for name in BENCH_FILES if os.path.lexists(out / name)
+               and (name not in record or (record[name] is not None and file_sha256(out / name) != record[name]))]
+    if foreign:
+        more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise HSDError(f"{foreign[0]} exists and was not written by hsd bench{more}; choose another --out or pass "
+                       f"--overwrite to replace {'them' if more else 'it'}")
+
+
+def _bench_record(out: Path) -> dict:
+    from core.page_store import read_json
+
+    data = read_json(out / BENCH_RECORD)
+    return {k: v for k, v in data.items() if k in BENCH_FILES and (v is None or isinstance(v, str))} \
+        if isinstance(data, dict) else {}
+
+
+def _write_bench_record(out: Path, done: bool) -> None:
+    """Before the run every file is marked as being written (a run stopped half-way leaves files
+    that are still this command's); after it, each file's checksum."""
+    from core.export import atomic_write_text
+    from core.page_store import file_sha256
+
+    record = {name: (file_sha256(out / name) if done else None) for name in BENCH_FILES}
+    atomic_write_text(out / BENCH_RECORD, json.dumps({k: v for k, v in record.items() if not done or v},
+                                                     indent=1, sort_keys=True))
+
+
+def run(args) -> int:
     from core.bench.report import write_outputs
     from core.bench.runner import BenchConfig, run_bench
 
@@ -97,10 +151,10 @@ def run(args) -> int:
         gpu_pass_ms=args.gpu_pass_ms, gpu_token_ms=args.gpu_token_ms,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-    import json
-
     out = Path(args.out)
+    check_bench_output(out, Path(args.corpus), args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
+    _write_bench_record(out, done=False)
     partial = out / "pages.jsonl"
     partial.write_text("", encoding="utf-8")
 
@@ -113,6 +167,7 @@ def run(args) -> int:
     result = run_bench(cfg, log, on_page)
     command = "hsd bench " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None
     agg = write_outputs(result, args.out, command)
+    _write_bench_record(out, done=True)
     o = agg["overall"]
     print(f"{agg['pages']} pages, {agg['documents']} documents -> {args.out}/report.md")
     if cfg.target != "real":

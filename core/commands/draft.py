@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from core import tuning
-from core.commands.arguments import add_password_arguments, whole_number
+from core.commands.arguments import add_password_arguments, page_range, whole_number
 from core.drafters import DRAFTER_NAMES, SCAN_LAYOUTS
 
 
@@ -22,7 +22,7 @@ def register(subparsers) -> None:
         "regions in reading order, or write them as JSON.",
     )
     parser.add_argument("input", metavar="INPUT", help="PDF or image (PNG, JPEG, TIFF, BMP, WebP, GIF)")
-    parser.add_argument("--pages", metavar="R", default=None, help='pages, e.g. "1-3,7", "5-", "-2" (default: all)')
+    parser.add_argument("--pages", metavar="R", default=None, type=page_range, help='pages, e.g. "1-3,7", "5-", "-2" (default: all)')
     parser.add_argument("--drafter", choices=DRAFTER_NAMES, default=tuning.DEFAULT_DRAFTER,
                         help=f"which drafter (default: {tuning.DEFAULT_DRAFTER}: text layer if usable, else OCR)")
     parser.add_argument("--dpi", type=whole_number(36, 1200, "dpi"), default=None,
@@ -78,7 +78,9 @@ def run(args) -> int:
             pages_out.append(record)
         damaged, unreadable = doc.damaged, bool(doc.unreadable_pages)
     if args.json is not None:
-        text = json.dumps({"file": str(args.input), "pages": pages_out}, ensure_ascii=False, indent=1)
+        from core.outputs import drafts_payload
+
+        text = json.dumps(drafts_payload(str(args.input), pages_out), ensure_ascii=False, indent=1)
         if args.json == "-":
             sys.stdout.write(text + "\n")
         else:

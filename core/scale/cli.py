@@ -96,7 +96,8 @@ def run(args) -> int:
     if args.stats:
         from core.export import atomic_write_text
 
-        docs = report.documents
-        payload = docs[0] if len(docs) == 1 else {"documents": docs}
-        atomic_write_text(Path(args.stats), json.dumps(payload, indent=1, ensure_ascii=False))
+        from core.outputs import statistics_payload
+
+        atomic_write_text(Path(args.stats), json.dumps(statistics_payload(report.documents), indent=1,
+                                                       ensure_ascii=False))
     return 1 if report.failed else 0

@@ -22,7 +22,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with its errors as one ``hsd: error:`` line (the usage is one ``--help`` away)."""
 
     def error(self, message: str):
-        self.exit(2, f"hsd: error: {message} (see '{self.prog} --help')\n")
+        from core.errors import one_line
+
+        self.exit(2, f"hsd: error: {one_line(message)} (see '{one_line(self.prog)} --help')\n")
 
 
 def build_parser(only: str | None = None, brief: bool = False) -> argparse.ArgumentParser:
@@ -60,13 +62,13 @@ def _plain_warnings() -> None:
     Python prints; other libraries' warnings keep Python's format."""
     import warnings
 
-    from core.errors import HSDWarning
+    from core.errors import HSDWarning, one_line
 
     default = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, HSDWarning):
-            print(f"hsd: warning: {message}", file=file or sys.stderr)
+            print(f"hsd: warning: {one_line(message)}", file=file or sys.stderr)
         else:
             default(message, category, filename, lineno, file, line)
 
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.api import quiet_libraries
 
     quiet_libraries()
+    _closed_streams()
     _tolerant_streams()
     _plain_warnings()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -94,12 +97,12 @@ def _run(args, stop: "StopSignals") -> int:
     """The command, with every way it can end as one line on stderr and an exit code."""
     import os
 
-    from core.errors import HSDError
+    from core.errors import HSDError, one_line
 
     try:
         return int(args.func(args) or 0)
     except HSDError as exc:
-        print(f"hsd: error: {exc}", file=sys.stderr)
+        print(f"hsd: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hsd: stopped", file=sys.stderr)
@@ -113,12 +116,12 @@ def _run(args, stop: "StopSignals") -> int:
         return 141
     except OSError as exc:
         # Disk full, permission denied, ...: one line, no traceback.
-        print(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(one_line(f"hsd: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")), file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: still one line (HSD_DEBUG=1 shows the traceback)
         if os.environ.get("HSD_DEBUG"):
             raise
-        text = " ".join(str(exc).split())[:300]
+        text = one_line(" ".join(str(exc).split())[:300])
         print(f"hsd: internal error: {type(exc).__name__}: {text} (set HSD_DEBUG=1 for details)",
               file=sys.stderr)
         return 3
@@ -175,6 +178,46 @@ def stop_signals():
         yield stop
     finally:
         stop.uninstall()
+
+
+class _ClosedOutput:
+    """Standard output when the caller closed it (``hsd draft x.pdf >&-``): a write fails as a
+    reader that left does, so the command ends quietly with 141 (``BrokenPipeError``)."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return 1
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _closed_streams() -> None:
+    """Descriptors 0-2 that the caller closed are opened on the null device: otherwise the next
+    file hsd opens would take the number, and whatever a library prints would land in it. Python
+    then has no ``sys.stdout`` (or ``sys.stderr``): standard output fails as a closed pipe does,
+    and messages for a closed standard error go nowhere."""
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
 def _tolerant_streams() -> None:

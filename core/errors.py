@@ -49,3 +49,14 @@ class ModelLoadError(HSDError):
 
 class CancelledError(HSDError):
     """The user cancelled the job."""
+
+
+def one_line(text) -> str:
+    """``text`` as one line of a message: every character that is not printable (a newline or
+    carriage return in a file name, a terminal escape, a bidirectional override, a byte that is not
+    UTF-8) written as Python writes it in a string literal (``\\n``, ``\\x1b``, ``\\u202e``), so
+    a name can never forge a second ``hsd:`` line or change what the terminal shows."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -97,13 +97,27 @@ def add_password_arguments(parser) -> None:
                             f"the environment variable {PASSWORD_ENV} or --ask-password")
 
 
+#: The longest password ``--ask-password`` reads from a pipe (more is no password: ``< /dev/zero``
+#: would otherwise be read as one line until memory runs out).
+MAX_PASSWORD_BYTES = 4096
+
+
 def resolve_password(args) -> None:
     """Fill ``args.password`` from the prompt (``--ask-password``) or ``HSD_PASSWORD``; an explicit
     ``--password`` wins over the environment."""
     if getattr(args, "ask_password", False):
         args.password = _ask_password()
+        where = "--ask-password"
     elif getattr(args, "password", None) is None:
         args.password = os.environ.get(PASSWORD_ENV) or None
+        where = PASSWORD_ENV
+    else:
+        where = "--password"
+    if args.password is not None:
+        try:
+            args.password.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 reach Python as lone surrogates
+            raise HSDError(f"{where}: the password is not UTF-8 text; PDF passwords are read as UTF-8") from None
 
 
 def _ask_password() -> str:
@@ -111,10 +125,22 @@ def _ask_password() -> str:
         import getpass
 
         return getpass.getpass("password of the encrypted PDF: ", stream=sys.stderr)
-    line = sys.stdin.readline() if sys.stdin is not None else ""
+    stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
+    if stream is None:
+        line = sys.stdin.readline(MAX_PASSWORD_BYTES + 1).encode("utf-8", "surrogateescape") \
+            if sys.stdin is not None else b""
+    else:
+        line = stream.readline(MAX_PASSWORD_BYTES + 1)
     if not line:
         raise HSDError("--ask-password: nothing to read on standard input")
-    return line.rstrip("\r\n")
+    if len(line) > MAX_PASSWORD_BYTES and not line.endswith(b"\n"):
+        raise HSDError(f"--ask-password: standard input holds no password line of at most {MAX_PASSWORD_BYTES} "
+                       "bytes")
+    try:
+        return line.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise HSDError("--ask-password: the password read from standard input is not UTF-8 text; PDF passwords "
+                       "are read as UTF-8") from None
 
 
 

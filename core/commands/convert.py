@@ -12,7 +12,7 @@ from core import tuning
 from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
 from core.commands.arguments import (add_password_arguments, device_name, dpi_value, page_range, threshold,
                                      whole_number)
-from core.errors import HSDError
+from core.errors import HSDError, one_line
 
 #: The decoding modes (``core.engine.MODES``, which imports torch: the parser must not).
 MODES = ("ar", "hsd", "page", "regions")
@@ -158,7 +158,7 @@ def run(args) -> int:
             failed = stats["totals"]["failed_pages"]
             if failed:
                 failures += 1
-                print(f"hsd: warning: {in_path}: pages {', '.join(map(str, failed))} failed "
+                print(f"hsd: warning: {one_line(in_path)}: pages {', '.join(map(str, failed))} failed "
                       f"(see --stats); the others were written", file=sys.stderr)
     if args.stats:
         from core.export import atomic_write_text
@@ -179,7 +179,7 @@ def report_failure(in_path: Path, exc: BaseException) -> None:
         text = str(exc)
     if not text.startswith(str(in_path)):
         text = f"{in_path}: {text}"
-    print(f"hsd: error: {text}", file=sys.stderr)
+    print(f"hsd: error: {one_line(text)}", file=sys.stderr)
 
 
 @contextmanager
@@ -221,7 +221,7 @@ def follow(run, quiet: bool, tally=None) -> dict:
                 results.append(event.result)
             elif isinstance(event, Notice) and event.message not in told:
                 told.add(event.message)
-                line.write(f"hsd: warning: {event.message}")
+                line.write(f"hsd: warning: {one_line(event.message)}")
             elif isinstance(event, DocumentDone):
                 stats = event.stats
     finally:
@@ -238,6 +238,6 @@ def _warn_undrafted(in_path: Path, results) -> None:
     every token) but came without speculation, so the user should know why they were slow."""
     failed = [r for r in results if r.draft_failure]
     if failed:
-        print(f"hsd: warning: {in_path}: the drafter failed on page(s) {', '.join(str(r.page) for r in failed)} "
-              f"({failed[0].draft_failure}); they were decoded without drafts (same text, slower)",
+        print(one_line(f"hsd: warning: {in_path}: the drafter failed on page(s) {', '.join(str(r.page) for r in failed)} "
+                       f"({failed[0].draft_failure}); they were decoded without drafts (same text, slower)"),
               file=sys.stderr)

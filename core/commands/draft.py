@@ -9,6 +9,7 @@ from pathlib import Path
 from core import tuning
 from core.commands.arguments import add_password_arguments, page_range, whole_number
 from core.drafters import DRAFTER_NAMES, SCAN_LAYOUTS
+from core.errors import one_line
 
 
 #: The line ``hsd --help`` shows for this command.
@@ -87,16 +88,16 @@ def run(args) -> int:
             from core.export import atomic_write_text
 
             atomic_write_text(Path(args.json), text + "\n")
-            print(f"wrote {len(pages_out)} page(s) of regions to {args.json}", file=sys.stderr)
+            print(f"wrote {len(pages_out)} page(s) of regions to {one_line(args.json)}", file=sys.stderr)
     if damaged:
-        print(f"hsd: warning: {args.input}: {damaged}", file=sys.stderr)
+        print(one_line(f"hsd: warning: {args.input}: {damaged}"), file=sys.stderr)
     if failed:  # one line however many pages failed; each page's error is in the listing / JSON
         _, name, first = failed[0]
         if len(failed) == len(pages_out):
-            print(f"hsd: error: the {name} drafter failed on every page ({first})", file=sys.stderr)
+            print(one_line(f"hsd: error: the {name} drafter failed on every page ({first})"), file=sys.stderr)
         else:
             numbers = ", ".join(str(n) for n, _, _ in failed)
-            print(f"hsd: warning: page(s) {numbers} could not be drafted ({first}); the others were",
+            print(one_line(f"hsd: warning: page(s) {numbers} could not be drafted ({first}); the others were"),
                   file=sys.stderr)
     return 1 if failed or unreadable else 0
 

@@ -16,6 +16,7 @@ import time
 from core import tuning
 from core.events import (DocumentPlanned, ModelLoaded, ModelLoading, PageDone, PageDrafting, PageStarted,
                          RegionsDrafted, TextAppended)
+from core.errors import one_line
 from core.stats import format_duration
 
 #: What a drafter is called on the progress line.
@@ -103,7 +104,7 @@ class ProgressLine:
             return
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, desc=self.name[:30], unit="page", file=sys.stderr, dynamic_ncols=True)
+        self.bar = tqdm(total=total, desc=one_line(self.name)[:30], unit="page", file=sys.stderr, dynamic_ncols=True)
         self._ticking.set()
         self._ticker = threading.Thread(target=self._tick, name="hsd-progress", daemon=True)
         self._ticker.start()

@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
             raise HSDError(f"{folder} holds files this command did not write ({foreign[0]}{more}); choose a new "
                            "or empty folder, or pass --overwrite to write into it anyway")
     write_tiny_model(folder, args.arch, args.seed, args.metadata)
-    print(f"wrote a tiny {args.arch} model to {folder}")
+    from core.errors import one_line
+
+    print(f"wrote a tiny {args.arch} model to {one_line(folder)}")
     return 0
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from core import tuning
+from core.errors import one_line
 
 
 def add_arguments(parser) -> None:
@@ -87,11 +88,11 @@ def run(args) -> int:
     if report.failures and len(report.failures) + len(report.documents) == 1:
         raise HSDError(report.failures[0].message)  # one input: its error is the command's error
     for failure in report.failures:
-        print(f"hsd: error: {failure.input_path}: {failure.message}", file=sys.stderr)
+        print(one_line(f"hsd: error: {failure.input_path}: {failure.message}"), file=sys.stderr)
     for stats in report.documents:
         failed = stats["totals"]["failed_pages"]
         if failed:
-            print(f"hsd: warning: {stats['file']}: pages {', '.join(map(str, failed))} failed "
+            print(f"hsd: warning: {one_line(stats['file'])}: pages {', '.join(map(str, failed))} failed "
                   f"(see --stats); the others were written", file=sys.stderr)
     if args.stats:
         from core.export import atomic_write_text

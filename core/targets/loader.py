@@ -45,6 +45,41 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 _MAX_CONFIG_BYTES = 4 << 20
 
 
+#: The largest value a model's configuration may give a size field: far above any real document
+#: VLM's (vocabularies of about 150,000-260,000 tokens, widths of a few thousand, a few dozen
+#: layers), far below what would make transformers allocate gigabytes before it says anything.
+_MAX_CONFIG_SIZES = {"vocab_size": 1 << 21, "hidden_size": 1 << 16, "intermediate_size": 1 << 18,
+                     "num_hidden_layers": 1 << 10, "num_attention_heads": 1 << 10,
+                     "num_key_value_heads": 1 << 10, "depth": 1 << 10, "num_heads": 1 << 10,
+                     "embed_dim": 1 << 16, "head_dim": 1 << 12, "patch_size": 1 << 10,
+                     "image_size": 1 << 16, "out_hidden_size": 1 << 16, "num_experts": 1 << 12}
+
+
+def _oversized_field(data, where: str = "") -> str | None:
+    """The first size field of a configuration (nested ones such as ``text_config`` included) that
+    is not a whole number in ``1..limit`` (see ``_MAX_CONFIG_SIZES``), as ``path = value``."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            limit = _MAX_CONFIG_SIZES.get(key)
+            if limit is not None and value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                                            or not 0 < value <= limit):
+                shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+                return f"{where}{key} = {shown} (at most {limit:,})"
+            if isinstance(value, dict):
+                found = _oversized_field(value, f"{where}{key}.")
+                if found:
+                    return found
+    return None
+
+
+def check_config_sizes(name: str, data) -> None:
+    """``ModelLoadError`` when a size in the configuration ``data`` is beyond any real model's: the
+    model would only fail after trying to allocate it (transformers' RuntimeError, or memory out)."""
+    found = _oversized_field(data)
+    if found:
+        raise _cannot_load(name, f"its config.json gives an impossible size: {found}")
+
+
 def pick_device(device: str | None = None) -> "torch.device":
     """``device`` if given, else cuda, then mps, then cpu."""
     import torch
@@ -127,6 +162,7 @@ def check_model_folder(name_or_path) -> None:
     model_type = data.get("model_type") if isinstance(data, dict) else None
     if not isinstance(model_type, str) or model_type not in FAMILY_MODULES:
         raise _unsupported(name, model_type)
+    check_config_sizes(name, data)
     if not any(local.glob("*.safetensors")):
         other = "; it holds only .bin weights, which are never loaded" if any(local.glob("*.bin")) else ""
         raise _cannot_load(name, f"the folder has no *.safetensors weights{other}")
@@ -159,6 +195,7 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     model_type = getattr(config, "model_type", None)
     if model_type not in FAMILY_MODULES:
         raise _unsupported(name, model_type)
+    check_config_sizes(name, config.to_dict())
     profile = get_profile(model_type)
     try:
         model = AutoModelForImageTextToText.from_pretrained(

@@ -147,6 +147,10 @@ class StopSignals:
         import os
 
         if self.signal is not None:
+            try:  # the first signal's line may not have been said yet: say this one
+                os.write(2, b"\nhsd: cancelled\n")
+            except OSError:
+                pass
             os._exit(128 + self.signal)
         self.signal = signum
         raise KeyboardInterrupt

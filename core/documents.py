@@ -27,11 +27,17 @@ from core.errors import (
 )
 from core.inputs import check_input, sniff_file_type  # noqa: F401 (sniff_file_type: part of this API)
 
+#: ``open_document(rotate=...)``: "auto" turns sideways and upside-down pages upright, "off" never.
+ROTATE_MODES = ("auto", "off")
+
 #: Types MuPDF cannot open (WebP) or opens without telling the frames apart (GIF): decoded by Pillow.
 PILLOW_KINDS = frozenset({"webp", "gif"})
 
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF warnings go to stderr otherwise
 pymupdf.TOOLS.mupdf_display_warnings(False)
+# Pillow refuses images above twice its own limit (about 179 megapixels) with its own error; ours is
+# tuning.MAX_IMAGE_PIXELS, checked on the size an image claims, so that message is the one users see.
+Image.MAX_IMAGE_PIXELS = tuning.MAX_IMAGE_PIXELS
 
 
 class Word(NamedTuple):
@@ -44,8 +50,11 @@ class Word(NamedTuple):
     text: str
 
 
-def open_document(path: str | os.PathLike, password: str | None = None) -> "Document":
+def open_document(path: str | os.PathLike, password: str | None = None, rotate: str = "off") -> "Document":
     """Open a PDF or an image file, deciding the type by its content, not its extension.
+
+    ``rotate``: "auto" shows a page whose text runs sideways or upside down turned upright
+    (``Page.turn``); "off" shows every page as the file draws it.
 
     Raises UnsupportedFileError, CorruptDocumentError, EncryptedDocumentError or EmptyDocumentError.
     """
@@ -81,7 +90,7 @@ def open_document(path: str | os.PathLike, password: str | None = None) -> "Docu
     except Exception as exc:
         doc.close()
         raise CorruptDocumentError(f"{path}: cannot be parsed as {kind.upper()} ({_short(exc)})") from None
-    return Document(doc, path, is_image=(kind != "pdf"), password=password)
+    return Document(doc, path, is_image=(kind != "pdf"), password=password, rotate=rotate)
 
 
 def check_document(path: str | os.PathLike, password: str | None = None) -> None:
@@ -206,8 +215,13 @@ class Document:
     can, and the pages it lost come out blank or fail one by one, so callers say it once.
     """
 
-    def __init__(self, fitz_doc: pymupdf.Document, path: Path, is_image: bool, password: str | None = None):
+    def __init__(self, fitz_doc: pymupdf.Document, path: Path, is_image: bool, password: str | None = None,
+                 rotate: str = "off"):
+        if rotate not in ROTATE_MODES:
+            raise ValueError(f"rotate must be one of {ROTATE_MODES}, not {rotate!r}")
         self.fitz_doc = fitz_doc
+        self.rotate = rotate
+        self.turns: dict[int, int] = {}  # 0-based index -> the page's turn, once decided (``Page.turn``)
         self.path = path
         self.is_image = is_image
         self.password = password  # the one it was opened with: a drafting process opens it again
@@ -276,6 +290,38 @@ class Page:
         self.last_render_dpi: float | None = None
         self.last_render_scale: float | None = None
         self._born_digital: bool | None = None
+        self._turn: int | None = None
+
+    @property
+    def turn(self) -> int:
+        """Degrees (0, 90, 180, 270; ``pymupdf.Matrix(turn)``) the page is turned from how the file
+        draws it: what the model sees, and the frame of ``width``, ``height``, every render and
+        every region box. Decided once per page where the document was opened with
+        ``rotate="auto"`` (``core.drafters.orientation.page_turn``: the text layer's, else OCR's,
+        dominant direction of text), else 0."""
+        if self._turn is None:
+            turns = self.document.turns
+            if self.index not in turns:
+                if self.document.rotate == "auto":
+                    from core.drafters.orientation import page_turn
+
+                    turns[self.index] = page_turn(self)
+                else:
+                    turns[self.index] = 0
+            self._turn = turns[self.index]
+        return self._turn
+
+    def turned(self, extra: int) -> "Page":
+        """This page seen turned ``extra`` more degrees (a view on the same document page)."""
+        view = Page(self.document, self.fitz_page, self.index)
+        view._turn = (self.turn + extra) % 360
+        view._born_digital = self._born_digital
+        return view
+
+    @property
+    def turn_matrix(self) -> pymupdf.Matrix:
+        """From the file's displayed page (``fitz_page.rect``) to this page's frame (``turn``)."""
+        return turn_matrix(self.fitz_page.rect, self.turn)
 
     @property
     def number(self) -> int:
@@ -283,11 +329,13 @@ class Page:
 
     @property
     def width(self) -> float:
-        return float(self.fitz_page.rect.width)
+        rect = self.fitz_page.rect
+        return float(rect.height if self.turn in (90, 270) else rect.width)
 
     @property
     def height(self) -> float:
-        return float(self.fitz_page.rect.height)
+        rect = self.fitz_page.rect
+        return float(rect.width if self.turn in (90, 270) else rect.height)
 
     @property
     def is_image(self) -> bool:
@@ -314,10 +362,11 @@ class Page:
 
     def _pixmap_to_image(self, clip: pymupdf.Rect | None, dpi: float) -> Image.Image:
         scale = dpi / 72.0
+        matrix = pymupdf.Matrix(scale, scale)
+        if self.turn:
+            matrix = pymupdf.Matrix(self.turn) * matrix
         try:
-            pix = self.fitz_page.get_pixmap(
-                matrix=pymupdf.Matrix(scale, scale), clip=clip, colorspace=pymupdf.csRGB, alpha=False
-            )
+            pix = self.fitz_page.get_pixmap(matrix=matrix, clip=clip, colorspace=pymupdf.csRGB, alpha=False)
         except Exception as exc:
             self.document.unreadable_pages.add(self.number)
             raise CorruptDocumentError(
@@ -337,6 +386,8 @@ class Page:
     def render_region(self, bbox, dpi: int = 144, pad_pt: float = 4.0) -> Image.Image:
         """An RGB crop of ``bbox`` (points) grown by ``pad_pt`` on each side, clipped to the page."""
         rect = pymupdf.Rect(bbox[0] - pad_pt, bbox[1] - pad_pt, bbox[2] + pad_pt, bbox[3] + pad_pt)
+        if self.turn:
+            rect = rect * ~self.turn_matrix  # the same area of the page as the file draws it
         rect &= self.fitz_page.rect
         if rect.is_empty:
             raise ValueError(f"region {tuple(bbox)} lies outside page {self.number}")
@@ -345,11 +396,11 @@ class Page:
     def words(self) -> list[Word]:
         """Text-layer words in PyMuPDF's extraction order, bboxes in points (empty for images).
 
-        On a rotated page the boxes are turned into the page's displayed (rendered) space."""
+        On a rotated or turned page the boxes are turned into the page's displayed (rendered) space."""
         words = self.fitz_page.get_text("words")
-        if not self.fitz_page.rotation:
+        if not self.fitz_page.rotation and not self.turn:
             return [Word(*w[:5]) for w in words]
-        matrix = self.fitz_page.rotation_matrix
+        matrix = self.fitz_page.rotation_matrix * self.turn_matrix
         return [Word(*tuple(pymupdf.Rect(w[:4]) * matrix), w[4]) for w in words]
 
     @property
@@ -361,6 +412,16 @@ class Page:
 
     def __repr__(self) -> str:
         return f"Page({self.number}, {self.width:.0f}x{self.height:.0f}pt)"
+
+
+def turn_matrix(rect: pymupdf.Rect, turn: int) -> pymupdf.Matrix:
+    """``pymupdf.Matrix(turn)`` moved so that ``rect`` turned starts at (0, 0): what a pixmap
+    rendered with ``Matrix(turn)`` shows of ``rect``, in points."""
+    if not turn:
+        return pymupdf.Matrix(1, 0, 0, 1, -rect.x0, -rect.y0) if (rect.x0 or rect.y0) else pymupdf.Matrix(1, 1)
+    rotation = pymupdf.Matrix(turn)
+    turned = rect * rotation
+    return rotation * pymupdf.Matrix(1, 0, 0, 1, -turned.x0, -turned.y0)
 
 
 # Characters that say a text layer is mojibake when they dominate: private-use code points, the

@@ -171,17 +171,22 @@ class DraftInspector(QWidget):
         draft = clean_draft(region.text) if region.text else ""
         self.region_index, self.page, self.state = story.index, story.page, "verified"
         self.diff = diff_words(draft, story.verified_text)
-        numbers = f" · drafted {stats.drafted_tokens} tokens"
+        # Two shares, each named: the colour is the share of draft tokens the model accepted (what
+        # speeds decoding up); the words kept compare the two texts shown below.
+        on_region = stats.verified and stats.drafted_tokens
+        numbers = (f" · colour: {story.rate:.0%} of its draft tokens accepted "
+                   f"{'on the region' if on_region else 'by the page'}<br>drafted {stats.drafted_tokens} tokens")
         if stats.verified:
-            numbers += (f", accepted {stats.accepted_tokens} ({stats.acceptance_rate:.0%}) on the region, "
+            numbers += (f", accepted {stats.accepted_tokens} on the region, "
                         f"{stats.forward_passes} forward passes")
         if stats.page_accepted_tokens:
             numbers += f", {stats.page_accepted_tokens} accepted on the page"
         if stats.fallback:
             numbers += " · output degenerated, raw draft used"
         self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b>"
-                            f"{numbers}<br>{self.diff.kept_words} of {self.diff.draft_words} draft words kept "
-                            f"({self.diff.kept_share:.0%}) · verified text: {html.escape(story.source)}")
+                            f"{numbers} · words compared below: {self.diff.kept_words} of {self.diff.draft_words} "
+                            f"draft words kept ({self.diff.kept_share:.0%}) · verified text: "
+                            f"{html.escape(story.source)}")
         self.verified_label.setText(f"<b>Verified</b> ({html.escape(story.source)})")
         self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
         self.draft_view.setHtml(runs_html(self.diff.draft, True) if draft else "<i>empty draft</i>")
@@ -198,15 +203,23 @@ class DraftInspector(QWidget):
         self.region_index, self.page, self.state, self.diff = story.index, story.page, "unverified", None
         draft = clean_draft(region.text) if region.text else ""
         note = " · partial: the conversion was cancelled on this page" if story.partial else ""
+        stats = story.stats
+        if story.verified:  # verified on its crop, the page not finished: as its colour shows
+            said = (f"colour: {story.rate:.0%} of its draft tokens accepted on the region so far "
+                    f"({stats.accepted_tokens} of {stats.drafted_tokens}); the page was not finished")
+        else:
+            said = f"not verified: {html.escape(story.reason)}"
         self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b> · "
-                            f"not verified: {html.escape(story.reason)}{note}")
+                            f"{said}{note}")
         self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
         self.verified_label.setText("<b>Verified</b> (nothing yet)" if not story.final else "<b>Verified</b> (none)")
         body = html.escape(draft).replace("\n", "<br>")
         self.draft_view.setHtml(f'<div style="font-family: monospace; white-space: pre-wrap">{body}</div>'
                                 if draft else "<i>empty draft</i>")
         text = html.escape(story.verified_text).replace("\n", "<br>")
-        self.verified_view.setHtml(f"<i>Not verified: {html.escape(story.reason)}.</i>" + (
+        self.verified_view.setHtml((f"<i>Verified on the region; the page was not finished, so nothing is "
+                                    "compared with the draft.</i>" if story.verified else
+                                    f"<i>Not verified: {html.escape(story.reason)}.</i>") + (
             f'<p>The model wrote (not compared with the draft):</p><div style="font-family: monospace; '
             f'white-space: pre-wrap">{text}</div>' if story.verified_text else ""))
 

@@ -29,6 +29,7 @@ class PageInspection(QObject):
         self.running = False
         self.selected: int | None = None
         self.spans: list = []
+        self.text = ""                         # the page Markdown the spans are offsets in
         self._drawn: tuple | None = None      # (document, page, regions list) drawn on the page view
         page_view.region_clicked.connect(self.select)
         page_view.background_clicked.connect(self.deselect)
@@ -55,7 +56,7 @@ class PageInspection(QObject):
         if self.selected is not None:
             self.status.emit("")
         self.doc = self.page = self.selected = self._drawn = None
-        self.spans = []
+        self.spans, self.text = [], ""
         self.inspector.clear()
 
     def refresh(self, mode: str, running: bool) -> None:
@@ -73,12 +74,13 @@ class PageInspection(QObject):
         else:
             for i, stats in enumerate(record.region_stats or []):
                 self.page_view.update_region(i, stats)
-        self.spans = map_spans(record.result, self.doc.page_markdown(self.page)) if record.result else []
+        self.text = self.doc.page_markdown(self.page) if record.result else ""
+        self.spans = map_spans(record.result, self.text) if record.result else []
         if self.selected is not None:
             self._tell(self.selected, move=False)
 
     def story(self, index: int):
-        return page_story.region_story(self.record, index, self.mode, self.running, self.spans)
+        return page_story.region_story(self.record, index, self.mode, self.running, self.spans, self.text)
 
     def select(self, index: int) -> None:
         """A region was clicked: inspect it and show the Markdown it produced."""
@@ -105,8 +107,8 @@ class PageInspection(QObject):
             self.deselect()
             return
         self.inspector.show_story(story)
-        if move and story.ranges:
-            self.markdown_view.show_range(story.ranges[0][0], story.ranges[-1][1])
+        if move and story.main_range:
+            self.markdown_view.show_range(*story.main_range)
         self.status.emit(story.status_line())
 
     # -- Markdown -> region -------------------------------------------------------------------------

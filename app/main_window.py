@@ -10,14 +10,15 @@ window redraws what the controller says changed. The shown page and its selected
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
-                               QMainWindow, QMessageBox, QProgressBar, QSplitter, QStackedWidget, QTabWidget,
-                               QToolBar, QVBoxLayout, QWidget)
+                               QMainWindow, QMenu, QMessageBox, QProgressBar, QSplitter, QStackedWidget,
+                               QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from app import navigation, page_story, window_state
 from app.conversion import ConversionController
@@ -33,7 +34,7 @@ from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.thumbnails import FrameLegend, PageList
 from app.welcome import WelcomePanel
-from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine
+from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine, plain_message_box, plain_tooltip
 from app.worker import EngineCache, document_cache_dir
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
@@ -64,6 +65,10 @@ class MainWindow(QMainWindow):
         self.models = ModelSetup(self, self.app_settings.cache_dir().parent / "demo-model")
         self.previewer = DraftPreviewer(self)
         self.previewer.drafted.connect(self._preview_drafted)
+        self._previewing: set = set()   # (document, page) whose preview drafter runs
+        self._preview_clock = QTimer(self)
+        self._preview_clock.setInterval(1000)
+        self._preview_clock.timeout.connect(self._show_preview_progress)
         self.setWindowTitle("HSD Studio")
         self.setAcceptDrops(True)
         self._build_widgets()
@@ -89,6 +94,8 @@ class MainWindow(QMainWindow):
         self.queue.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.queue.setItemDelegate(NameFirstDelegate(self.queue))
         self.queue.currentRowChanged.connect(self._queue_row_changed)
+        self.queue.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.queue.customContextMenuRequested.connect(self._queue_menu)
         self.thumbs = PageList()
         self.thumbs.currentRowChanged.connect(self._thumb_row_changed)
         left = self.left_splitter = QSplitter(Qt.Orientation.Vertical)
@@ -118,6 +125,7 @@ class MainWindow(QMainWindow):
         page_layout.addWidget(self.frame_legend)
 
         self.markdown_view = MarkdownView()
+        self.markdown_view.scope_changed.connect(lambda _scope: self._update_copy())
         self.inspector = DraftInspector()
         self.stats_panel = StatsPanel()
         self.bottom_tabs = QTabWidget()
@@ -173,7 +181,8 @@ class MainWindow(QMainWindow):
                                      "Convert the selected document (finished pages are reused)")
         self.fresh_action = action("Convert from &scratch", lambda: self.convert_current(fresh=True), None,
                                    "Convert again, ignoring pages finished by an earlier run")
-        self.cancel_action = action("C&ancel", self.conversion.cancel, "Esc", "Stop the running conversion")
+        self.cancel_action = action("C&ancel", self.cancel_conversion, "Esc",
+                                    "Stop the running conversion (asks first; finished pages are kept)")
         self.settings_action = action("&Settings…", self.edit_settings, "Ctrl+,")
         self.export_md_action = action("Export &Markdown…", self.exports.markdown_dialog, "Ctrl+E")
         self.export_json_action = action("Export &JSON…", self.exports.json_dialog, "Ctrl+Shift+E")
@@ -198,8 +207,11 @@ class MainWindow(QMainWindow):
         self.about_action = action("&About HSD Studio", self.show_about)
         self.demo_action = action("Build the tiny &demo model", self.build_demo_model, None,
                                   "Build a tiny random model here (no download) to try the app; its text is random")
-        self.remove_action = action("Remove from list", self.remove_current, None,
-                                    "Take the selected document out of the list (not while it converts)")
+        self.remove_action = action("Remove from list", self.remove_current, QKeySequence.StandardKey.Delete,
+                                    "Take the selected document out of the list (asks first while it converts)")
+        # Delete removes a document only where the document list has the focus
+        self.remove_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.queue.addAction(self.remove_action)
         self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
 
         file_menu = self.menuBar().addMenu("&File")
@@ -289,14 +301,14 @@ class MainWindow(QMainWindow):
         return str(Path(recent[0]).parent) if recent else str(Path.home())
 
     def add_files(self, paths, convert: bool = True) -> list[DocumentState]:
-        """Open documents and queue them (without a usable model: open them, drafts shown); a file
-        that cannot be opened shows an error and is skipped."""
+        """Open documents and queue them (without a usable model: open them, drafts shown); files
+        that cannot be opened are skipped and named in one dialog, in the order given."""
         from core.api import open_document
         from core.errors import EncryptedDocumentError, HSDError
 
         no_model = convert and not self.models.usable()
         convert = convert and not no_model
-        added = []
+        added, refused = [], []
         for raw in paths:
             path = Path(raw)
             password = None
@@ -310,17 +322,17 @@ class MainWindow(QMainWindow):
                         doc = None
                         break
                 except HSDError as exc:
-                    self.show_error(f"Cannot open {path.name}", str(exc))
+                    refused.append((path.name, str(exc)))
                     doc = None
                     break
                 except OSError as exc:
-                    self.show_error(f"Cannot open {path.name}", exc.strerror or str(exc))
+                    refused.append((path.name, exc.strerror or str(exc)))
                     doc = None
                     break
             if doc is None:
                 continue
             state = DocumentState(path=path.resolve(), page_count=doc.page_count, doc=doc,
-                                  status="queued" if convert else "open", password=password)
+                                  status="queued" if convert else "open", password=password, damaged=doc.damaged)
             self.documents.append(state)
             self.queue.addItem(QListWidgetItem())
             self._update_queue_item(state)
@@ -334,13 +346,32 @@ class MainWindow(QMainWindow):
                 self.conversion.start_next()
             elif no_model:
                 self.set_status(self.models.no_model_line())
+        self._refused(refused)
         self._update_actions()
         return added
 
+    def _refused(self, refused: list[tuple[str, str]]) -> None:
+        """One dialog for the files that could not be opened (a dialog each would stack them, the
+        last on top)."""
+        if len(refused) == 1:
+            self.show_error(f"Cannot open {refused[0][0]}", refused[0][1])
+        elif refused:
+            self.show_error(f"Cannot open {len(refused)} files",
+                            "\n".join(f"{name}: {app_message(reason)}" for name, reason in refused))
+
     def ask_password(self, path: Path, message: str) -> str | None:
-        text, ok = QInputDialog.getText(self, "Password", f"{path.name} is encrypted. Password:",
-                                        QLineEdit.EchoMode.Password)
-        return text if ok else None
+        """The password of an encrypted PDF (None: cancelled); after a wrong one the dialog says so."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Password")
+        dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
+        dialog.setLabelText(f"Wrong password for {path.name}. Try again, or Cancel:"
+                            if "wrong password" in message else f"{path.name} is encrypted. Password:")
+        for label in dialog.findChildren(QLabel):
+            label.setTextFormat(Qt.TextFormat.PlainText)
+        accepted = dialog.exec()
+        text = dialog.textValue()
+        dialog.deleteLater()
+        return text if accepted else None
 
     # -- converting -------------------------------------------------------------------------------
 
@@ -428,6 +459,8 @@ class MainWindow(QMainWindow):
         self.page_view.reset_zoom()
         self.thumbs.show_document(doc)
         self.stats_panel.set_results(list(doc.results.values()))
+        # the last document's message (its error, its end) says nothing of this one
+        self.set_status(page_story.document_status_line(doc))
         results = doc.results
         self.show_page(min(results) if results else 1)
         self._update_actions()
@@ -476,10 +509,38 @@ class MainWindow(QMainWindow):
                 self.follow = False
             self.show_page(page)
 
+    def queue_menu(self) -> QMenu:
+        """The document list's context menu: convert, convert from scratch, remove."""
+        menu = QMenu(self.queue)
+        for a in (self.convert_action, self.fresh_action, None, self.remove_action):
+            menu.addAction(a) if a else menu.addSeparator()
+        return menu
+
+    def _queue_menu(self, pos) -> None:
+        row = self.queue.indexAt(pos).row()
+        if row < 0:
+            return
+        self.queue.setCurrentRow(row)  # the menu acts on the document under the pointer
+        self.queue_menu().exec(self.queue.viewport().mapToGlobal(pos))
+
+    def confirm_remove(self) -> bool:
+        return self._ask_while_converting("Remove while converting?", "Cancel it and remove it from the list?")
+
     def remove_current(self) -> None:
         doc = self.current
-        if doc is None or doc is self.conversion.running:
+        if doc is None:
             return
+        if doc is self.conversion.running:
+            self.conversion.pause()
+            try:
+                confirmed = self.confirm_remove()
+            finally:
+                self.conversion.resume()
+            if not confirmed or doc not in self.documents:
+                return
+            if doc is self.conversion.running:
+                self.conversion.cancel()
+                self.conversion.queue_paused = False  # the documents queued after it still convert
         row = self.documents.index(doc)
         self.documents.pop(row)
         try:
@@ -529,32 +590,74 @@ class MainWindow(QMainWindow):
             pass  # the softer image stays
 
     def _request_preview(self, doc: DocumentState, page: int) -> None:
-        """Draft a page nothing has drafted yet (no model needed), to show its regions at once."""
+        """Draft a page nothing has drafted yet (no model needed), to show its regions at once. The
+        page reads "drafting" meanwhile (an OCR drafter takes seconds), its thumbnail counting them."""
         record = doc.pages[page]
         if record.regions or record.result is not None or record.phase or record.preview:
             return
         record.preview = True  # requested once
+        drafter = self.app_settings.conversion().drafter
+        if drafter.split(":", 1)[0] == "auto":
+            try:
+                drafter = "textlayer" if doc.doc.page(page - 1).is_born_digital else "rapidocr"
+            except Exception:
+                pass  # the preview drafter says what it can
+        record.drafter, record.drafting_since = drafter, time.monotonic()
         self.previewer.request(doc.path, doc.password, page, self.app_settings.conversion().drafter)
+        self._previewing.add((str(doc.path), page))
+        self._preview_clock.start()
+        self._show_preview_progress()
+
+    def _show_preview_progress(self) -> None:
+        """Once a second while a preview drafter reads: its pages' labels count on; the shown
+        page's status line says it (where it is slow enough to matter: OCR)."""
+        open_docs = {str(d.path): d for d in self.documents}
+        for path, page in list(self._previewing):
+            doc = open_docs.get(path)
+            if doc is None or doc.pages[page].drafting_since is None:
+                self._previewing.discard((path, page))
+            elif doc is self.current:
+                self.thumbs.mark(page)
+        if not self._previewing:
+            self._preview_clock.stop()
+        doc, page = self.current, self.current_page
+        if doc is not None and (str(doc.path), page) in self._previewing \
+                and page_story.page_state(doc, page) == "drafting":
+            self._show_title()
+            line = page_story.preview_line(doc, page)
+            if "(OCR)" in line:
+                self.set_status(line)
 
     def _preview_drafted(self, path: str, page: int, regions) -> None:
         doc = next((d for d in self.documents if str(d.path) == path), None)
-        if doc is None or isinstance(regions, str):
+        if doc is None:
             return
         record = doc.pages[page]
-        if record.result is None and not record.phase and not record.regions:
+        previewing = (path, page) in self._previewing
+        self._previewing.discard((path, page))
+        if record.drafting_since is not None and not record.phase:
+            record.drafting_since = None
+        if record.result is None and not record.phase and not record.regions and not isinstance(regions, str):
             record.regions, record.region_stats = list(regions), None
-            if doc is self.current and self.current_page == page:
+        if doc is self.current:
+            self.thumbs.mark(page)
+            if self.current_page == page:
                 self.inspection.refresh(self._mode(doc), doc is self.conversion.running)
+                self._show_title()
+                if previewing and self.status_label.text().startswith(f"Page {page}: drafting"):
+                    self.set_status(page_story.page_line(doc, page))
 
     def _show_text(self, live: bool = False) -> None:
         doc, page = self.current, self.current_page
         if doc is None:
             self.markdown_view.set_texts("", "")
+            self._update_copy()
             return
         self.markdown_view.set_base_dir(doc.markdown_path.parent if doc.markdown_path else
                                         document_cache_dir(self.app_settings.cache_dir(), doc.path))
         self.markdown_view.set_texts(page=doc.page_markdown(page) if page else "",
                                      document=doc.document_markdown(), live=live)
+        self._update_copy()
 
     def _show_title(self) -> None:
         """The Markdown pane's title says what the shown page's Markdown is (partial, drafting...)."""
@@ -621,8 +724,8 @@ class MainWindow(QMainWindow):
         """A non-blocking dialog (the window stays live) and one line in the status bar."""
         message = app_message(message)
         self.last_error = message
-        self.set_status(f"{title}: {message}")
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        self.set_status(f"{title}: {message}".replace("\n", "; "))
+        box = plain_message_box(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.error_box = box
@@ -634,7 +737,7 @@ class MainWindow(QMainWindow):
         item = self.queue.item(self.documents.index(doc))
         if item is not None:
             item.setText(f"{doc.name}\n{page_story.document_line(doc)}")
-            item.setToolTip(page_story.document_tooltip(doc))
+            item.setToolTip(plain_tooltip(page_story.document_tooltip(doc)))
 
     def _update_actions(self) -> None:
         running = self.conversion.running
@@ -644,22 +747,49 @@ class MainWindow(QMainWindow):
         self.convert_action.setStatusTip("Convert the selected document (finished pages are reused)"
                                          if self.models.usable() else "Choose a model, then convert")
         self.fresh_action.setEnabled(self.convert_action.isEnabled())
-        self.remove_action.setEnabled(self.convert_action.isEnabled())
+        self.remove_action.setEnabled(self.current is not None)
         for a in (self.export_md_action, self.export_json_action):
             a.setEnabled(has_results)
+        self._update_copy()
 
-    # -- quitting -----------------------------------------------------------------------------------
+    def _update_copy(self) -> None:
+        """Copy Markdown copies what the Markdown pane shows: nothing shown, nothing to copy."""
+        self.copy_action.setEnabled(self.current is not None and bool(self.markdown_view.current_text()))
 
-    def confirm_quit(self) -> bool:
-        """Ask before quitting mid-conversion (the conversion is paused while asking)."""
+    # -- cancelling and quitting ----------------------------------------------------------------------
+
+    def _ask_while_converting(self, title: str, question: str) -> bool:
+        """One question about the running conversion (the same words for cancelling and quitting);
+        the caller pauses the conversion while it is asked."""
         doc = self.conversion.running
         done = len(doc.results) if doc else 0
         answer = QMessageBox.question(
-            self, "Quit while converting?",
+            self, title,
             f"{doc.name if doc else 'A document'} is converting ({page_story.plural(done, 'page')} finished); "
-            "the conversion is paused. Quit anyway? Finished pages are kept and converting again resumes.",
+            f"the conversion is paused. {question} Finished pages are kept and converting again resumes.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
+
+    def confirm_cancel(self) -> bool:
+        return self._ask_while_converting("Cancel the conversion?", "Cancel it?")
+
+    def cancel_conversion(self) -> bool:
+        """Cancel the running conversion once the user says so (Esc is easily pressed by mistake);
+        True if it was cancelled."""
+        if not self.conversion.busy:
+            return False
+        self.conversion.pause()
+        try:
+            confirmed = self.confirm_cancel()
+        finally:
+            self.conversion.resume()
+        if confirmed:
+            self.conversion.cancel()
+        return confirmed
+
+    def confirm_quit(self) -> bool:
+        """Ask before quitting mid-conversion (the conversion is paused while asking)."""
+        return self._ask_while_converting("Quit while converting?", "Quit anyway?")
 
     def closeEvent(self, event):  # noqa: N802
         if self.conversion.busy and not self._quit_confirmed:

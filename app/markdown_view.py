@@ -316,17 +316,55 @@ def map_spans(result, display: str) -> list[tuple[int | None, int, int]]:
     return out
 
 
-def plain_words(markdown: str, limit: int = 48) -> str:
-    """The first words of a Markdown piece as they read when rendered (for finding it there)."""
-    text = re.sub(r"<[^>]*>", " ", markdown)
-    text = re.sub(r"[#*_`>|\[\]()!$\\~-]+", " ", text)
-    words = text.split()
-    out = ""
-    for w in words:
-        if len(out) + len(w) + 1 > limit:
-            break
-        out = f"{out} {w}" if out else w
-    return out
+_LATEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
+
+
+def _letters(text: str, markdown: bool) -> tuple[str, list[int]]:
+    """``text``'s ASCII letters and digits, lower case, each with its offset in ``text``: what reads
+    the same in the source and in the rendered view (markup, spacing and a formula's typesetting
+    differ). In Markdown, tags, entities and LaTeX commands are markup (a Greek letter renders as a
+    letter the source does not spell)."""
+    if markdown:
+        for pattern in (_TAG_OR_TEXT, _ENTITY, _LATEX_COMMAND):
+            text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    chars, where = [], []
+    for i, c in enumerate(text):
+        if c.isascii() and c.isalnum():
+            chars.append(c.lower())
+            where.append(i)
+    return "".join(chars), where
+
+
+def rendered_span(source: str, start: int, end: int, rendered: str) -> tuple[int, int] | None:
+    """Where source characters ``[start, end)`` show in ``rendered`` (the rendered view's plain
+    text), or None. Matched by their letters and digits, the whole stretch or else its longest
+    beginning or end found (at least a few letters: one letter matches anywhere), at the
+    occurrence nearest its place in the page."""
+    needle, _ = _letters(source[start:end], True)
+    if not needle:
+        return None
+    before = len(_letters(source[:start], True)[0])
+    hay, where = _letters(rendered, False)
+    shortest = min(len(needle), 6)
+    lengths = sorted({len(needle), *(n for n in (48, 24, 12, 6) if shortest <= n < len(needle))}, reverse=True)
+    for n in lengths:
+        for piece, offset in ((needle[:n], 0), (needle[-n:], len(needle) - n)):
+            hits, pos = [], hay.find(piece)
+            while pos >= 0:
+                hits.append(pos - offset)
+                pos = hay.find(piece, pos + 1)
+            if hits:
+                first = min(hits, key=lambda h: abs(h - before))
+                lo = max(0, first)
+                hi = min(len(hay), first + len(needle)) - 1
+                if hi < lo:
+                    continue
+                stop = where[hi] + 1
+                while stop < len(rendered) and not rendered[stop].isspace() and not rendered[stop].isalnum():
+                    stop += 1  # the closing punctuation goes with the text
+                return where[lo], stop
+    return None
 
 
 class MarkdownView(QWidget):
@@ -453,9 +491,13 @@ class MarkdownView(QWidget):
 
     @property
     def preview_truncated(self) -> bool:
-        """Whether the rendered or the source tab shows only the beginning of the text."""
+        """Whether the rendered or the source tab shows only the beginning of the text. The rendered
+        copy lags the text while it streams: what counts is whether that copy was cut, not whether
+        the text has grown past it since."""
         text = self._texts[self.scope]
-        return len(text) > SOURCE_CHARS or (self._rendered_key is not None and self._rendered_key[2] < len(text))
+        rendered = self._rendered_key
+        return len(text) > SOURCE_CHARS or (rendered is not None and rendered[0] == self.scope
+                                            and rendered[2] < len(rendered[1]))
 
     def _render_now(self) -> None:
         text = self._texts[self.scope]
@@ -493,18 +535,13 @@ class MarkdownView(QWidget):
             cursor.setPosition(min(end, len(self._texts["page"])), QTextCursor.MoveMode.KeepAnchor)
             self.source.setTextCursor(cursor)
             self.source.centerCursor()
-            needle = plain_words(self._texts["page"][start:end])
-            if needle:
-                # the longest run of its first words found (a range that runs on into the next
-                # heading or paragraph is not found whole: the rendered blocks are apart)
-                words = needle.split(" ")
-                for n in range(len(words), 0, -1):
-                    found = self.rendered.document().find(" ".join(words[:n]))
-                    if not found.isNull():
-                        break
-                if not found.isNull():
-                    self.rendered.setTextCursor(found)
-                    self.rendered.ensureCursorVisible()
+            span = rendered_span(self._texts["page"], start, end, self.rendered.document().toPlainText())
+            if span is not None:
+                found = QTextCursor(self.rendered.document())
+                found.setPosition(span[0])
+                found.setPosition(span[1], QTextCursor.MoveMode.KeepAnchor)
+                self.rendered.setTextCursor(found)
+                self.rendered.ensureCursorVisible()
         finally:
             self._selecting = False
 

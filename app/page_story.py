@@ -39,6 +39,8 @@ def page_state(doc, number: int) -> str:
         return "partial"
     if record.phase in ("drafting", "drafted"):
         return record.phase
+    if not record.phase and record.drafting_since is not None:
+        return "drafting"  # the preview drafter reads it, no conversion asked for
     if record.phase == "decoding":
         return "converting"
     if not doc.page_in_range(number):
@@ -112,6 +114,11 @@ def page_tooltip(doc, number: int) -> str:
     return f"page {number}: {STATE_LABEL[state] or 'not converted'}"
 
 
+def preview_line(doc, number: int) -> str:
+    """The status line of a page the preview drafter reads (opened, not converted)."""
+    return f"Page {number}: {drafting_label(doc.pages[number])}: reading the page to show its regions (no model needed)"
+
+
 def page_line(doc, number: int) -> str:
     """The status line of a page just shown."""
     state = page_state(doc, number)
@@ -174,7 +181,8 @@ def document_state_text(doc) -> str:
     """``done · 5 pages cut at the token limit``: the document's state with what it hides."""
     status = STATUS_TEXT.get(doc.status, doc.status)
     if doc.status in ("queued", "converting", "open") and not doc.results:
-        return status
+        # a repaired file says so from the moment it is opened, not only once converted
+        return f"{status} · damaged" if doc.damaged else status
     return " · ".join([status, *trouble(doc)])
 
 
@@ -184,6 +192,12 @@ def document_line(doc) -> str:
     if doc.in_range is not None and len(doc.in_range) != doc.page_count:
         pages = f"{len(doc.in_range)} of {pages}"
     return f"{pages} · {document_state_text(doc)}"
+
+
+def document_status_line(doc) -> str:
+    """The status line of a document just shown: its pages and state, and how it is damaged."""
+    line = f"{doc.name}: {document_line(doc)}"
+    return f"{line} ({doc.damaged})" if doc.damaged else line
 
 
 def document_tooltip(doc) -> str:
@@ -233,6 +247,7 @@ class RegionStory:
     verified_text: str = ""
     source: str = ""                    # where the verified text comes from
     ranges: list = field(default_factory=list)  # (start, end) of its Markdown in the page text
+    main_range: tuple | None = None     # the stretch of the page text that is its own (selected on a click)
     partial: bool = False
     final: bool = True                  # the page is finished: nothing will change
 
@@ -252,9 +267,10 @@ class RegionStory:
         return f"{name}: {share}; none of the page's Markdown came from its draft"
 
 
-def region_story(record, index: int, mode: str, running: bool, spans=()) -> RegionStory | None:
+def region_story(record, index: int, mode: str, running: bool, spans=(), page_text: str = "") -> RegionStory | None:
     """The story of region ``index`` of the page ``record`` (None: no such region). ``spans``: the
-    page's ``(region, start, end)`` in the Markdown shown; ``running``: its document converts now."""
+    page's ``(region, start, end)`` in the Markdown shown, ``page_text``; ``running``: its document
+    converts now."""
     from app.draft_inspector import verified_text
 
     if record is None or not 0 <= index < len(record.regions):
@@ -269,6 +285,7 @@ def region_story(record, index: int, mode: str, running: bool, spans=()) -> Regi
     if result is not None:
         story.verified_text, story.source = verified_text(result, index)
         story.ranges = [(s, e) for r, s, e in spans if r == index]
+        story.main_range = main_range(story.ranges, page_text) if page_text else None
     if story.rate is None:
         story.reason = _unverified_reason(record, region, stats, mode, running)
     elif not story.final:
@@ -287,3 +304,44 @@ def _unverified_reason(record, region, stats, mode: str, running: bool) -> str:
     if running:
         return "the page waits its turn (these are the drafter's regions)"
     return "the page is not converted yet (these are the drafter's regions)"
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the Markdown's blocks: the stretches between blank lines, stripped."""
+    import re
+
+    out = []
+    for m in re.finditer(r"\S(?:.|\n(?![ \t]*\n))*", text):
+        out.append((m.start(), len(m.group(0).rstrip()) + m.start()))
+    return out
+
+
+def main_range(ranges: list, text: str) -> tuple[int, int] | None:
+    """The stretch of ``text`` (a page's Markdown) that is a region's own, from the ``ranges`` the
+    engine attributes to it. Text the model writes itself is attributed to the draft before it, so
+    a region's ranges run on into the next block's first words, and a word accepted from its draft
+    elsewhere gives it a stray range further down: the first and last range together would cover
+    whole paragraphs of other regions and stop mid-sentence. Its own stretch is the block that
+    holds most of its characters, with the blocks next to it that it mostly wrote; where the
+    blocks are far larger than the region's text (a page without blank lines), its longest range."""
+    if not ranges:
+        return None
+    owned = []
+    for start, end in _blocks(text):
+        covered = sum(max(0, min(end, e) - max(start, s)) for s, e in ranges)
+        owned.append((start, end, covered))
+    if not owned:
+        return None
+    best = max(range(len(owned)), key=lambda i: owned[i][2])
+    start, end, covered = owned[best]
+    if covered * 2 < end - start:  # the block is mostly other text: the region's longest range
+        s, e = max(ranges, key=lambda r: r[1] - r[0])
+        piece = text[s:e]
+        lead = len(piece) - len(piece.lstrip())
+        return (s + lead, s + len(piece.rstrip())) if piece.strip() else (s, e)
+    first = last = best
+    while first > 0 and owned[first - 1][2] * 2 >= owned[first - 1][1] - owned[first - 1][0] > 0:
+        first -= 1
+    while last + 1 < len(owned) and owned[last + 1][2] * 2 >= owned[last + 1][1] - owned[last + 1][0] > 0:
+        last += 1
+    return owned[first][0], owned[last][1]

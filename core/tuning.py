@@ -262,6 +262,29 @@ TABLE_MAX_EMPTY_SHARE = 0.5
 #: ... and its cells hold at least this share of the words inside it.
 TABLE_MIN_WORD_COVERAGE = 0.9
 
+# --- drafters: turned pages (``core.drafters.orientation``, ``core.documents.Page.turn``) --------
+
+#: ``--rotate``'s default: "auto" shows a page whose text runs sideways or upside down turned
+#: upright to the model and the drafters (every mode sees the same image); "off" never turns.
+DEFAULT_ROTATE = "auto"
+#: A page is turned where the text of one direction holds at least this share of its characters
+#: (more than half: a page with a sideways table beside as much upright text stays as it is).
+TURNED_TEXT_SHARE = 0.6
+#: The text layer drafts the lines of a direction other than the page's own, in their own frame,
+#: where they hold at least this share of the page's characters; fewer are a margin stamp (arXiv's
+#: identifier) or a vertical axis title, left out as before.
+TURNED_LINES_SHARE = 0.2
+#: A scan's direction (``scan_turn``): rendered at this resolution, its detector's input at most
+#: this many pixels on its longer side, the longest lines sampled, read each way.
+ORIENTATION_DPI, ORIENTATION_DET_SIDE, ORIENTATION_SAMPLE_LINES = 100, 736, 8
+#: A way of reading the sampled lines wins by at least this much mean confidence, and a sideways
+#: reading needs at least this much (vertical CJK columns read sideways score lower).
+ORIENTATION_SCORE_MARGIN, ORIENTATION_MIN_SCORE = 0.1, 0.75
+
+#: ``auto`` tries OCR on a page only where a render at this resolution has at least this share of
+#: dark pixels (a blank page has none; a line of 10 pt text on A4 about 0.0005).
+INK_CHECK_DPI, INK_MIN_SHARE = 36, 0.0002
+
 # --- drafters: OCR (``core.drafters.rapidocr``, ``squeeze``, ``monospace``, ``paddle``) ------------
 
 #: Render resolution for OCR when the page has no image to take it from (a vector page, say).

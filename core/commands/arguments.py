@@ -86,6 +86,17 @@ def device_present(device: str | None) -> None:
                        f"{'' if count == 1 else 's'} ({kind}:0{f' to {kind}:{count - 1}' if count > 1 else ''})")
 
 
+def add_rotate_argument(parser) -> None:
+    """``--rotate auto|off``: show sideways and upside-down pages upright (``Page.turn``)."""
+    from core import tuning
+
+    parser.add_argument("--rotate", choices=("auto", "off"), default=tuning.DEFAULT_ROTATE,
+                        help="auto: a page whose text runs sideways or upside down (a landscape slide "
+                             "drawn turned, a scan fed in upside down) is turned upright for the model "
+                             "and the drafter, in every mode; off: pages as the file draws them "
+                             f"(default {tuning.DEFAULT_ROTATE})")
+
+
 def add_password_arguments(parser) -> None:
     """``--password`` / ``--ask-password`` (and the environment variable their help names)."""
     group = parser.add_mutually_exclusive_group()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from core import tuning
-from core.commands.arguments import add_password_arguments, page_range, whole_number
+from core.commands.arguments import add_password_arguments, add_rotate_argument, page_range, whole_number
 from core.drafters import DRAFTER_NAMES, SCAN_LAYOUTS
 from core.errors import one_line
 
@@ -34,6 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=tuning.DEFAULT_SCAN_LAYOUT,
                         help=f"layout model of the OCR drafters on scans (default {tuning.DEFAULT_SCAN_LAYOUT}; "
                              "see hsd convert)")
+    add_rotate_argument(parser)
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
     parser.add_argument("--overwrite", action="store_true",
                         help="let --json replace an existing file this tool did not write (default: refuse and "
@@ -58,7 +59,7 @@ def run(args) -> int:
     from core.drafters import drafter_spec, get_drafter
 
     failed: list[tuple[int, str, str]] = []  # (page, drafter, error)
-    with open_document(args.input, password=args.password) as doc:
+    with open_document(args.input, password=args.password, rotate=args.rotate) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
         drafter = get_drafter(drafter_spec(args.drafter, args.scan_layout), **_drafter_options(args.drafter, args.dpi))
         pages_out = []
@@ -70,7 +71,12 @@ def run(args) -> int:
             record = {"page": page.number, "width": round(page.width, 2), "height": round(page.height, 2),
                       "drafter": used.name}
             try:
-                record["regions"] = [_region_json(r) for r in used.draft(page)]
+                if page.turn:  # the page as the model sees it: turned upright (``--rotate auto``)
+                    record["turn"] = page.turn
+                record["regions"] = [_region_json(r) for r in drafter.draft(page)]
+                step = getattr(drafter, "last_step", None)
+                if step is not None:  # ``auto``: which of its steps drafted the page
+                    record["step"] = step
             except Exception as exc:  # one bad page costs that page, not the others
                 record["regions"], record["error"] = [], f"{type(exc).__name__}: {exc}"
                 failed.append((page.number, used.name, record["error"]))
@@ -119,12 +125,18 @@ def _page_or_record(doc, index: int, pages_out: list, listing: bool):
 
 def _region_json(region) -> dict:
     d = region.to_dict()
-    return {k: d[k] for k in ("label", "bbox", "text", "source", "confidence")}
+    out = {k: d[k] for k in ("label", "bbox", "text", "source", "confidence")}
+    extra = d.get("extra", {})
+    for key in ("turn", "drafted_by"):  # a region read turned; a page drafted by a fallback step
+        if key in extra:
+            out[key] = extra[key]
+    return out
 
 
 def _print_page(record: dict) -> None:
+    shown = "".join(f" {key}={record[key]}" for key in ("turn", "step") if key in record)
     print(f"=== page {record['page']} ({record['width']:.0f} x {record['height']:.0f} pt) "
-          f"drafter={record['drafter']} regions={len(record['regions'])}")
+          f"drafter={record['drafter']}{shown} regions={len(record['regions'])}")
     if "error" in record:
         print(f"    (not drafted: {record['error']})")
     for r in record["regions"]:

@@ -100,7 +100,9 @@ class ProcessDrafter:
 
     def _ask(self, what: str, page, on_lines=None, meanwhile=None):
         document = page.document
-        request = (what, str(document.path), document.password, page.index, on_lines is not None)
+        # the page's turn goes with it: the process sees the page as this side does (``Page.turn``)
+        request = (what, str(document.path), document.password, page.index, on_lines is not None,
+                   getattr(document, "rotate", "off"), page.turn)
         with self._lock:
             if not self.broken:
                 try:
@@ -220,17 +222,18 @@ def lower_priority(nice: int, idle: bool) -> str:
 
 
 def _answer(request: tuple, drafter, opened: dict, connection):
-    what, path, password, index, lines = request
+    what, path, password, index, lines, rotate, turn = request
     stat = os.stat(path)
-    key = (path, password, stat.st_mtime_ns, stat.st_size)
+    key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
     if opened.get("key") != key:
         from core.documents import open_document
 
         if opened:
             opened.pop("document").close()
             opened.clear()
-        opened["document"] = open_document(path, password=password)
+        opened["document"] = open_document(path, password=password, rotate=rotate)
         opened["key"] = key
+    opened["document"].turns[index] = turn
     page = opened["document"].page(index)
     if what == "prepare":
         return prepare_drafter(drafter, page)

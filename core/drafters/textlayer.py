@@ -6,6 +6,7 @@ reading order, labels); ruled tables found by ``find_tables`` become HTML region
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 
@@ -13,7 +14,9 @@ import pymupdf
 
 from core import tuning
 from core.drafters.base import Region
+from core.documents import turn_matrix
 from core.drafters.layout import TextLine
+from core.drafters.orientation import line_turn
 from core.drafters.regions import lines_to_regions
 
 # Ligature glyphs that some PDFs follow with a spurious space ("signiﬁ cantly").
@@ -32,24 +35,65 @@ class TextLayerDrafter:
 
     def draft(self, page) -> list[Region]:
         fitz_page = page.fitz_page if hasattr(page, "fitz_page") else page
-        lines = extract_lines(fitz_page)
+        # Text comes in the unrotated page space; ``to_page`` takes it to the page's frame (the file's
+        # rotation, then the page's turn: what the model sees).
+        to_page = fitz_page.rotation_matrix * (page.turn_matrix if hasattr(page, "turn_matrix")
+                                               else turn_matrix(fitz_page.rect, 0))
+        page_rect = fitz_page.rect * to_page
+        by_turn = extract_lines_by_turn(fitz_page, to_page)
+        own = line_turn((1.0, 0.0), to_page)  # the turn of text upright in the unrotated space
+        lines = by_turn.get(own, [])
         tables = find_ruled_tables(fitz_page) if self.tables else []
         if tables:
             tables = [t for box, text in tables
                       for t in ([(box, text)] if text is not None else lines_as_tables(lines, box))]
             lines = [ln for ln in lines if not any(_center_inside(ln.bbox, t[0]) for t in tables)]
-        # Text comes in the unrotated page space; order it there, then turn the boxes with the page.
-        unrotated = fitz_page.rect * fitz_page.derotation_matrix
-        regions = lines_to_regions(lines, tables, abs(unrotated.width), abs(unrotated.height), source=self.name)
-        if fitz_page.rotation:
-            for region in regions:
-                region.bbox = tuple(pymupdf.Rect(region.bbox) * fitz_page.rotation_matrix)
+        by_turn[own] = lines
+        regions = []
+        for turn in drafted_turns({t: _chars(group) for t, group in by_turn.items()}, own):
+            # Each direction is ordered in its own frame, where it reads left to right; its boxes
+            # are then turned into the page's frame.
+            frame = to_page * turn_matrix(page_rect, turn)
+            framed = [dataclasses.replace(ln, bbox=tuple(pymupdf.Rect(ln.bbox) * frame)) for ln in by_turn[turn]]
+            framed_tables = [(tuple(pymupdf.Rect(box) * frame), text) for box, text in tables] if turn == own else []
+            size = page_rect * turn_matrix(page_rect, turn)
+            back = ~frame * to_page
+            for region in lines_to_regions(framed, framed_tables, abs(size.width), abs(size.height), source=self.name):
+                region.bbox = tuple(pymupdf.Rect(region.bbox) * back)
+                if turn:  # read upright, its crop turns by this much (``Page.turn``)
+                    region.extra = {**region.extra, "turn": turn}
+                regions.append(region)
         return regions
 
 
+def drafted_turns(chars: dict[int, int], own: int | None) -> list[int]:
+    """The directions whose lines are drafted, most characters first: the unrotated space's own
+    (as always), the dominant one, and any holding ``tuning.TURNED_LINES_SHARE`` of the characters
+    (fewer are a margin stamp or an axis title)."""
+    total = sum(chars.values())
+    if not total:
+        return []
+    dominant = max(chars, key=chars.get)
+    kept = [t for t, n in chars.items() if n and (t in (own, dominant) or n >= tuning.TURNED_LINES_SHARE * total)]
+    return sorted(kept, key=lambda t: -chars[t])
+
+
+def _chars(lines: list[TextLine]) -> int:
+    return sum(len(ln.text.replace(" ", "")) for ln in lines)
+
+
 def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
-    """Horizontal text lines of the page with their dominant font size and boldness."""
-    lines: list[TextLine] = []
+    """Horizontal text lines of the page (in its unrotated space) with their dominant font size and
+    boldness."""
+    return extract_lines_by_turn(fitz_page, pymupdf.Matrix(1, 1)).get(0, [])
+
+
+def extract_lines_by_turn(fitz_page: pymupdf.Page, to_page: pymupdf.Matrix) -> dict[int, list[TextLine]]:
+    """The page's text lines (boxes in its unrotated space) by the turn that shows each upright
+    on the page that ``to_page`` makes of the unrotated space (``orientation.line_turn``); slanted
+    lines are left out."""
+    by_turn: dict[int, list[TextLine]] = {}
+    count = 0
     data = fitz_page.get_text("dict", flags=_TEXT_FLAGS)
     for block_number, block in enumerate(data["blocks"]):
         for line in block.get("lines", []):
@@ -61,13 +105,15 @@ def extract_lines(fitz_page: pymupdf.Page) -> list[TextLine]:
             size = max(spans, key=lambda s: len(s["text"]))["size"]
             bold_chars = sum(len(s["text"]) for s in spans if s["flags"] & 16 or "Bold" in s["font"])
             mono_chars = sum(len(s["text"]) for s in spans if is_monospaced(s))
-            dx, dy = line["dir"]
-            if abs(dy) > 0.2:  # rotated margin text (arXiv stamps, vertical labels)
+            turn = line_turn(line["dir"], to_page)
+            if turn is None:  # slanted text (a diagonal watermark)
                 continue
-            lines.append(TextLine(tuple(line["bbox"]), _LIGATURE_GAP.sub(r"\1", text), size,
-                                  bold_chars >= tuning.STYLE_CHAR_SHARE * chars, len(lines), block_number,
-                                  mono=mono_chars >= tuning.STYLE_CHAR_SHARE * chars))
-    return lines
+            by_turn.setdefault(turn, []).append(
+                TextLine(tuple(line["bbox"]), _LIGATURE_GAP.sub(r"\1", text), size,
+                         bold_chars >= tuning.STYLE_CHAR_SHARE * chars, count, block_number,
+                         mono=mono_chars >= tuning.STYLE_CHAR_SHARE * chars))
+            count += 1
+    return by_turn
 
 
 #: Monospaced font names that do not set PyMuPDF's monospace flag: TeX's typewriter faces (CMTT9,

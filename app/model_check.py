@@ -120,6 +120,9 @@ def app_message(message: str, model: str | None = None) -> str:
         return (f"{cause[0].upper()}{cause[1:]}. Choose the model's folder in {MODEL_CONTROLS} (it holds "
                 f"config.json, *.safetensors and the tokenizer), enter a hub id downloaded earlier, or use "
                 f"{DEMO_CONTROL}.")
+    if "cannot be reached: download it while online" in message:  # a hub id neither cached nor reachable
+        cause = message.split(" or pass a local model folder", 1)[0]
+        return f"{cause[0].upper()}{cause[1:]}, or choose a model folder ({MODEL_CONTROLS})."
     if "supported families are" in message:
         return f"{message}. Choose another model in {MODEL_CONTROLS}."
     return message

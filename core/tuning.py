@@ -24,6 +24,10 @@ DEFAULT_DRAFTER = "auto"
 DEFAULT_SCAN_LAYOUT = "pymupdf"
 #: Target model when none is named (a hub id; offline, a local folder is given instead).
 DEFAULT_MODEL = "tencent/HunyuanOCR"
+#: How long the one request that asks whether the hub is reachable may take before a model that
+#: is not cached is called unreachable, in seconds: a hub that answers at all answers well within
+#: it, and an offline computer fails at once (no name resolution), so this only bounds a hung network.
+HUB_CHECK_SECONDS = 8.0
 #: Drafting on a thread ahead of and beside the decode: "auto" turns it on where the model is not
 #: on the CPU (``Engine.drafts_beside_decode``).
 DEFAULT_BACKGROUND_DRAFTING = "auto"

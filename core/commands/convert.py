@@ -100,7 +100,7 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 def run(args) -> int:
     from core.commands.arguments import check_document, device_present, resolve_password
-    from core.targets.loader import check_model_folder
+    from core.targets.loader import DEFAULT_MODEL, check_model_folder, model_source
 
     resolve_password(args)
     if getattr(args, "ray", None):
@@ -128,6 +128,7 @@ def run(args) -> int:
         return 1
     if args.model:
         check_model_folder(args.model)  # a folder that cannot load: one line before torch
+    model_source(args.model or DEFAULT_MODEL)  # a hub id neither cached nor reachable: the same
     device_present(args.device)
     from core.api import ConversionRequest, Engine, convert_document
     from core.commands.progress import RunTally

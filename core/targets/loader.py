@@ -168,6 +168,53 @@ def check_model_folder(name_or_path) -> None:
         raise _cannot_load(name, f"the folder has no *.safetensors weights{other}")
 
 
+def hub_reachable(timeout: float = tuning.HUB_CHECK_SECONDS) -> bool:
+    """Whether the Hugging Face hub answers at all, asked once and without retries (the hub's own
+    downloads retry an unreachable host for half a minute). False at once in offline mode
+    (``HF_HUB_OFFLINE``) or without huggingface_hub."""
+    try:
+        from huggingface_hub import constants
+        from huggingface_hub.utils import get_session
+    except ImportError:
+        return False
+    if constants.HF_HUB_OFFLINE:
+        return False
+    try:
+        get_session().head(constants.ENDPOINT, timeout=timeout)  # any answer, even an error page, is the hub
+    except Exception:  # no route, no name resolution, a timeout, offline mode
+        return False
+    return True
+
+
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The folder of ``hub_id`` in the local Hugging Face cache, if a download put it there."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(hub_id, "config.json")
+    except Exception:  # huggingface_hub missing, or an id it refuses
+        return None
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def model_source(name: str) -> str:
+    """Where to load ``name`` from: ``name`` itself, or, for a hub id while the hub cannot be
+    reached, its snapshot in the local cache (a folder: loading it asks the hub nothing, so no
+    retries). ``ModelLoadError`` in one line for a hub id neither cached nor reachable."""
+    if not _HUB_ID.fullmatch(name) or Path(name).expanduser().is_dir():
+        return name
+    if hub_reachable():
+        return name
+    cached = cached_snapshot(name)
+    if cached is not None:
+        return str(cached)
+    from huggingface_hub import constants
+
+    raise ModelLoadError(f"the model {name} is not in the local Hugging Face cache and the hub "
+                         f"({constants.ENDPOINT}) cannot be reached: download it while online "
+                         f"(`hf download {name}`) or pass a local model folder")
+
+
 def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,
                 trust_remote_code: bool = False) -> Target:
     """Load a document VLM by hub id or local folder.
@@ -176,13 +223,14 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     """
     # Folders that cannot load fail at once, not after torch's import or the hub's network retries.
     check_model_folder(name_or_path)
+    source = model_source(str(name_or_path))
     from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForImageTextToText
 
     from core.targets.base import Target
     from core.targets.profiles import get_profile
 
-    name = str(name_or_path)
+    name = source
     local = Path(name).expanduser()
     if local.is_dir():
         name = str(local)

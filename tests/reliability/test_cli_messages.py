@@ -132,3 +132,47 @@ def test_a_missing_file_is_reported_before_torch_is_imported(tmp_path):
         assert proc.returncode == 2 and "no such file" in err, err
         assert "imported: []" in err, err
         assert seconds < 20, seconds  # the import check above is the real bound; this catches a hang
+
+
+#: A hub nothing answers: a closed port here (refused at once), so the cases hold on a computer
+#: with a network as on one without.
+UNREACHABLE_HUB = "http://127.0.0.1:9"
+
+
+def test_a_hub_id_neither_cached_nor_reachable_is_one_line_before_torch(tmp_path):
+    """Without ``HF_HUB_OFFLINE``, a hub id not in the cache used to print the hub's retries for
+    half a minute, then an OSError; now one line saying what to do, before torch is imported."""
+    pdf = h.text_pdf(tmp_path / "g.pdf", pages=1)
+    check = ("import sys\nfrom core.cli import main\nrc = main(sys.argv[1:])\n"
+             "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
+             "print('imported:', heavy, file=sys.stderr)\nsys.exit(rc)\n")
+    env = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8", "HF_ENDPOINT": UNREACHABLE_HUB,
+           "HF_HOME": str(tmp_path / "hf")}
+    env.pop("HF_HUB_OFFLINE", None)
+    for model in ([], ["--model", "nobody-here/no-such-model"]):
+        proc = subprocess.run([sys.executable, "-c", check, "convert", str(pdf), "-o", str(tmp_path / "g.md"),
+                               *model], capture_output=True, env=env, timeout=300)
+        err = proc.stderr.decode()
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("imported:")]
+        assert proc.returncode in (1, 2) and len(lines) == 1, err
+        assert lines[0].startswith("hsd: error: the model ") and "not in the local Hugging Face cache" in lines[0]
+        assert "cannot be reached" in lines[0] and "local model folder" in lines[0], err
+        assert "Retry" not in err and "OSError" not in err and "imported: []" in err, err
+        assert not (tmp_path / "g.md").exists()
+
+
+def test_a_cached_hub_model_converts_while_the_hub_is_unreachable_without_retries(tmp_path, model_dir):
+    """A hub id downloaded earlier loads from the cache at once when the hub does not answer."""
+    import shutil
+
+    repo = tmp_path / "hub" / "models--someone--tiny-vlm"
+    commit = "0" * 40
+    shutil.copytree(model_dir, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    pdf = h.text_pdf(tmp_path / "g.pdf", pages=1)
+    env = {"HF_ENDPOINT": UNREACHABLE_HUB, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "0"}
+    rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "g.md", "--model", "someone/tiny-vlm", *FAST_AR, env=env)
+    assert rc == 0, err
+    assert (tmp_path / "g.md").is_file()
+    assert "Retry" not in err and "thrown while requesting" not in err and not err.strip(), err

@@ -77,9 +77,14 @@ class ConversionController(QObject):
         if doc is None:
             self.running_changed.emit()
             return
+        from dataclasses import replace
+
+        from app.settings import range_for_document
         from core.api import parse_page_range
 
         settings = self.app_settings.conversion()
+        pages, range_note = range_for_document(settings.pages, doc.page_count, doc.name)
+        settings = replace(settings, pages=pages)
         try:
             settings.engine_config()
             in_range = [i + 1 for i in parse_page_range(settings.pages or None, doc.page_count)]
@@ -94,6 +99,8 @@ class ConversionController(QObject):
                             fresh=doc.fresh, work_dir=document_cache_dir(self.app_settings.cache_dir(), doc.path))
         doc.begin_run(in_range if len(in_range) != doc.page_count else None)
         doc.status, doc.settings, doc.fresh = "converting", settings, False
+        if range_note:
+            doc.notices.append(range_note)
         self.running = doc
         self.tracker.start(settings.max_new_tokens)
         worker = ConversionWorker(job, self.engines)
@@ -105,7 +112,10 @@ class ConversionController(QObject):
         self.document_changed.emit(doc)
         self.running_changed.emit()
         self.progress_changed.emit()
-        self._say(f"Starting {doc.name}…", progress=True)
+        if range_note:
+            self._say(f"{doc.name}: {range_note}")
+        else:
+            self._say(f"Starting {doc.name}…", progress=True)
 
     def cancel(self) -> None:
         if self.worker is not None:

@@ -10,7 +10,9 @@ caller says so: ``conflicts`` lists what an export would replace, the UI asks, a
 from __future__ import annotations
 
 import copy
+import errno
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -66,7 +68,7 @@ def export_markdown(input_path: Path, markdown_path: Path, results, settings: di
                 if doc is None:
                     from core.api import open_document
 
-                    doc = open_document(input_path, password=password)
+                    doc = open_document(input_path, password=password, rotate=settings.get("rotate", "off"))
                 image = doc.page(r.page - 1).render(dpi)
             output.save_page(r, image)
             copies.append(r)
@@ -95,6 +97,34 @@ def export_json(json_path: Path, input_path: Path, markdown_path: Path | None, s
     payload = stats_payload(input_path, markdown_path, settings, results)
     atomic_write_text(json_path, json.dumps(payload, indent=1, ensure_ascii=False))
     return json_path
+
+
+def export_problem(target: Path, exc: BaseException) -> str:
+    """Why an export to ``target`` failed, in one line that names the user's target and never a
+    temporary file the export writes beside it (``.NAME.md.hsd``, ``.NAME.tmp``)."""
+    target = Path(target)
+    if not isinstance(exc, OSError) or isinstance(exc, ExportConflict):
+        return f"Cannot write {target}: {exc}"
+    return f"Cannot write {target}: {_folder_problem(target.parent) or _os_reason(exc)}"
+
+
+def _folder_problem(folder: Path) -> str:
+    """What keeps files from being written in ``folder``, if the file system says so at once."""
+    for place in (folder, *folder.parents):  # the export makes missing folders: the nearest one there counts
+        if os.path.lexists(place):
+            if not place.is_dir():
+                return f"{place} is a file, not a folder"
+            if not os.access(place, os.W_OK | os.X_OK):
+                return f"no permission to write in {place}"
+            return ""
+    return ""
+
+
+def _os_reason(exc: OSError) -> str:
+    known = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+             errno.EROFS: "the disk is read-only", errno.EACCES: "permission denied",
+             errno.EPERM: "permission denied", errno.ENAMETOOLONG: "the name is too long"}
+    return known.get(exc.errno) or (exc.strerror or type(exc).__name__).lower()
 
 
 def copy_to_clipboard(text: str) -> None:

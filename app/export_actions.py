@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
 from app import page_story
+from app.widgets import ask_yes_no
 
 
 class ExportActions:
@@ -30,11 +31,7 @@ class ExportActions:
 
     def ask_overwrite(self, paths) -> bool:
         names = "\n".join(str(p) for p in paths[:8]) + ("\n…" if len(paths) > 8 else "")
-        answer = QMessageBox.question(self.window, "Replace files?",
-                                      f"These files exist already:\n{names}\n\nReplace them?",
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                      QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
+        return ask_yes_no(self.window, "Replace files?", f"These files exist already:\n{names}\n\nReplace them?")
 
     def _exported(self, doc, what: str, written: Path) -> None:
         notes = page_story.trouble(doc)
@@ -60,7 +57,7 @@ class ExportActions:
             self.markdown_to(path)
 
     def markdown_to(self, path: Path) -> Path | None:
-        from app.export import export_markdown, markdown_conflicts
+        from app.export import export_markdown, export_problem, markdown_conflicts
 
         doc = self._ready()
         if doc is None:
@@ -78,7 +75,7 @@ class ExportActions:
             written = export_markdown(doc.path, path, results, settings.output_settings(), settings.dpi,
                                       password=doc.password, overwrite=True)
         except Exception as exc:
-            self.window.show_error("Export failed", str(exc))
+            self.window.show_error("Export failed", export_problem(path, exc))
             return None
         doc.exported_markdown = written
         self._exported(doc, "Markdown", written)
@@ -91,7 +88,7 @@ class ExportActions:
             self.json_to(path)
 
     def json_to(self, path: Path) -> Path | None:
-        from app.export import export_json
+        from app.export import export_json, export_problem
 
         doc = self._ready()
         if doc is None:
@@ -105,7 +102,7 @@ class ExportActions:
             written = export_json(path, doc.path, doc.exported_markdown, settings.output_settings(),
                                   list(doc.results.values()), overwrite=True)
         except Exception as exc:
-            self.window.show_error("Export failed", str(exc))
+            self.window.show_error("Export failed", export_problem(path, exc))
             return None
         self._exported(doc, "regions and statistics", written)
         return written

@@ -34,7 +34,7 @@ from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.thumbnails import FrameLegend, PageList
 from app.welcome import WelcomePanel
-from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine
+from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine, plain_message_box, plain_tooltip
 from app.worker import EngineCache, document_cache_dir
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
@@ -301,14 +301,14 @@ class MainWindow(QMainWindow):
         return str(Path(recent[0]).parent) if recent else str(Path.home())
 
     def add_files(self, paths, convert: bool = True) -> list[DocumentState]:
-        """Open documents and queue them (without a usable model: open them, drafts shown); a file
-        that cannot be opened shows an error and is skipped."""
+        """Open documents and queue them (without a usable model: open them, drafts shown); files
+        that cannot be opened are skipped and named in one dialog, in the order given."""
         from core.api import open_document
         from core.errors import EncryptedDocumentError, HSDError
 
         no_model = convert and not self.models.usable()
         convert = convert and not no_model
-        added = []
+        added, refused = [], []
         for raw in paths:
             path = Path(raw)
             password = None
@@ -322,11 +322,11 @@ class MainWindow(QMainWindow):
                         doc = None
                         break
                 except HSDError as exc:
-                    self.show_error(f"Cannot open {path.name}", str(exc))
+                    refused.append((path, str(exc)))
                     doc = None
                     break
                 except OSError as exc:
-                    self.show_error(f"Cannot open {path.name}", exc.strerror or str(exc))
+                    refused.append((path, exc.strerror or str(exc)))
                     doc = None
                     break
             if doc is None:
@@ -346,13 +346,32 @@ class MainWindow(QMainWindow):
                 self.conversion.start_next()
             elif no_model:
                 self.set_status(self.models.no_model_line())
+        self._refused(refused)
         self._update_actions()
         return added
 
+    def _refused(self, refused: list[tuple[Path, str]]) -> None:
+        """One dialog for the files that could not be opened (a dialog each would stack them, the
+        last on top), one line each, by name."""
+        if len(refused) == 1:
+            self.show_error(f"Cannot open {refused[0][0].name}", refused[0][1])
+        elif refused:
+            lines = [f"{path.name}: {reason.removeprefix(f'{path}: ')}" for path, reason in refused]
+            self.show_error(f"Cannot open {len(refused)} files", "\n".join(lines))
+
     def ask_password(self, path: Path, message: str) -> str | None:
-        text, ok = QInputDialog.getText(self, "Password", f"{path.name} is encrypted. Password:",
-                                        QLineEdit.EchoMode.Password)
-        return text if ok else None
+        """The password of an encrypted PDF (None: cancelled); after a wrong one the dialog says so."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Password")
+        dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
+        dialog.setLabelText(f"Wrong password for {path.name}. Try again, or Cancel:"
+                            if "wrong password" in message else f"{path.name} is encrypted. Password:")
+        for label in dialog.findChildren(QLabel):
+            label.setTextFormat(Qt.TextFormat.PlainText)
+        accepted = dialog.exec()
+        text = dialog.textValue()
+        dialog.deleteLater()
+        return text if accepted else None
 
     # -- converting -------------------------------------------------------------------------------
 
@@ -705,8 +724,8 @@ class MainWindow(QMainWindow):
         """A non-blocking dialog (the window stays live) and one line in the status bar."""
         message = app_message(message)
         self.last_error = message
-        self.set_status(f"{title}: {message}")
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        self.set_status(f"{title}: {message}".replace("\n", "; "))
+        box = plain_message_box(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.error_box = box
@@ -718,7 +737,7 @@ class MainWindow(QMainWindow):
         item = self.queue.item(self.documents.index(doc))
         if item is not None:
             item.setText(f"{doc.name}\n{page_story.document_line(doc)}")
-            item.setToolTip(page_story.document_tooltip(doc))
+            item.setToolTip(plain_tooltip(page_story.document_tooltip(doc)))
 
     def _update_actions(self) -> None:
         running = self.conversion.running

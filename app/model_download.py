@@ -136,6 +136,7 @@ class DownloadDialog(QDialog):
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
         self.numbers = QLabel("Looking up its files on the hub…")
+        self.numbers.setTextFormat(Qt.TextFormat.PlainText)  # errors quote the hub's words
         self.numbers.setWordWrap(True)
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.button = QPushButton("Cancel")

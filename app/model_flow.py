@@ -8,7 +8,7 @@ not downloaded yet is offered for download (``DownloadDialog``: size, speed, tim
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from app.model_check import MODEL_CONTROLS, check_model, model_name
@@ -57,6 +57,7 @@ class ModelSetup(QObject):
                           f"{hub_id} ({which}several GB) is not on this computer yet. Download it into the Hugging "
                           "Face cache? The download shows its size and time left, and can be cancelled and "
                           "resumed.", QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
         download = box.addButton("Download", QMessageBox.ButtonRole.AcceptRole)
         choose = box.addButton("Choose another model…", QMessageBox.ButtonRole.ActionRole)
         box.exec()

@@ -101,6 +101,44 @@ def page_spec_ok(spec: str) -> bool:
     return True
 
 
+def range_for_document(spec: str, page_count: int, name: str) -> tuple[str, str]:
+    """The part of the Settings page range ``spec`` that a document of ``page_count`` pages holds,
+    and a note for the user when that is not the whole range.
+
+    The range stays set for every later document, so a range past one document's end is not that
+    document's fault: the pages it holds are converted, and a document it holds none of is
+    converted whole (the user opened it to convert it). A malformed ``spec`` is returned as it is,
+    for the engine to refuse."""
+    if not spec.strip() or spec.strip().lower() == "all" or not page_spec_ok(spec):
+        return spec, ""
+    kept, clipped = [], False
+    for part in spec.replace("\u2013", "-").split(","):
+        first, dash, last = _PAGE_PART.match(part).groups()
+        start = _page_number(first) if first else 1
+        stop = (_page_number(last) if last else page_count) if dash else start
+        if start > page_count:
+            clipped = True
+            continue
+        if stop > page_count:
+            stop, clipped = page_count, True
+        kept.append(f"{start}-{stop}" if stop != start else str(start))
+    if not clipped:
+        return spec, ""
+    pages = f"{page_count} page{'s' if page_count != 1 else ''}"
+    shown = spec.strip() if len(spec.strip()) <= 40 else spec.strip()[:39] + "…"
+    if not kept:
+        return "", (f"{name} has {pages}, none of them in the page range {shown} of Settings > Pages: "
+                    "all of it is converted")
+    kept_text = ",".join(kept)
+    which = f"page {kept_text} is" if kept_text.isdigit() else f"pages {kept_text} are"
+    return kept_text, (f"the page range {shown} of Settings > Pages goes past the end of {name} ({pages}): "
+                       f"{which} converted")
+
+
+def _page_number(digits: str) -> int:
+    return int(digits) if len(digits) < 12 else 10 ** 12  # a number that long is past any document's end
+
+
 class AppSettings:
     """The app's persistent state in one ``QSettings``."""
 
@@ -198,6 +236,7 @@ def drafter_unavailable(name: str) -> str | None:
 
 def _help_label() -> QLabel:
     label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)  # it shows model paths and config fields as written
     label.setWordWrap(True)
     label.setStyleSheet("color: palette(placeholder-text)")
     return label
@@ -276,6 +315,8 @@ class SettingsDialog(QDialog):
         form.addRow("DPI", self.dpi)
         self.pages = QLineEdit(settings.pages)
         self.pages.setPlaceholderText("all pages, or e.g. 1-3,7")
+        self.pages.setToolTip("Pages of every document converted from now on. A document that ends before "
+                              "the range is converted in the pages it has, or whole if it has none of them.")
         form.addRow("Pages", self.pages)
         self.max_new_tokens = QSpinBox()
         self.max_new_tokens.setRange(1, 65536)
@@ -285,6 +326,7 @@ class SettingsDialog(QDialog):
         self.max_new_tokens.setValue(settings.max_new_tokens)
         form.addRow("Max tokens per page", self.max_new_tokens)
         self.message = QLabel()
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setWordWrap(True)
         self.message.setStyleSheet(f"color: {error_color(self)}")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QListView, QListWidget, QListWidgetItem
 
 from app import page_story
 from app.page_view import acceptance_color, pil_to_qimage
+from app.widgets import plain_tooltip
 
 ICON = QSize(100, 130)
 THUMB_DPI = 16
@@ -157,7 +158,7 @@ class PageList(QListWidget):
         state = page_story.page_state(doc, number)
         label = page_story.state_label(doc, number)
         item.setText(f"{number}{MARK.get(state, '')}" + (f"\n{label}" if label and state != "done" else ""))
-        item.setToolTip(page_story.page_tooltip(doc, number))
+        item.setToolTip(plain_tooltip(page_story.page_tooltip(doc, number)))
         item.setData(Qt.ItemDataRole.UserRole, state)
         base = self._bases.get(number, self._placeholder)
         item.setIcon(thumbnail_icon(base, state, frame_color(doc, number, state)))

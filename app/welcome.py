@@ -52,6 +52,7 @@ class ModelChooser(QWidget):
         self.demo_button = QPushButton("Build the tiny demo model")
         self.demo_button.clicked.connect(self.build_demo)
         self.result = QLabel()
+        self.result.setTextFormat(Qt.TextFormat.PlainText)  # folder names and config fields as written
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         hub_row = QHBoxLayout()
@@ -157,6 +158,7 @@ class ChooseModelDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Choose a model to convert")
         self.reason = QLabel(reason)
+        self.reason.setTextFormat(Qt.TextFormat.PlainText)
         self.reason.setWordWrap(True)
         self.chooser = ModelChooser(demo_folder)
         self.chooser.model_chosen.connect(lambda _m: self.accept())

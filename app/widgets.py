@@ -15,6 +15,29 @@ def is_dark(widget) -> bool:
     return widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
+def plain_tooltip(text: str) -> str:
+    """``text`` as a tooltip that shows it letter for letter. Qt renders a tooltip that looks like
+    HTML as HTML (a file named ``<img src=…>.pdf`` would draw a picture), so such text is escaped."""
+    from PySide6.QtGui import Qt as GuiQt
+
+    return GuiQt.convertFromPlainText(text) if GuiQt.mightBeRichText(text) else text
+
+
+def plain_message_box(icon, title: str, text: str, buttons, parent=None) -> QMessageBox:
+    """A message box that shows ``text`` (file names, errors) as written, never as HTML."""
+    box = QMessageBox(icon, title, text, buttons, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    return box
+
+
+def ask_yes_no(parent, title: str, text: str) -> bool:
+    """A modal Yes/No question (No by default) whose text shows as written, never as HTML."""
+    box = plain_message_box(QMessageBox.Icon.Question, title, text,
+                            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
+    box.setDefaultButton(QMessageBox.StandardButton.No)
+    return box.exec() == QMessageBox.StandardButton.Yes
+
+
 def error_color(widget) -> str:
     """A red that reads on the widget's background, light or dark (contrast 4.5:1 or more)."""
     return "#ff8a80" if is_dark(widget) else "#b00020"
@@ -63,7 +86,7 @@ class ElidedLabel(QLabel):
         shown = self.fontMetrics().elidedText(self._full, self._mode, width) if width else self._full
         super().setText(shown)
         tips = [t for t in (self._full if shown != self._full else "", self._tip) if t]
-        self.setToolTip("\n\n".join(tips))
+        self.setToolTip(plain_tooltip("\n\n".join(tips)))
 
     def resizeEvent(self, event):  # noqa: N802
         super().resizeEvent(event)
@@ -113,10 +136,10 @@ class StatusLine(ElidedLabel):
     def show_details(self) -> None:
         if not self.has_more:
             return
-        box = QMessageBox(QMessageBox.Icon.Information, "Status", self.text(), QMessageBox.StandardButton.Close,
-                          self.window())
+        box = plain_message_box(QMessageBox.Icon.Information, "Status", self.text(),
+                                QMessageBox.StandardButton.Close, self.window())
         if self.details:
-            box.setInformativeText(self.details)
+            box.setInformativeText(plain_tooltip(self.details))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.details_box = box

@@ -116,6 +116,8 @@ def range_for_document(spec: str, page_count: int, name: str) -> tuple[str, str]
         first, dash, last = _PAGE_PART.match(part).groups()
         start = _page_number(first) if first else 1
         stop = (_page_number(last) if last else page_count) if dash else start
+        if start < 1 or stop < start:  # a range no document has: the engine says what is wrong with it
+            return spec, ""
         if start > page_count:
             clipped = True
             continue

@@ -157,11 +157,11 @@ def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf,
     assert window.current.status == "failed" and "the disk went away" in window.last_error
     assert window.error_box is not None and window.error_box.isVisible()
     assert window.conversion.worker is None and window.isVisible()
-    # a bad page range is a message too, and the queue goes on afterwards
+    # a malformed page range is a message too, and the queue goes on afterwards
     window.error_box.close()
     monkeypatch.undo()
     conversion = app_settings.conversion()
-    conversion.pages = "5-9"
+    conversion.pages = "9-5"
     app_settings.set_conversion(conversion)
     with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
         window.convert_current()

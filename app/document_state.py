@@ -171,10 +171,10 @@ class DraftPreviewer(QObject):
         self._queue: queue.Queue = queue.Queue()
         self._thread = None
 
-    def request(self, path: Path, password: str | None, page: int, drafter: str) -> None:
+    def request(self, path: Path, password: str | None, page: int, drafter: str, rotate: str = "off") -> None:
         import threading
 
-        self._queue.put((path, password, page, drafter))
+        self._queue.put((path, password, page, drafter, rotate))
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="draft-preview", daemon=True)
             self._thread.start()
@@ -187,12 +187,12 @@ class DraftPreviewer(QObject):
         drafters: dict = {}
         while True:
             try:
-                path, password, page, name = self._queue.get(timeout=2)
+                path, password, page, name, rotate = self._queue.get(timeout=2)
             except queue.Empty:
                 return
             try:
                 drafter = drafters.get(name) or drafters.setdefault(name, get_drafter(name))
-                with open_document(path, password=password) as doc:
+                with open_document(path, password=password, rotate=rotate) as doc:
                     regions = list(drafter.draft(doc.page(page - 1)))
             except Exception as exc:  # a preview only: the conversion reports real failures
                 regions = f"{type(exc).__name__}: {exc}"

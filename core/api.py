@@ -71,7 +71,7 @@ def engine_config(args):
                         drafter=drafter_spec(args.drafter, args.scan_layout),
                         dpi=args.dpi, device=args.device, dtype=args.dtype,
                         max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
-                        background_drafting=args.background_drafting,
+                        background_drafting=args.background_drafting, rotate=args.rotate,
                         stage1_skip_sources=tuple(args.stage1_skip))
 
 

@@ -64,6 +64,9 @@ class EngineConfig:
     # draft pages on a thread ahead of and beside the decode: on, off, or auto (on where the target
     # is not on the CPU; see drafts_beside_decode)
     background_drafting: str = tuning.DEFAULT_BACKGROUND_DRAFTING
+    # "auto": a page whose text runs sideways or upside down is turned upright for the model and the
+    # drafter (``core.documents.Page.turn``), the same image in every mode; "off": never
+    rotate: str = tuning.DEFAULT_ROTATE
     repetition: RepetitionGuard = field(default_factory=RepetitionGuard)
     proposal: ProposalConfig = field(default_factory=ProposalConfig)
 
@@ -74,6 +77,8 @@ class EngineConfig:
             raise HSDError(f"tau must be in (0, 1], got {self.tau}")
         if self.max_new_tokens < 1:
             raise HSDError("max-new-tokens must be at least 1")
+        if self.rotate not in ("auto", "off"):
+            raise HSDError(f"rotate must be auto or off, got {self.rotate!r}")
         if self.background_drafting not in ("auto", "on", "off"):
             raise HSDError(f"background drafting must be auto, on or off, got {self.background_drafting!r}")
 

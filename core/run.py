@@ -64,7 +64,8 @@ def settings_of(config) -> dict:
     """What decides the output: pages converted under other settings are not reused."""
     return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
             "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
-            "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens}
+            "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens,
+            "rotate": config.rotate}
 
 
 # --- the plan --------------------------------------------------------------------------------------
@@ -275,7 +276,7 @@ class DocumentRun:
         settings = settings_of(request.config)
         notices: list[str] = []
         with warnings_to(notices.append):
-            document = open_document(request.input, password=request.password)
+            document = open_document(request.input, password=request.password, rotate=request.config.rotate)
         try:
             output = DocumentOutput(request.input, request.output, settings, resume=not request.fresh,
                                     overwrite=request.overwrite)

@@ -119,6 +119,7 @@ class BenchConfig:
     human_reference: str | None = "auto"  # model outputs: also replay ar/hsd on this corpus's human references
     gpu_pass_ms: float = tuning.SIMULATED_GPU_PASS_MS  # simulated-gpu: a pass's fixed milliseconds (core.bench.simulated_gpu)
     gpu_token_ms: float = tuning.SIMULATED_GPU_TOKEN_MS  # simulated-gpu: milliseconds per token in the pass
+    rotate: str = tuning.DEFAULT_ROTATE  # turned pages shown upright, the same image for every method
 
 
 @dataclass
@@ -271,7 +272,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
     if isinstance(target, ReplayTarget):  # replay targets number a document's tokens afresh
         target.start_document()
     out = []
-    with open_document(doc.pdf) as document:
+    with open_document(doc.pdf, rotate=cfg.rotate) as document:
         n = document.page_count
         prepared, loads = [], []  # loads: seconds loading the drafter's models, kept out of draft_s
         for i in range(n):
@@ -302,7 +303,8 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
         # one engine per method for the whole document, as a conversion runs: what a method learns
         # on one page (the output's notation) serves its next pages
         engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
-                                               dpi=cfg.dpi, background_drafting=_background_drafting(cfg)),
+                                               dpi=cfg.dpi, background_drafting=_background_drafting(cfg),
+                                               rotate=cfg.rotate),
                                   target=target, drafter=None, pass_cost=pass_cost)
                    for m in methods}
         for engine in engines.values():
@@ -349,7 +351,7 @@ def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n
     outputs, texts = [{} for _ in records], [{} for _ in records]
     for m in methods:
         config = EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens, dpi=cfg.dpi,
-                              background_drafting=_background_drafting(cfg))
+                              background_drafting=_background_drafting(cfg), rotate=cfg.rotate)
         method_drafter = NoDrafts() if not m.uses_drafts else FixedDrafts(oracles) if m.oracle else drafter
         run = run_document(doc.pdf, config, target, method_drafter, oracle_references if m.oracle else references,
                            f"1-{len(prepared)}", pass_cost)

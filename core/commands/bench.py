@@ -22,6 +22,7 @@ SUMMARY = "benchmark HSD against the baselines on a corpus folder"
 
 def register(sub) -> None:
     from core.bench.runner import DEFAULT_METHODS, RANDOM_HUNYUAN, TARGETS
+    from core.commands.arguments import add_rotate_argument
 
     p = sub.add_parser("bench", help=SUMMARY,
                        description=__doc__.split("\n\n")[0] + " Every page is counted; drafter time is "
@@ -64,6 +65,7 @@ def register(sub) -> None:
     p.add_argument("--reference-spaces", choices=["collapse", "keep"], default="collapse",
                    help="collapse: runs of spaces inside lines of references become one, as a VLM writes "
                    "(default)")
+    add_rotate_argument(p)
     p.add_argument("--background-drafting", choices=["auto", "on", "off"],
                    default=tuning.DEFAULT_BACKGROUND_DRAFTING,
                    help="replay-cost / real / simulated-gpu: hsd and page draft each page on a thread beside "
@@ -148,7 +150,7 @@ def run(args) -> int:
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
         reference_spaces=args.reference_spaces, background_drafting=args.background_drafting,
         reference_kind=args.reference_kind, human_reference=args.human_reference,
-        gpu_pass_ms=args.gpu_pass_ms, gpu_token_ms=args.gpu_token_ms,
+        gpu_pass_ms=args.gpu_pass_ms, gpu_token_ms=args.gpu_token_ms, rotate=args.rotate,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     out = Path(args.out)

@@ -130,9 +130,10 @@ def scan_turn(page) -> int:
 
 
 def _mean_score(engine, crops: list) -> float:
-    from rapidocr.ch_ppocr_rec import TextRecInput
-
-    result = engine.text_rec(TextRecInput(img=crops))
+    try:
+        result = engine.recognize_txt(crops)
+    except Exception:  # RapidOCR raises its own error where it reads nothing
+        return 0.0
     scores = [float(s) for s in (result.scores or ())]
     return sum(scores) / len(scores) if scores else 0.0
 

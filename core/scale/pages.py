@@ -68,15 +68,17 @@ _DOCS: dict[str, object] = {}     # per worker process: the last document opened
 _DRAFTERS: dict[str, object] = {}  # document usually arrive together) and one drafter per name
 
 
-def _document(path: str, password: str | None):
+def _document(path: str, password: str | None, rotate: str = "off"):
     from core.documents import open_document
 
     doc = _DOCS.get(path)
+    if doc is not None and doc.rotate != rotate:
+        doc = None
     if doc is None:
         for old in _DOCS.values():
             old.close()
         _DOCS.clear()
-        doc = _DOCS[path] = open_document(path, password=password)
+        doc = _DOCS[path] = open_document(path, password=password, rotate=rotate)
     return doc
 
 
@@ -89,14 +91,15 @@ def _drafter(name: str):
 
 
 def render_and_draft(doc: int, path: str, index: int, dpi: int, drafter: str,
-                     password: str | None = None, retries: int | None = None) -> RenderedPage:
+                     password: str | None = None, retries: int | None = None, rotate: str = "off") -> RenderedPage:
     """Render page ``index`` of ``path`` at ``dpi`` and draft it, as a run on one machine does
-    (``retries`` further attempts after an error; default ``tuning.RAY_RETRIES``)."""
+    (``retries`` further attempts after an error; default ``tuning.RAY_RETRIES``; ``rotate``: the
+    conversion's, ``EngineConfig.rotate``)."""
     retries = tuning.RAY_RETRIES if retries is None else retries
     error = None
     for attempt in range(1, retries + 2):
         try:
-            page = _document(path, password).page(index)
+            page = _document(path, password, rotate).page(index)
             drafted = page_pipeline.render_and_draft(page, dpi, _drafter(drafter), background=False)
             image = drafted.image
             return RenderedPage(doc=doc, index=index, width=page.width, height=page.height,

@@ -108,8 +108,9 @@ class RunReport:
 # --- Ray workers ---------------------------------------------------------------------------------
 
 
-def _render(doc: int, path: str, index: int, dpi: int, drafter: str, password: str | None, retries: int) -> bytes:
-    return render_and_draft(doc, path, index, dpi, drafter, password=password, retries=retries).dumps()
+def _render(doc: int, path: str, index: int, dpi: int, drafter: str, password: str | None, retries: int,
+            rotate: str = "off") -> bytes:
+    return render_and_draft(doc, path, index, dpi, drafter, password=password, retries=retries, rotate=rotate).dumps()
 
 
 
@@ -299,7 +300,7 @@ def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, op
                                             max_restarts=-1, max_task_retries=options.max_task_retries)
     def submit_render(job: DocumentJob, index: int):
         return render.remote(job.id, str(job.input_path), index, config.dpi, config.drafter, password,
-                             options.retries)
+                             options.retries, config.rotate)
 
     pool = [model.remote(actor_config, engine_factory, options.retries) for _ in range(actors)]
     queue = list(todo)  # shared: an actor takes the next document when it has submitted its last page

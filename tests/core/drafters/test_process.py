@@ -151,9 +151,9 @@ def served(monkeypatch):
     opened = []
     real_open = open_document
 
-    def counting_open(path, password=None):
+    def counting_open(path, password=None, **options):
         opened.append((path, password))
-        return real_open(path, password=password)
+        return real_open(path, password=password, **options)
 
     monkeypatch.setattr("core.documents.open_document", counting_open)
 

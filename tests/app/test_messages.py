@@ -179,3 +179,32 @@ def test_a_hub_model_neither_cached_nor_reachable_fails_in_one_line(qtbot, windo
     assert "\n" not in message and "nobody-here/no-such-model" in message, message
     assert "cannot be reached" in message and "Settings > Model" in message, message
     assert "OSError" not in message and "Retry" not in message
+
+
+def test_questions_that_name_a_document_or_files_show_them_as_written(qtbot, window, tmp_path, monkeypatch):
+    """Quitting mid-conversion and replacing files ask with the names in the question."""
+    from types import SimpleNamespace
+
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from app.main_window import MainWindow
+
+    seen = []
+
+    def answer_no():
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, answer_no)
+            return
+        seen.append((box.text(), box.textFormat()))
+        box.button(QMessageBox.StandardButton.No).click()
+
+    monkeypatch.setattr(window.conversion, "running", SimpleNamespace(name=f"{HTML_NAME}.pdf", results={}))
+    QTimer.singleShot(0, answer_no)
+    assert MainWindow.confirm_quit(window) is False  # the class's own question, not the fixture's stand-in
+    QTimer.singleShot(0, answer_no)
+    assert window.exports.ask_overwrite([tmp_path / f"{HTML_NAME}.md"]) is False
+    assert len(seen) == 2
+    for text, text_format in seen:
+        assert HTML_NAME in text and text_format == Qt.TextFormat.PlainText

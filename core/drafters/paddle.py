@@ -116,10 +116,12 @@ class PaddleDrafter:
         if self._pipeline is None:
             try:
                 from paddleocr import PPStructureV3
-                self._pipeline = PPStructureV3(
-                    use_doc_orientation_classify=False, use_doc_unwarping=False, use_textline_orientation=False,
-                    device=self.device, **self.stage_kwargs,
-                )
+                options = {"enable_mkldnn": False} if onednn_crashes(self.device) else {}
+                with quiet_paddlex():
+                    self._pipeline = PPStructureV3(
+                        use_doc_orientation_classify=False, use_doc_unwarping=False, use_textline_orientation=False,
+                        device=self.device, **self.stage_kwargs, **options,
+                    )
             except Exception as exc:  # PaddleOCR raises whatever its download or loading meets
                 where = f"from {self.models_dir}" if self.models_dir else "(PaddleOCR fetches them on first use)"
                 raise DrafterUnavailableError(
@@ -136,8 +138,53 @@ class PaddleDrafter:
         return regions
 
 
+#: PaddlePaddle releases whose oneDNN (MKL-DNN) path crashes on CPU in PP-StructureV3's models
+#: (``ConvertPirAttribute2RuntimeAttribute``; PaddleOCR issue 18162): PaddleOCR turns oneDNN on by
+#: default, so on these it is turned off (slower, but the page is drafted). The ``paddle`` extra
+#: excludes them.
+ONEDNN_CRASHES = ("3.3.0", "3.3.1")
+
+
+def onednn_crashes(device: str) -> bool:
+    """Whether PaddleOCR must run without oneDNN: on the CPU under a PaddlePaddle of
+    ``ONEDNN_CRASHES``."""
+    if not str(device).startswith("cpu"):
+        return False
+    from importlib import metadata
+
+    try:
+        version = metadata.version("paddlepaddle")
+    except metadata.PackageNotFoundError:
+        return False
+    return version in ONEDNN_CRASHES
+
+
+def quiet_paddlex():
+    """PaddleX's own messages (a coloured "No model hoster is available!" on stdout and its log)
+    kept out of the user's terminal while the pipeline is built: what went wrong is said once,
+    as ``DrafterUnavailableError``."""
+    import contextlib
+    import io
+    import logging
+
+    @contextlib.contextmanager
+    def quiet():
+        loggers = [logging.getLogger(name) for name in ("paddlex", "paddleocr", "ppocr")]
+        levels = [lg.level for lg in loggers]
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                yield
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)
+
+    return quiet()
+
+
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
     return text if len(text) <= 200 else text[:197] + "..."
 
 

@@ -124,3 +124,60 @@ def test_documented_result_json_becomes_regions():
         ("header", "Journal 12"), ("title", "## 1 Methods"), ("text", "Second paragraph."),
         ("formula", "$$\n\\int_0^1 x\\,dx\n$$"), ("formula", "$$\nE=mc^{2}\n$$"), ("formula", "$\\alpha$")]
     assert regions[1].bbox == (50.0, 50.0, 300.0, 70.0)
+
+
+@pytest.mark.parametrize("version, device, off", [("3.3.1", "cpu", True), ("3.3.0", "cpu", True),
+                                                  ("3.2.2", "cpu", False), ("3.3.1", "gpu:0", False)])
+def test_onednn_is_off_where_paddlepaddle_crashes_through_it(monkeypatch, paddle_installed, version, device, off):
+    """PaddlePaddle 3.3.0 and 3.3.1 crash on the CPU inside oneDNN, which PaddleOCR turns on by
+    default: there the pipeline is built without it; elsewhere PaddleOCR's default stands."""
+    from importlib import metadata
+
+    monkeypatch.delenv(paddle.MODELS_ENV, raising=False)
+    real_version = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: version if name == "paddlepaddle" else real_version(name))
+    seen = {}
+
+    class FakePipeline:
+        def __init__(self, **kwargs):
+            seen.update(kwargs)
+
+    monkeypatch.setitem(sys.modules, "paddleocr", types.SimpleNamespace(PPStructureV3=FakePipeline))
+    paddle.PaddleDrafter(device=device).prepare()
+    assert ("enable_mkldnn" in seen and seen["enable_mkldnn"] is False) == off
+
+
+def test_the_extra_leaves_out_the_releases_that_crash():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text("utf-8")
+    line = next(ln for ln in text.splitlines() if ln.startswith("paddle = "))
+    assert all(f"!={v}" in line for v in paddle.ONEDNN_CRASHES)
+
+
+def test_installed_paddleocr_runs_as_far_as_its_models(tmp_path):
+    """With PaddleOCR and PaddlePaddle really installed (skipped otherwise): ``hsd draft --drafter
+    paddle`` imports them, builds PP-StructureV3 from a model folder whose models cannot be
+    loaded, with the network closed (no model is ever fetched here), and says so in one line."""
+    if importlib.util.find_spec("paddleocr") is None or importlib.util.find_spec("paddle") is None:
+        pytest.skip("PaddleOCR and PaddlePaddle are not installed (the paddle extra)")
+    import os
+    import subprocess
+
+    import pymupdf
+
+    pdf = tmp_path / "page.pdf"
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "A page for the paddle drafter to read", fontsize=12)
+    doc.save(pdf)
+    models = tmp_path / "models"
+    for name in ("PP-DocLayout_plus-L", "PP-OCRv5_server_det", "PP-OCRv5_server_rec"):
+        (models / name).mkdir(parents=True)
+    closed = "http://127.0.0.1:9"  # nothing listens: every download fails at once
+    env = dict(os.environ, HOME=str(tmp_path), HSD_PADDLE_MODELS=str(models), HTTP_PROXY=closed,
+               HTTPS_PROXY=closed, http_proxy=closed, https_proxy=closed, NO_PROXY="", no_proxy="")
+    done = subprocess.run([sys.executable, "-m", "core.cli", "draft", str(pdf), "--drafter", "paddle"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("hsd: error")]
+    assert done.returncode == 1 and "Traceback" not in done.stderr + done.stdout
+    assert len(errors) == 1 and "could not load its models" in errors[0] and paddle.MODELS_ENV in errors[0]

@@ -208,3 +208,12 @@ def test_questions_that_name_a_document_or_files_show_them_as_written(qtbot, win
     assert len(seen) == 2
     for text, text_format in seen:
         assert HTML_NAME in text and text_format == Qt.TextFormat.PlainText
+
+
+def test_the_recent_files_menu_shows_an_ampersand_in_a_name(qtbot, window, tmp_path):
+    pdf = make_pdf(tmp_path / "R&D notes.pdf")
+    window.add_files([pdf], convert=False)
+    window._fill_recent_menu()
+    shown = [a.text().replace("&&", "&") for a in window.recent_menu.actions() if a.text()]
+    assert str(pdf) in shown, shown
+    assert any("&&" in a.text() for a in window.recent_menu.actions())

@@ -263,7 +263,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         files = self.app_settings.recent_files()
         for path in files:
-            a = self.recent_menu.addAction(path)
+            a = self.recent_menu.addAction(path.replace("&", "&&"))  # "&" would mark a shortcut key
             a.triggered.connect(lambda checked=False, p=path: self.add_files([p]))
         if files:
             self.recent_menu.addSeparator()

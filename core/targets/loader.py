@@ -212,7 +212,8 @@ def model_source(name: str) -> str:
 
     raise ModelLoadError(f"the model {name} is not in the local Hugging Face cache and the hub "
                          f"({constants.ENDPOINT}) cannot be reached: download it while online "
-                         f"(`hf download {name}`) or pass a local model folder")
+                         f"(`hf download {name}`) or pass a local model folder (for a demo without any "
+                         "download, build one with `hsd tiny-model DIR --arch hunyuan_vl`)")
 
 
 def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,

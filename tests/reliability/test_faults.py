@@ -419,5 +419,5 @@ def test_hub_model_without_network_is_one_clear_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "core.cli", "convert", str(pdf), "-o", str(tmp_path / "x.md"),
                            "--model", "some-org/some-document-model", *FAST_AR], capture_output=True, text=True,
                           env=env, timeout=300)
-    assert_clear_error(proc.returncode, proc.stderr, "some-org/some-document-model", "couldn't connect")
+    assert_clear_error(proc.returncode, proc.stderr, "some-org/some-document-model", "cannot be reached")
     assert not (tmp_path / "x.md").exists()

@@ -60,6 +60,9 @@ def test_remote_code_only_when_asked(monkeypatch):
 
     import transformers
 
+    from core.targets import loader
+
+    monkeypatch.setattr(loader, "hub_reachable", lambda: True)  # as online: the hub id goes to transformers
     monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", fake_from_pretrained)
     with pytest.raises(ModelLoadError):
         load_target("some-org/some-model")
@@ -108,3 +111,16 @@ def test_chat_template_from_json_file_when_processor_needs_fallback(tiny_target_
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     target = load_target(str(folder), device="cpu")
     assert target.processor.chat_template == template
+
+
+def test_a_cached_hub_id_loads_from_its_snapshot_while_the_hub_is_unreachable(monkeypatch, tmp_path):
+    from core.targets import loader
+
+    monkeypatch.setattr(loader, "hub_reachable", lambda: False)
+    monkeypatch.setattr(loader, "cached_snapshot", lambda hub_id: tmp_path if hub_id == "org/cached" else None)
+    assert loader.model_source("org/cached") == str(tmp_path)
+    with pytest.raises(ModelLoadError, match="not in the local Hugging Face cache.*cannot be reached"):
+        loader.model_source("org/not-cached")
+    monkeypatch.setattr(loader, "hub_reachable", lambda: True)
+    assert loader.model_source("org/not-cached") == "org/not-cached"
+    assert loader.model_source(str(tmp_path)) == str(tmp_path)

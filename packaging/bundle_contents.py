@@ -2,13 +2,15 @@
 ``tests/packaging``). Nothing here imports PyInstaller.
 
 The spec calls ``hidden_imports()`` (modules that are only ever imported by name at run time),
-``data_packages()`` (packages whose non-Python files are needed at run time), ``EXCLUDED_MODULES``
-and ``drop_path()`` (files left out of the folder).
+``data_packages()`` and ``dependency_data_packages()`` (packages whose non-Python files are needed at
+run time), ``runtime_distributions()`` (whose metadata is copied), ``EXCLUDED_MODULES`` and
+``drop_path()`` (files left out of the folder).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 
 #: The model families HSD supports (``core.targets.profiles.FAMILY_MODULES``). transformers imports a
 #: family's config, model, processor and image processor by name at run time, so the analysis cannot
@@ -21,6 +23,22 @@ EXTRA_TOKENIZER_PACKAGES = ("qwen2", "llama")
 #: Packages whose data files (models, yaml configs, fonts, ...) the bundle needs at run time.
 #: latex2mathml reads its symbol table (``unimathsymbols.txt``) from its package folder.
 DATA_PACKAGES = ("rapidocr", "rapid_table", "rapid_layout", "pymupdf", "tokenizers", "transformers", "latex2mathml")
+
+#: The distribution the bundle is built from, and the extras whose requirements it ships.
+PROJECT = "hsd-studio"
+BUNDLED_EXTRAS = ("app",)
+
+#: Runtime distributions whose PyInstaller hooks collect their data files themselves, selectively
+#: (torch without C++ headers, Qt without the modules the app does not use, opencv's own layout):
+#: collecting every file of theirs would undo that. Their metadata is still copied.
+HOOK_COLLECTED = ("torch", "pyside6-essentials", "pyside6-addons", "shiboken6", "opencv-python",
+                  "opencv-python-headless", "numpy", "pillow")
+
+#: File patterns never taken as data from the dependencies: shared libraries come in as binaries
+#: through the analysis (with their own dependencies), sources through the analysis or not at all.
+DEPENDENCY_DATA_EXCLUDES = ("**/__pycache__", "**/*.pyi", "**/*.so", "**/*.so.*", "**/*.dylib", "**/*.dll",
+                            "**/*.pyd", "**/*.lib", "**/*.a", "**/*.h", "**/*.hpp", "**/*.c", "**/*.cpp",
+                            "**/tests/**", "**/test/**")
 
 #: Never imported by the app or the CLI, but reachable through optional imports of the libraries
 #: (transformers, torch, rapidocr guard them): leaving them out keeps the folder smaller. The
@@ -185,3 +203,71 @@ def data_packages() -> list[str]:
     import importlib.util
 
     return [p for p in DATA_PACKAGES if importlib.util.find_spec(p) is not None]
+
+
+def _normalise_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def runtime_distributions(root: str = PROJECT, extras=BUNDLED_EXTRAS) -> list[str]:
+    """Every installed distribution the bundled programs depend on: ``root`` with ``extras`` and,
+    recursively, what each requirement asks for (markers evaluated for this Python and platform).
+
+    A library can read files of any distribution below it at run time (its data, or its version from
+    the metadata), so the spec collects both for this whole closure rather than for a fixed list.
+    """
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    found: dict[str, set[str]] = {}
+    pending = [(root, set(extras))]
+    while pending:
+        name, wanted_extras = pending.pop()
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # an optional requirement that is not installed
+        key = _normalise_name(dist.metadata["Name"])
+        if key in found and wanted_extras <= found[key]:
+            continue
+        found[key] = found.get(key, set()) | wanted_extras
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is not None and not any(
+                    requirement.marker.evaluate({"extra": extra}) for extra in (found[key] or {""})):
+                continue
+            pending.append((requirement.name, set(requirement.extras)))
+    return sorted(found)
+
+
+def distribution_packages(name: str) -> list[str]:
+    """The top-level import packages (folders with Python code) a distribution installs."""
+    from importlib import metadata
+
+    packages = set()
+    for file in metadata.distribution(name).files or []:
+        parts = file.parts
+        if len(parts) > 1 and parts[0].isidentifier() and file.suffix == ".py":
+            packages.add(parts[0])
+    return sorted(packages)
+
+
+def dependency_data_packages(distributions=None) -> list[str]:
+    """Packages of the runtime distributions whose non-Python files the spec collects: every one but
+    those a PyInstaller hook collects selectively (``HOOK_COLLECTED``) and those left out of the bundle."""
+    if distributions is None:
+        distributions = runtime_distributions()
+    skipped = {_normalise_name(n) for n in HOOK_COLLECTED} | {_normalise_name(PROJECT)}
+    packages = set()
+    for name in distributions:
+        if _normalise_name(name) in skipped:
+            continue
+        own = distribution_packages(name)
+        if not any(_excluded(p) for p in own):  # setuptools is left out with its _distutils_hack
+            packages.update(own)
+    return sorted(packages)
+
+
+def _excluded(module: str) -> bool:
+    return any(module == e or module.startswith(e + ".") for e in EXCLUDED_MODULES)

@@ -7,13 +7,14 @@ Run it with the Python HSD Studio is installed in: the reference output comes fr
 ``python -m core.cli convert``. Checks, in order:
 
 1. ``hsd --version`` runs.
-2. ``hsd tiny-model DIR --arch hunyuan_vl`` writes a tiny random model with the bundle itself.
-3. The bundled ``hsd convert`` of the sample (text-layer drafts, HSD, a few tokens per page) gives
+2. ``hsd draft SAMPLE --json`` writes byte for byte the regions the unbundled ``hsd draft`` writes.
+3. ``hsd tiny-model DIR --arch hunyuan_vl`` writes a tiny random model with the bundle itself.
+4. The bundled ``hsd convert`` of the sample (text-layer drafts, HSD, a few tokens per page) gives
    byte for byte the Markdown (and figure files) of the unbundled one.
-4. ``hsd-studio`` offscreen converts the sample and exits 0 (``--exit-when-done``); its exported
-   Markdown is again byte for byte the reference.
-5. Every supported family (tiny random models of each) loads and converts one page.
-6. When the source has the OCR drafter: the same comparison with ``--drafter rapidocr`` (the
+5. ``hsd-studio`` opens its window offscreen, converts the sample and exits 0 (``--exit-when-done``);
+   its exported Markdown is again byte for byte the reference.
+6. Every supported family (tiny random models of each) loads and converts one page.
+7. When the source has the OCR drafter: the same comparison with ``--drafter rapidocr`` (the
    bundled RapidOCR models, onnxruntime and opencv).
 
 The bundle runs with PYTHONPATH and PYTHONHOME removed, offline (HF_HUB_OFFLINE=1) and offscreen.
@@ -193,6 +194,21 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
         done = _run(programs.hsd + ["--version"], programs.env, settings.timeout, log)
         return [] if done.returncode == 0 and b"hsd " in done.stdout else [_tail(done)]
 
+    def draft():
+        ref, out = work / "reference-draft.json", work / "bundle-draft.json"
+        done = _run(programs.reference + ["draft", str(sample), "--json", str(ref)], reference_env(),
+                    settings.timeout, log)
+        if done.returncode != 0:
+            return ["reference: " + _tail(done)]
+        if programs.hsd == programs.reference:
+            return []
+        done = _run(programs.hsd + ["draft", str(sample), "--json", str(out)], programs.env, settings.timeout, log)
+        if done.returncode != 0:
+            return [_tail(done)]
+        if not out.exists():
+            return [f"{out} was not written"]
+        return [] if out.read_bytes() == ref.read_bytes() else [f"{out.name} differs from {ref.name}"]
+
     model = work / "tiny-model"
 
     def tiny_model():
@@ -251,6 +267,7 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
         return problems
 
     check("hsd --version", version)
+    check("hsd draft writes the regions of the unbundled hsd draft", draft)
     if not check(f"hsd tiny-model --arch {ARCH}", tiny_model):
         return checks
     converted = check(f"hsd convert --drafter {settings.drafter} matches the unbundled hsd convert",

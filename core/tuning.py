@@ -266,6 +266,22 @@ TABLE_MAX_EMPTY_SHARE = 0.5
 #: ... and its cells hold at least this share of the words inside it.
 TABLE_MIN_WORD_COVERAGE = 0.9
 
+# --- drafters: charts drawn in vectors (``core.drafters.charts``) ---------------------------------
+
+#: Drawings within this many points of each other are one graphic; a path covering more than this
+#: share of the page is a background or a frame, not part of one; a page with more paths than this
+#: (a vector map) is not grouped.
+CHART_PATH_GAP, CHART_MAX_PATH_SHARE, CHART_MAX_PATHS = 4.0, 0.5, 5000
+#: A graphic is at least this many points each way, and plots something where a stroke is slanted
+#: or curved or at least this many coloured rectangles are filled (bars).
+CHART_MIN_SIDE, CHART_MIN_BARS = 30.0, 3
+#: A plotting graphic with ``AXIS_TICK_RUN`` tick-like words within ``CHART_LABEL_REACH`` body sizes
+#: of it is a chart; its ticks and the regions of at most ``CHART_LABEL_CHARS`` characters within
+#: ``CHART_LABEL_NEAR`` body sizes of them join it as one figure region.
+CHART_LABEL_CHARS, CHART_LABEL_REACH, CHART_LABEL_NEAR = 40, 4.0, 1.0
+#: A figure region under this share of the page's area beside another figure region joins it.
+CHART_TINY_AREA = 0.002
+
 # --- drafters: turned pages (``core.drafters.orientation``, ``core.documents.Page.turn``) --------
 
 #: ``--rotate``'s default: "auto" shows a page whose text runs sideways or upside down turned

@@ -15,7 +15,8 @@ import pymupdf
 from core import tuning
 from core.drafters.base import Region
 from core.documents import turn_matrix
-from core.drafters.layout import TextLine
+from core.drafters.charts import graphics, merge_charts
+from core.drafters.layout import TextLine, median_line_size
 from core.drafters.orientation import line_turn
 from core.drafters.regions import lines_to_regions
 
@@ -58,7 +59,11 @@ class TextLayerDrafter:
             framed_tables = [(tuple(pymupdf.Rect(box) * frame), text) for box, text in tables] if turn == own else []
             size = page_rect * turn_matrix(page_rect, turn)
             back = ~frame * to_page
-            for region in lines_to_regions(framed, framed_tables, abs(size.width), abs(size.height), source=self.name):
+            drafted = lines_to_regions(framed, framed_tables, abs(size.width), abs(size.height), source=self.name)
+            if turn == own and drafted:  # a chart's labels and drawing: one figure region
+                drafted = merge_charts(drafted, graphics(fitz_page, frame), median_line_size(framed),
+                                       abs(size.width * size.height))
+            for region in drafted:
                 region.bbox = tuple(pymupdf.Rect(region.bbox) * back)
                 if turn:  # read upright, its crop turns by this much (``Page.turn``)
                     region.extra = {**region.extra, "turn": turn}

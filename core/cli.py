@@ -106,6 +106,7 @@ def _run(args, stop: "StopSignals") -> int:
         return 2
     except KeyboardInterrupt:
         print("hsd: stopped", file=sys.stderr)
+        StopSignals.said = True
         return stop.exit_code()
     except MemoryError:
         print("hsd: error: out of memory", file=sys.stderr)
@@ -133,6 +134,9 @@ class StopSignals:
     later one ends the process at once, silently, whatever it is doing then (closing files,
     torch's teardown): its line has been said, and every file hsd writes is whole or absent."""
 
+    #: Set once the line of a stop ("hsd: stopped ...") is on stderr: a later signal adds none.
+    said = False
+
     def __init__(self):
         self.signal: int | None = None
         self._previous: dict[int, object] = {}
@@ -147,10 +151,11 @@ class StopSignals:
         import os
 
         if self.signal is not None:
-            try:  # the first signal's line may not have been said yet: say this one
-                os.write(2, b"\nhsd: cancelled\n")
-            except OSError:
-                pass
+            if not StopSignals.said:  # the first signal's line was not said yet: this one is the line
+                try:
+                    os.write(2, b"\nhsd: cancelled\n")
+                except OSError:
+                    pass
             os._exit(128 + self.signal)
         self.signal = signum
         raise KeyboardInterrupt
@@ -158,6 +163,7 @@ class StopSignals:
     def install(self) -> None:
         import signal
 
+        StopSignals.said = False
         for signum in (signal.SIGINT, signal.SIGTERM):
             try:
                 self._previous[signum] = signal.signal(signum, self.handle)

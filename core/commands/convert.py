@@ -148,6 +148,9 @@ def run(args) -> int:
                 n = kept + len(run.kept) + len(run.converted)
                 print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
                       file=sys.stderr)
+                from core.cli import StopSignals
+
+                StopSignals.said = True
                 return 128 + signal.SIGTERM if signalled["terminated"] else 130
             except (HSDError, OSError) as exc:
                 if len(inputs) == 1:

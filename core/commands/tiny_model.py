@@ -112,6 +112,7 @@ def write_tiny_model(folder: Path, arch: str, seed: int, metadata) -> None:
     building = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=folder))
     try:
         build_tiny_model(building, arch, seed=seed, metadata=metadata)
+        _same_mode(_files(building).values())
         new = {name: file_sha256(path) for name, path in _files(building).items()}
         record = _record(folder)
         merged = {name: sorted(set(record.get(name) or ()) | {sha}) for name, sha in new.items()}
@@ -123,3 +124,12 @@ def write_tiny_model(folder: Path, arch: str, seed: int, metadata) -> None:
                                                       sort_keys=True))
     finally:
         shutil.rmtree(building, ignore_errors=True)
+
+
+def _same_mode(paths) -> None:
+    """Every file of the model readable as the user's umask allows: the weights' writer makes its
+    file private (0600) through a temporary file, while the other files get the usual 0644."""
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in paths:
+        os.chmod(path, 0o666 & ~mask)

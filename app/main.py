@@ -75,18 +75,21 @@ def _exit_if_idle(app, window, export_dir: str | None) -> None:
     if ok and export_dir:
         from pathlib import Path
 
-        from app.export import export_markdown
+        from app.export import export_markdown, export_problem
 
         for doc in window.documents:
             settings = doc.settings or window.app_settings.conversion()
+            target = Path(export_dir) / f"{doc.path.stem}.md"
             try:
-                export_markdown(doc.path, Path(export_dir) / f"{doc.path.stem}.md", list(doc.results.values()),
+                export_markdown(doc.path, target, list(doc.results.values()),
                                 settings.output_settings(), settings.dpi, password=doc.password, overwrite=True)
             except Exception as exc:
-                print(f"hsd-studio: export of {doc.path.name} failed: {exc}", file=sys.stderr)
+                print(f"hsd-studio: export of {doc.path.name} failed: {export_problem(target, exc)}",
+                      file=sys.stderr)
                 ok = False
     if not window.documents and window.last_error:
-        print(f"hsd-studio: {window.last_error}", file=sys.stderr)
+        for line in window.last_error.splitlines():  # several files that could not be opened: one line each
+            print(f"hsd-studio: {line}", file=sys.stderr)
     for doc in window.documents:
         if doc.status != "done" or doc.error:
             print(f"hsd-studio: {doc.path.name}: {doc.status}{': ' + doc.error if doc.error else ''}",

@@ -217,3 +217,24 @@ def test_the_recent_files_menu_shows_an_ampersand_in_a_name(qtbot, window, tmp_p
     shown = [a.text().replace("&&", "&") for a in window.recent_menu.actions() if a.text()]
     assert str(pdf) in shown, shown
     assert any("&&" in a.text() for a in window.recent_menu.actions())
+
+
+def test_several_bad_files_on_the_command_line_are_named_in_order(tmp_path):
+    """``hsd-studio --exit-when-done`` with files that cannot be opened: one line each, in order."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "b.pdf").write_bytes(b"junk")
+    (tmp_path / "a.pdf").write_bytes(b"more junk")
+    repo = str(Path(__file__).parents[2])
+    env = {**os.environ, "PYTHONPATH": repo, "QT_QPA_PLATFORM": "offscreen", "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "app.main", "--settings", str(tmp_path / "s.ini"), "--exit-when-done",
+                           str(tmp_path / "b.pdf"), str(tmp_path / "a.pdf"), str(tmp_path / "gone.pdf")],
+                          capture_output=True, env=env, timeout=300, cwd=repo)
+    err = proc.stderr.decode()
+    lines = [ln for ln in err.splitlines() if ln.startswith("hsd-studio:")]
+    assert proc.returncode == 1, err
+    assert [ln.split(":")[1].strip() for ln in lines] == ["b.pdf", "a.pdf", "gone.pdf"], err
+    assert "Traceback" not in err

@@ -259,3 +259,64 @@ def test_sanitizing_leaves_markdown_text_alone():
     ordinary = ("a < b, c > d & e &amp; f; $x<y$ and $0<t<1$; it's `a<b` and\n\n```\nif (a < b) {}\n```\n\n"
                 "| a | b |\n|---|---|\n| 1<br>2 | H<sub>2</sub>O |")
     assert sanitize_model_markdown(ordinary) == ordinary
+
+
+# --- links a viewer would open -------------------------------------------------------------------------
+
+
+def test_the_exported_file_has_no_link_but_to_pages_mail_or_its_folder(tmp_path):
+    """Every link trick of model output (encoded schemes, reference definitions, autolinks, inline
+    HTML) written to a document file as ``hsd convert`` writes it: a viewer that decodes everything
+    and trusts every scheme opens only web pages, mail, anchors and the exported figure."""
+    pytest.importorskip("markdown_it")
+    from PIL import Image
+
+    from tests.core.test_sanitize import LIVE_LINKS, _hrefs_of_a_trusting_viewer, _opens_only_pages_mail_or_the_document
+
+    result = _result("Results of the study are shown below\n\n" + "\n\n".join(LIVE_LINKS) + "\n\nend of page")
+    output = DocumentOutput(_write(tmp_path / "in.pdf"), tmp_path / "out" / "doc.md", {"k": 1})
+    output.save_page(result, Image.new("RGB", (400, 500), "white"))
+    exported = output.write_markdown([result]).read_text()
+    urls = _hrefs_of_a_trusting_viewer(exported)
+    assert "doc_images/page-0001-figure-02.png" in urls and "end of page" in exported
+    for url in urls:
+        assert _opens_only_pages_mail_or_the_document(url), (url, exported)
+
+
+# --- nesting ------------------------------------------------------------------------------------------
+
+
+def test_deeply_nested_html_comes_out_bounded_with_its_text():
+    """100,000 nested elements of each kind (a parser's time grows with the square of the nesting:
+    100,000 ``<div>`` took minutes) come out nested no deeper than the limit allows, text kept."""
+    from core import tuning
+    from tests.reliability.bounded import run_bounded
+
+    result = run_bounded("""
+import json
+from html.parser import HTMLParser
+from core.export import sanitize_model_markdown
+n = 100000
+cases = {"div": "<div>x" * n, "table": "<table>x" * n, "cells": "<table><tr><td>x" * n, "b": "<b>x" * n,
+         "lists": "<ul><li>x" * n, "quotes": "<blockquote><p>x" * n, "span in div": "<span><div>x</span>" * n,
+         "div in table": "<div><table>x</div>" * n, "bold around div": "<b><div>x</b>" * n,
+         "bold in cells": "<table><tr><td><b>x" * n, "reopened": "".join(f"<p><b id={i}>x</p>" for i in range(n))}
+out = {}
+for name, text in cases.items():
+    cleaned = sanitize_model_markdown(text)
+    depth = [0, 0]
+    def start(tag, attrs):
+        if tag not in ("br", "hr", "col", "img"):
+            depth[0] += 1
+            depth[1] = max(depth[1], depth[0])
+    def end(tag):
+        depth[0] -= 1
+    parser = HTMLParser()
+    parser.handle_starttag, parser.handle_endtag = start, end
+    parser.feed(cleaned)
+    out[name] = [depth[1], cleaned.count("x")]
+print(json.dumps(out))
+""", timeout=tuning.HOSTILE_OUTPUT_SECONDS)
+    for name, (depth, texts) in result.items():
+        assert depth <= tuning.MAX_HTML_NESTING * 1.5, (name, depth)
+        assert texts == 100000, (name, texts)

@@ -415,6 +415,17 @@ REPEAT_MIN_CHARS = 8000
 #: ... and the tail is cut to one copy when one unit repeats at least this many times at its end.
 REPEAT_MIN_COUNT = 10
 
+# --- model output --------------------------------------------------------------------------------
+
+#: Elements of model output's raw HTML nested deeper than this lose their tags, their text stays
+#: (``core.sanitize``): an HTML parser's time grows with the square of the nesting (100,000 nested
+#: ``<div>`` took minutes), and no document's table or formatting nests a tenth as deep.
+MAX_HTML_NESTING = 100
+#: Hostile model output of megabytes (nesting, tags, links) is sanitised, rendered or mapped within
+#: this many seconds: in practice a few; the bound only tells a return of the quadratic cases (which
+#: took minutes) from a loaded two-core machine's slowness.
+HOSTILE_OUTPUT_SECONDS = 120
+
 # --- pipeline ------------------------------------------------------------------------------------
 
 #: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would
@@ -455,17 +466,6 @@ RAY_PROGRESS_SECONDS = 5.0
 #: corpus page has 4541 reference tokens and a benchmark must not cut a page.
 BENCH_MAX_NEW_TOKENS = 8192
 #: The simulated GPU's fixed milliseconds of every pass: a 1 B document VLM's pass in transformers
-# --- model output --------------------------------------------------------------------------------
-
-#: Elements of model output's raw HTML nested deeper than this lose their tags, their text stays
-#: (``core.sanitize``): an HTML parser's time grows with the square of the nesting (100,000 nested
-#: ``<div>`` took minutes), and no document's table or formatting nests a tenth as deep.
-MAX_HTML_NESTING = 100
-#: Hostile model output of megabytes (nesting, tags, links) is sanitised, rendered or mapped within
-#: this many seconds: in practice a few; the bound only tells a return of the quadratic cases (which
-#: took minutes) from a loaded two-core machine's slowness.
-HOSTILE_OUTPUT_SECONDS = 120
-
 #: (``core.bench.simulated_gpu`` gives the public figures behind it).
 SIMULATED_GPU_PASS_MS = 20.0
 #: The simulated GPU's milliseconds per token in a pass, a prefill's image patches included.

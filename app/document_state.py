@@ -160,7 +160,9 @@ class DocumentState:
 class DraftPreviewer(QObject):
     """Drafts a shown page in a background thread, so its regions appear before any model loads.
 
-    The thread opens its own copy of the document (a PyMuPDF document is not shared across threads)."""
+    The thread opens its own copy of the document (a PyMuPDF document is not shared across threads).
+    It emits ``drafted`` through an ``EmitGate``: once the window closes (``close``) or this object
+    is destroyed with it, no region is emitted any more and the thread ends after the page it is on."""
 
     drafted = Signal(str, int, object)   # document path, page (1-based), list[Region] (or an error text)
 
@@ -168,32 +170,58 @@ class DraftPreviewer(QObject):
         super().__init__(parent)
         import queue
 
+        from app.worker import EmitGate
+
         self._queue: queue.Queue = queue.Queue()
         self._thread = None
+        self._gate = EmitGate(self)
 
     def request(self, path: Path, password: str | None, page: int, drafter: str, rotate: str = "off") -> None:
         import threading
 
+        if not self._gate.open:
+            return
         self._queue.put((path, password, page, drafter, rotate))
         if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._run, name="draft-preview", daemon=True)
+            self._thread = threading.Thread(target=_draft_previews, args=(self._queue, self._gate, self.drafted),
+                                            name="draft-preview", daemon=True)
             self._thread.start()
 
-    def _run(self) -> None:
-        import queue
+    def close(self) -> None:
+        """No more previews: the thread emits nothing from now on and ends after its current page."""
+        self._gate.shut()
+        self._queue.put(None)
 
-        from core.api import get_drafter, open_document
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
-        drafters: dict = {}
-        while True:
-            try:
-                path, password, page, name, rotate = self._queue.get(timeout=2)
-            except queue.Empty:
-                return
-            try:
-                drafter = drafters.get(name) or drafters.setdefault(name, get_drafter(name))
-                with open_document(path, password=password, rotate=rotate) as doc:
-                    regions = list(drafter.draft(doc.page(page - 1)))
-            except Exception as exc:  # a preview only: the conversion reports real failures
-                regions = f"{type(exc).__name__}: {exc}"
-            self.drafted.emit(str(path), page, regions)
+
+#: How long the preview thread waits for another page before it ends (a new request starts another).
+PREVIEW_IDLE_SECONDS = 2.0
+
+
+def _draft_previews(requests, gate, drafted) -> None:
+    """The preview thread: draft each requested page until none comes for a while or ``None`` (the
+    window closing) arrives. Only ``gate`` touches the Qt object, so a destroyed window is never used."""
+    import queue
+
+    from core.api import get_drafter, open_document
+
+    drafters: dict = {}
+    while True:
+        try:
+            request = requests.get(timeout=PREVIEW_IDLE_SECONDS)
+        except queue.Empty:
+            return
+        if request is None or not gate.open:
+            return
+        path, password, page, name, rotate = request
+        try:
+            drafter = drafters.get(name) or drafters.setdefault(name, get_drafter(name))
+            with open_document(path, password=password, rotate=rotate) as doc:
+                regions = list(drafter.draft(doc.page(page - 1)))
+        except Exception as exc:  # a preview only: the conversion reports real failures
+            regions = f"{type(exc).__name__}: {exc}"
+        if not gate.emit(drafted, str(path), page, regions):
+            return

@@ -155,8 +155,15 @@ class DownloadDialog(QDialog):
         self.state = "idle"           # idle, downloading, done, cancelled, failed
 
     def start(self) -> None:
+        from app.worker import EmitGate
+
         self.state = "downloading"
-        self.thread = threading.Thread(target=self._run, name="model-download", daemon=True)
+        # The download's thread reaches this dialog only through the gate: a dialog destroyed while
+        # downloading (its window closed) shuts it, and the download stops at its next report.
+        gate = EmitGate(self)
+        self.thread = threading.Thread(target=_download_in_thread, name="model-download", daemon=True,
+                                       args=(self.hub_id, self._download, self._cancel, gate, self._progress,
+                                             self._ended))
         self.thread.start()
         self.open()
 
@@ -172,21 +179,6 @@ class DownloadDialog(QDialog):
             self.numbers.setText("Stopping…")
         else:
             self.reject()
-
-    def _report(self, done: int, total: int) -> None:  # the download's thread
-        if self._cancel.is_set():
-            raise DownloadCancelled()
-        self._progress.emit(done, total)
-
-    def _run(self) -> None:
-        try:
-            folder = self._download(self.hub_id, self._report)
-        except DownloadCancelled:
-            self._ended.emit("", "")
-        except Exception as exc:  # any failure is a sentence in the dialog, never a traceback
-            self._ended.emit("", download_error(self.hub_id, exc))
-        else:
-            self._ended.emit(str(folder), "")
 
     def _show_progress(self, done: int, total: int) -> None:
         now = self._clock()
@@ -226,3 +218,21 @@ class DownloadDialog(QDialog):
             kept = f"{format_bytes(self.done_bytes)} are kept in the cache; " if self.done_bytes else ""
             self.numbers.setText(f"Download stopped: {kept}downloading again resumes.")
             self.failed.emit(f"The download of {self.hub_id} was stopped; downloading again resumes.")
+
+
+def _download_in_thread(hub_id: str, download, cancel: threading.Event, gate, progress, ended) -> None:
+    """The download's thread: ``download(hub_id, report)``, its reports and its end sent through
+    ``gate`` (never to a destroyed dialog); a cancel or a shut gate stops it at the next report."""
+
+    def report(done: int, total: int) -> None:
+        if cancel.is_set() or not gate.emit(progress, done, total):
+            raise DownloadCancelled()
+
+    try:
+        folder = download(hub_id, report)
+    except DownloadCancelled:
+        gate.emit(ended, "", "")
+    except Exception as exc:  # any failure is a sentence in the dialog, never a traceback
+        gate.emit(ended, "", download_error(hub_id, exc))
+    else:
+        gate.emit(ended, str(folder), "")

@@ -157,6 +157,34 @@ def convert_with_events(job: ConversionJob, engines: EngineCache, emit: Callable
             emit(event)
 
 
+class EmitGate:
+    """Lets a Python thread emit the signals of a QObject that lives in the GUI thread, but never
+    while or after Qt destroys that object.
+
+    A signal emitted from another thread while the GUI thread deletes its sender (a window closed
+    with its children) corrupts memory: the process dies later, somewhere else. ``emit`` runs under
+    a lock, and the gate shuts under the same lock when the owner is destroyed (``destroyed`` is
+    emitted in the deleting thread before the owner's signals go away) or when ``shut`` is called
+    (the owner closing): an emit under way ends first, none starts after."""
+
+    def __init__(self, owner: QObject):
+        self._lock = threading.Lock()
+        self.open = True
+        owner.destroyed.connect(self.shut, Qt.ConnectionType.DirectConnection)
+
+    def shut(self, *_destroyed) -> None:
+        with self._lock:
+            self.open = False
+
+    def emit(self, signal, *args) -> bool:
+        """``signal.emit(*args)`` if the gate is open; False (nothing emitted) once it is shut."""
+        with self._lock:
+            if not self.open:
+                return False
+            signal.emit(*args)
+            return True
+
+
 def start_worker(worker: ConversionWorker) -> QThread:
     """Run ``worker`` in a new QThread; the thread quits when the worker finishes.
 

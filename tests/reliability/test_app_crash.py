@@ -75,3 +75,85 @@ def test_click_then_page_keys_and_thumbnail_in_process(qtbot, tmp_path):
     click_page()
     window.step_page(-1)
     assert window.current_page == 2 and window.page_view.page_item is not None
+
+
+@pytest.mark.parametrize("end", ["closed", "deleted"])
+def test_a_window_that_ends_while_a_preview_drafts_gets_nothing_from_the_preview_thread(qtbot, tmp_path, monkeypatch,
+                                                                                         end):
+    """The preview drafter's thread outlived its window and emitted into it once Qt had deleted it
+    (a use after free: a segfault later, anywhere). Closed or deleted mid-draft, the window hears
+    nothing from it again and the thread ends."""
+    import threading
+
+    from PySide6.QtCore import QEvent, QSettings
+    from PySide6.QtWidgets import QApplication
+
+    import core.api
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
+    from core import tuning
+    from tests.app.conftest import make_pdf
+
+    drafting, release = threading.Event(), threading.Event()
+
+    class HeldDrafter:  # drafts a page only once the test has ended the window
+        def draft(self, page):
+            drafting.set()
+            release.wait(tuning.PATIENCE_SECONDS)
+            return []
+
+    monkeypatch.setattr(core.api, "get_drafter", lambda name: HeldDrafter())
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    settings.set_cache_dir(tmp_path / "cache")
+    window = MainWindow(settings)
+    window.show()
+    heard = []
+    window.previewer.drafted.connect(lambda *args: heard.append(args))
+    window.add_files([make_pdf(tmp_path / "one.pdf")], convert=False)
+    assert drafting.wait(tuning.PATIENCE_SECONDS), "the preview never started"
+    thread = window.previewer._thread
+    window.close()
+    if end == "deleted":
+        window.deleteLater()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    release.set()
+    thread.join(tuning.PATIENCE_SECONDS)
+    qtbot.wait(50)  # a queued emit would be delivered here
+    assert not thread.is_alive() and not raised and not heard
+
+
+def test_a_download_dialog_deleted_mid_download_stops_the_download_and_hears_nothing(qtbot, monkeypatch):
+    """The download's thread reported into its dialog after the dialog was deleted (its window
+    closed): now the download stops at its next report, and nothing reaches the deleted dialog."""
+    import threading
+
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    from app.model_download import DownloadDialog
+    from core import tuning
+
+    reporting, reports_after = threading.Event(), []
+    deleted = threading.Event()
+
+    def endless_download(hub_id, progress):
+        while True:
+            progress(1, 10)
+            reporting.set()
+            if deleted.is_set():
+                reports_after.append(1)
+            threading.Event().wait(0.01)
+
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    dialog = DownloadDialog("org/model", endless_download)
+    dialog.start()
+    assert reporting.wait(tuning.PATIENCE_SECONDS)
+    thread = dialog.thread
+    dialog.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    deleted.set()
+    thread.join(tuning.PATIENCE_SECONDS)
+    assert not thread.is_alive() and not raised and len(reports_after) <= 1

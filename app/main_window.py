@@ -809,6 +809,7 @@ class MainWindow(QMainWindow):
             # process ends without waiting for either (finished pages are saved as they finish).
             self.conversion.stop(QUIT_WAIT_MS)
             self.quit_mid_conversion = True
+        self.previewer.close()  # its thread never emits into a closed (soon deleted) window
         for doc in self.documents:
             try:
                 doc.doc.close()

@@ -440,6 +440,14 @@ DRAFT_AHEAD_WAKE_SECONDS = 0.2
 #: How often the ``hsd convert`` progress line is redrawn while nothing else happens, seconds.
 PROGRESS_TICK_SECONDS = 1.0
 
+# --- waiting on real work ----------------------------------------------------------------------
+
+#: Seconds the app's tests wait at most for real work to reach a state (a conversion to finish, a
+#: thread to end, a quit app's process to exit). Never a measure of speed: it only tells a hang from
+#: a two-core machine with every core busy (``tools/stress_app_tests.py``), where a step that takes
+#: a second when idle took a minute and more.
+PATIENCE_SECONDS = 300.0
+
 # --- Ray (``hsd convert --ray``, ``core.scale``) ------------------------------------------------
 
 #: Share of a GPU each model actor takes; below 1 packs several models on a GPU (small models

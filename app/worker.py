@@ -157,6 +157,38 @@ def convert_with_events(job: ConversionJob, engines: EngineCache, emit: Callable
             emit(event)
 
 
+class _Probe(QObject):
+    ping = Signal()
+
+
+def keep_bools_alive() -> bool:
+    """Make ``True`` and ``False`` outlive any number of signal emits, where PySide6 needs it.
+
+    PySide6 6.12.0's ``SignalInstance.emit`` returns ``True`` without a reference of its own: each
+    emit from Python takes one of True's references away, and after as many emits as the process
+    holds references to True (about 17,000 in the app) Python frees True and aborts ("Fatal Python
+    error: bool_dealloc"), in the middle of a long conversion or a long test session. Where an emit
+    is seen to do that, True and False get a count of references no run can use up (as Python 3.12
+    and later give them by design). Returns whether it was needed."""
+    import sys
+
+    if sys.version_info >= (3, 12) or hasattr(sys, "gettotalrefcount"):
+        return False  # immortal there (a lost reference changes nothing); a debug build's layout differs
+    if sys.getrefcount(True) > 1 << 39:
+        return True  # done already
+    probe = _Probe()
+    before = sys.getrefcount(True)
+    for _ in range(64):
+        probe.ping.emit()
+    if before - sys.getrefcount(True) < 32:
+        return False
+    import ctypes
+
+    for value in (True, False):
+        ctypes.c_ssize_t.from_address(id(value)).value += 1 << 40  # ob_refcnt: the object's first field
+    return True
+
+
 class EmitGate:
     """Lets a Python thread emit the signals of a QObject that lives in the GUI thread, but never
     while or after Qt destroys that object.

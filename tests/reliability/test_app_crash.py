@@ -157,3 +157,32 @@ def test_a_download_dialog_deleted_mid_download_stops_the_download_and_hears_not
     deleted.set()
     thread.join(tuning.PATIENCE_SECONDS)
     assert not thread.is_alive() and not raised and len(reports_after) <= 1
+
+
+def test_a_hundred_thousand_signals_emitted_from_python_do_not_abort_the_app():
+    """Each emit from Python took one of True's references away in PySide6 6.12.0: after about as
+    many emits as the app holds references to True (17,000), Python freed True and aborted. A long
+    conversion emits that many; the app's process lives through five times as many."""
+    code = """
+from PySide6.QtCore import QObject, Signal
+
+import app  # noqa: F401 (the app's start)
+
+
+class Source(QObject):
+    event = Signal(object)
+
+
+source = Source()
+source.event.connect(lambda event: None)
+for n in range(100_000):
+    source.event.emit(n)
+print("alive")
+"""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONFAULTHANDLER="1")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    from core import tuning
+
+    child = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=tuning.PATIENCE_SECONDS)
+    assert child.returncode == 0 and child.stdout.strip() == "alive", (child.returncode, child.stderr[-3000:])

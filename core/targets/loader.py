@@ -225,6 +225,18 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     # Folders that cannot load fail at once, not after torch's import or the hub's network retries.
     check_model_folder(name_or_path)
     source = model_source(str(name_or_path))
+    # The hub client logs each retry of a request that fails (a network lost mid-download): the
+    # error that ends the load says it in one line, so those lines are held back while loading.
+    hub_log = logging.getLogger("huggingface_hub")
+    level = hub_log.level
+    hub_log.setLevel(max(logging.ERROR, level))
+    try:
+        return _load_target(source, device, dtype, trust_remote_code)
+    finally:
+        hub_log.setLevel(level)
+
+
+def _load_target(source: str, device, dtype, trust_remote_code: bool) -> Target:
     from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForImageTextToText
 

@@ -124,3 +124,25 @@ def test_a_cached_hub_id_loads_from_its_snapshot_while_the_hub_is_unreachable(mo
     monkeypatch.setattr(loader, "hub_reachable", lambda: True)
     assert loader.model_source("org/not-cached") == "org/not-cached"
     assert loader.model_source(str(tmp_path)) == str(tmp_path)
+
+
+def test_the_hubs_retry_lines_are_held_back_while_a_model_loads(monkeypatch, caplog):
+    """A network lost mid-load made the hub client log each retry; the load's error says it once."""
+    import logging
+
+    import transformers
+
+    from core.targets import loader
+
+    def flaky(name, **kwargs):
+        logging.getLogger("huggingface_hub.utils._http").warning("Retrying in 1s [Retry 1/5].")
+        raise OSError("We couldn't connect to the hub")
+
+    monkeypatch.setattr(loader, "hub_reachable", lambda: True)
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", flaky)
+    caplog.set_level(logging.WARNING)
+    with pytest.raises(ModelLoadError, match="couldn't connect"):
+        load_target("some-org/some-model")
+    assert "Retrying" not in caplog.text
+    logging.getLogger("huggingface_hub.utils._http").warning("after the load")
+    assert "after the load" in caplog.text  # the hub's logs are back once the load ends

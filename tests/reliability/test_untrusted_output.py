@@ -320,3 +320,61 @@ print(json.dumps(out))
     for name, (depth, texts) in result.items():
         assert depth <= tuning.MAX_HTML_NESTING * 1.5, (name, depth)
         assert texts == 100000, (name, texts)
+
+
+def test_the_app_view_shows_deeply_nested_or_mark_dense_output_bounded():
+    """100,000 nested ``<b>`` took the view 64 s. Nesting past the limit loses its tags before the
+    parsers see it, and a page dense with Markdown marks (each read in tens of microseconds, each
+    formula typeset) is laid out up to ``PREVIEW_MARKS`` of them, with the "truncated" note."""
+    from core import tuning
+    from tests.reliability.bounded import run_bounded
+
+    result = run_bounded("""
+import json
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.markdown_view import MarkdownView, PREVIEW_MARKS, render_markdown
+view = MarkdownView()
+n = 100000
+pages = {"bold": "<b>" * n + "deep text", "div": "<div>" * n + "deep text", "cells": "<table><tr><td>" * n + "deep text",
+         "brackets": "![" * n, "formulas": "$a" * n, "links": "[](" * n}
+out = {}
+for name, text in pages.items():
+    view.set_texts(page=text, document="")
+    app.processEvents()
+    html = render_markdown(text) if "deep" in text else ""
+    out[name] = {"shown": view.rendered.toPlainText(), "truncated": view.preview_truncated, "deep": "deep text" in html,
+                 "depth": max(html.count("<b>"), html.count("<div>"), html.count("<table"))}
+print(json.dumps({"pages": out, "marks": PREVIEW_MARKS}))
+""", timeout=tuning.HOSTILE_OUTPUT_SECONDS)
+    pages = result["pages"]
+    for name in ("bold", "div", "cells"):
+        assert pages[name]["deep"] and pages[name]["depth"] <= tuning.MAX_HTML_NESTING, (name, pages[name])
+    for name, page in pages.items():
+        assert page["truncated"] and "Truncated in preview" in page["shown"], name
+
+
+def test_regions_of_a_5_mb_page_map_onto_its_markdown_in_one_pass():
+    """5,000 spans over 5 MB, every second one removed by the sanitiser: each search for a removed
+    one ran to the end of the text (23 s on the GUI thread). The kept ones map to their own text."""
+    from core import tuning
+    from tests.reliability.bounded import run_bounded
+
+    result = run_bounded("""
+import json
+from core.results import PageResult, PageStats, TextSpan
+from core.export import page_markdown
+from app.markdown_view import map_spans
+markdown, spans = "", []
+for i in range(5000):
+    piece = f"<script>gone {i}</script>" + "z" * 980 if i % 2 else f"Paragraph {i} " + "word " * 196
+    spans.append(TextSpan(i, len(markdown), len(markdown) + len(piece)))
+    markdown += piece + "\\n\\n"
+result = PageResult(page=1, width=1, height=1, markdown=markdown, regions=[], region_stats=[], region_outputs=[],
+                    spans=spans, stats=PageStats(mode="hsd"))
+display = page_markdown(result)
+mapped = map_spans(result, display)
+print(json.dumps({"regions": [r for r, _, _ in mapped],
+                  "right": all(display[s:e] == markdown[spans[r].start:spans[r].end].strip() for r, s, e in mapped)}))
+""", timeout=tuning.HOSTILE_OUTPUT_SECONDS)
+    assert result["regions"] == list(range(0, 5000, 2)) and result["right"]

@@ -93,11 +93,12 @@ def open_document(path: str | os.PathLike, password: str | None = None, rotate: 
     return Document(doc, path, is_image=(kind != "pdf"), password=password, rotate=rotate)
 
 
-def check_document(path: str | os.PathLike, password: str | None = None) -> None:
-    """Open and close the document at ``path``: the checks of ``open_document`` (its errors), for
-    a caller that wants them before any model loads, and one ``HSDWarning`` when the file is
-    damaged (``Document.damaged``)."""
+def check_document(path: str | os.PathLike, password: str | None = None, pages: str | None = None) -> None:
+    """Open and close the document at ``path``: the checks of ``open_document`` (its errors) and
+    of the page range ``pages`` against it (``PageRangeError``), for a caller that wants them
+    before any model loads, and one ``HSDWarning`` when the file is damaged (``Document.damaged``)."""
     with open_document(path, password=password) as doc:
+        parse_page_range(pages, doc.page_count)
         if doc.damaged:
             warnings.warn(HSDWarning(f"{path}: {doc.damaged}"), stacklevel=2)
 

@@ -155,13 +155,13 @@ def _ask_password() -> str:
 
 
 
-def check_document(path, password: str | None = None) -> None:
+def check_document(path, password: str | None = None, pages: str | None = None) -> None:
     """An input's checks before any model: the import-free ones first (a mistyped name is one
     line before PyMuPDF loads), then ``core.documents.check_document`` (opens it; says when it is
-    damaged)."""
+    damaged or ``pages`` does not fit it)."""
     from core.inputs import check_input
 
     check_input(path)
     from core.documents import check_document as open_and_check
 
-    open_and_check(path, password)
+    open_and_check(path, password, pages)

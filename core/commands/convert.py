@@ -117,7 +117,7 @@ def run(args) -> int:
     jobs, failures = [], 0
     for in_path, out_path in zip(inputs, outputs):  # before the model (and torch) is loaded
         try:
-            check_document(in_path, args.password)
+            check_document(in_path, args.password, args.pages)
         except HSDError as exc:
             if len(inputs) == 1:
                 raise

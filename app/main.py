@@ -26,6 +26,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the app; once its window has closed, the process ends (``end_process``)."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -56,13 +57,46 @@ def main(argv: list[str] | None = None) -> int:
 
         QTimer.singleShot(0, lambda: _exit_if_idle(app, window, args.export_dir))
     code = app.exec()
-    if window.quit_mid_conversion:
-        # Quit mid-conversion: the finished pages are saved already, and the worker (a model loading,
-        # a drafter reading a scan) or the loaded model's teardown could keep a closed app running.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    end_process(code, settings)
+    return code  # not reached
+
+
+def end_process(code: int, settings) -> None:
+    """End the app's process at once, once the window has closed.
+
+    Everything is saved by then (pages as they finish, the Markdown at a document's end, the
+    settings when changed and the layout on close). What is left would only keep a closed app
+    running: Python tearing down torch, transformers and the model takes seconds (2-4 on an idle
+    computer, tens on a busy one), the drafting process runs at idle priority and so ends late on a
+    busy computer, and after a quit mid-conversion the worker may still be loading a model or
+    reading a scan."""
+    settings.q.sync()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    end_child_processes()
+    os._exit(code)
+
+
+def end_child_processes() -> None:
+    """Stop the drafting process (and any other child) without waiting for it: given back the normal
+    priority first, where the system allows, so that it ends at once on a busy computer too."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_OTHER"):
+            try:
+                threads = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]
+            except OSError:
+                threads = [child.pid]
+            for thread in threads:
+                try:
+                    os.sched_setscheduler(thread, os.SCHED_OTHER, os.sched_param(0))
+                except OSError:
+                    pass  # not allowed here (or already gone): it ends at its own pace
+        try:
+            child.kill()
+        except OSError:
+            pass
 
 
 def _exit_if_idle(app, window, export_dir: str | None) -> None:

@@ -83,6 +83,7 @@ class ConversionWorker(QObject):
         self._cancel = threading.Event()
         self._running = threading.Event()
         self._running.set()
+        self.held = threading.Event()   # set while the run waits on a pause (every event before it sent)
 
     # -- called from any thread -------------------------------------------------------------------
 
@@ -99,7 +100,10 @@ class ConversionWorker(QObject):
 
     def is_cancelled(self) -> bool:
         """The run's check between passes: waits here while paused."""
-        self._running.wait()
+        if not self._running.is_set():
+            self.held.set()
+            self._running.wait()
+            self.held.clear()
         return self._cancel.is_set()
 
     # -- worker thread ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,7 +67,7 @@ def summary(verdicts: list[str]) -> str:
 
 def run_once(modules: list[str], pytest_args: list[str], timeout: float) -> tuple[int, str, float]:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONFAULTHANDLER="1")
-    command = [sys.executable, "-X", "faulthandler", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    command = [sys.executable, "-X", "faulthandler", "-m", "pytest", "-p", "no:cacheprovider",
                *pytest_args, *modules]
     start = time.monotonic()
     # a session of its own: a run that hangs past the timeout is ended with everything it started
@@ -87,8 +88,10 @@ def run_once(modules: list[str], pytest_args: list[str], timeout: float) -> tupl
 
 
 def last_line(output: str) -> str:
-    lines = [line for line in output.strip().splitlines() if line.strip()]
-    return lines[-1].strip("= ") if lines else "(no output)"
+    """pytest's summary line ("3 failed, 120 passed in 300 s"), else the last line of the output."""
+    lines = [line.strip("= ") for line in output.strip().splitlines() if line.strip()]
+    counts = [line for line in lines if re.search(r"\d+ (passed|failed|errors?)\b", line)]
+    return (counts or lines or ["(no output)"])[-1]
 
 
 def _interrupt(signum, frame):

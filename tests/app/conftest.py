@@ -14,6 +14,17 @@ MAX_NEW = 24
 DPI = 72
 
 
+def _patience_ms() -> int:
+    from core import tuning
+
+    return int(tuning.PATIENCE_SECONDS * 1000)
+
+
+#: How long a test waits for real work (a conversion, a thread, a download) to reach the state it
+#: checks: generous, so that a busy machine only makes the test slower, never failing.
+PATIENCE_MS = _patience_ms()
+
+
 def make_pdf(path, pages: int = 1):
     """A born-digital PDF with a title and two paragraphs per page (the textlayer drafter's input)."""
     import pymupdf
@@ -96,7 +107,7 @@ def window(qtbot, app_settings, engines):
     yield win
     if win.conversion.worker is not None:
         win.conversion.cancel()
-        qtbot.waitUntil(lambda: win.conversion.worker is None, timeout=60000)
+        qtbot.waitUntil(lambda: win.conversion.worker is None, timeout=PATIENCE_MS)
 
 
 def streaming(window) -> bool:

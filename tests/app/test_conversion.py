@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.app.conftest import DPI, MAX_NEW, drop_files, make_pdf, streaming
+from tests.app.conftest import DPI, MAX_NEW, PATIENCE_MS, drop_files, make_pdf, streaming
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def _cli_markdown(tmp_path, pdf, model, max_new=MAX_NEW):
 def test_drop_convert_overlay_markdown_export(qtbot, window, sample_pdf, tmp_path, tiny_model, monkeypatch):
     from app.page_view import acceptance_color, region_rate
 
-    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
     doc = window.current
@@ -95,7 +95,7 @@ def test_drop_convert_overlay_markdown_export(qtbot, window, sample_pdf, tmp_pat
     assert QGuiApplication.clipboard().text() == cli_bytes.decode("utf-8")
 
     # converting the same document again reuses the finished page, like `hsd convert`
-    with qtbot.waitSignal(window.document_finished, timeout=60000):
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         window.convert_current()
     assert window.current.markdown_path.read_bytes() == cli_bytes
 
@@ -111,10 +111,10 @@ def test_cancel_stops_within_a_pass(qtbot, window, app_settings, tmp_path):
     drop_files(window, [pdf, other])
     assert [d.status for d in window.documents] == ["converting", "queued"]
     # cancel in the middle of page-level decoding (2000 tokens would take minutes)
-    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
     assert window.conversion.busy and window.cancel_action.isEnabled()
     t0 = time.monotonic()
-    with qtbot.waitSignal(window.document_finished, timeout=30000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.conversion.cancel()
     assert finished.args == ["cancelled"]
     assert time.monotonic() - t0 < 15
@@ -151,7 +151,7 @@ def _model_fails_to_load(window, monkeypatch):
 
 def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf, monkeypatch):
     _model_fails_to_load(window, monkeypatch)
-    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["failed"]
     assert window.current.status == "failed" and "the disk went away" in window.last_error
@@ -163,7 +163,7 @@ def test_engine_error_becomes_a_message(qtbot, window, app_settings, sample_pdf,
     conversion = app_settings.conversion()
     conversion.pages = "9-5"
     app_settings.set_conversion(conversion)
-    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.convert_current()
     assert finished.args == ["failed"] and "page" in window.last_error
 
@@ -177,7 +177,7 @@ def test_a_page_decoded_without_drafts_is_named_in_the_status(qtbot, window, sam
         raise RuntimeError("no text layer today")
 
     monkeypatch.setattr(TextLayerDrafter, "draft", broken)
-    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
     assert window.current.results[1].error is None
@@ -199,7 +199,7 @@ def test_a_core_warning_reaches_the_status_bar(qtbot, window, sample_pdf, monkey
         return draft(self, page)
 
     monkeypatch.setattr(TextLayerDrafter, "draft", warning_draft)
-    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
     assert window.current.notices == ["drafts without the layout step (test)"]
@@ -211,7 +211,7 @@ def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, 
     conversion.max_new_tokens = 2000
     app_settings.set_conversion(conversion)
     drop_files(window, [make_pdf(tmp_path / "long.pdf", pages=2)])
-    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
     asked = []
     window.confirm_quit = lambda: asked.append(1) or False  # "No": the window stays and goes on converting
     window.close()
@@ -220,20 +220,20 @@ def test_closing_while_converting_stops_the_worker(qtbot, window, app_settings, 
     window.close()
     assert asked == [1, 2]
     assert not window.isVisible()
-    qtbot.waitUntil(lambda: window.conversion.worker is None, timeout=30000)
+    qtbot.waitUntil(lambda: window.conversion.worker is None, timeout=PATIENCE_MS)
     assert window.conversion.thread is None and window.documents[0].status == "cancelled"
 
 
 def test_a_failed_reconvert_keeps_the_last_good_result(qtbot, window, sample_pdf, tmp_path, monkeypatch):
     """Converting again with a model that fails to load fails; the finished result stays shown and exportable."""
-    with qtbot.waitSignal(window.document_finished, timeout=120000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         drop_files(window, [sample_pdf])
     assert finished.args == ["done"]
     doc = window.current
     good = dict(doc.results)
     good_markdown = window.markdown_view.document_text()
     _model_fails_to_load(window, monkeypatch)
-    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.convert_current(fresh=True)
     assert finished.args == ["failed"]
     assert doc.results == good and doc.status == "done"

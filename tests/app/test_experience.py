@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.app.conftest import make_pdf, open_window as _window, streaming
+from tests.app.conftest import PATIENCE_MS, make_pdf, open_window as _window, streaming
 
 
 # -- first run ------------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def test_first_run_shows_the_welcome_panel_and_validates_on_the_spot(qtbot, blan
     win.welcome.chooser.hub.setText("someone/not-downloaded")
     win.welcome.chooser._use_hub()
     assert "not on this computer yet" in win.welcome.chooser.result.text()
-    qtbot.waitUntil(lambda: win.models.dialog.state == "failed", timeout=10000)
+    qtbot.waitUntil(lambda: win.models.dialog.state == "failed", timeout=PATIENCE_MS)
     assert "hf download someone/not-downloaded" in win.models.dialog.numbers.text()
     assert blank_settings.conversion().model == ""
     assert win.welcome.chooser.try_model(tiny_model)
@@ -71,7 +71,7 @@ def test_demo_model_is_built_in_one_click(qtbot, blank_settings, monkeypatch, tm
 
     monkeypatch.setattr("core.targets.tiny.build_tiny_model", fake_build)
     win = _window(qtbot, blank_settings)
-    with qtbot.waitSignal(win.welcome.chooser.model_chosen, timeout=30000) as chosen:
+    with qtbot.waitSignal(win.welcome.chooser.model_chosen, timeout=PATIENCE_MS) as chosen:
         win.demo_action.trigger()  # Help > Build the tiny demo model (the panel's button does the same)
         assert win.welcome.chooser.building and not win.welcome.chooser.demo_button.isEnabled()
     assert built == [welcome.DEMO_ARCH] and not win.welcome.chooser.building
@@ -84,7 +84,7 @@ def test_opening_a_pdf_without_a_model_shows_its_drafts_at_once(qtbot, blank_set
     win.add_files([make_pdf(tmp_path / "a.pdf", pages=2)])
     assert win.conversion.worker is None and win.current.status == "open"  # nothing converts without a model
     assert "Convert (Ctrl+R) leads to choosing one" in win.status_label.text()
-    qtbot.waitUntil(lambda: len(win.page_view.region_items) > 0, timeout=30000)
+    qtbot.waitUntil(lambda: len(win.page_view.region_items) > 0, timeout=PATIENCE_MS)
     assert all(item.rate is None for item in win.page_view.region_items)
     win.inspection.select(0)
     assert win.inspector.state == "unverified"
@@ -106,13 +106,13 @@ def test_model_errors_point_to_the_apps_controls():
 
 def test_progress_bar_and_label_while_converting(qtbot, window, sample_pdf):
     window.add_files([sample_pdf])
-    qtbot.waitUntil(lambda: "tokens/s" in window.progress_label.text(), timeout=60000)
+    qtbot.waitUntil(lambda: "tokens/s" in window.progress_label.text(), timeout=PATIENCE_MS)
     assert window.progress_label.isVisible() and "tokens/s" in window.progress_label.text()
     assert window.progress.format().endswith("pages")
     # the bar's text fits the bar
     fm = window.progress.fontMetrics()
     assert fm.horizontalAdvance(window.progress.format()) < window.progress.width()
-    qtbot.waitUntil(lambda: window.conversion.worker is None, timeout=120000)
+    qtbot.waitUntil(lambda: window.conversion.worker is None, timeout=PATIENCE_MS)
     assert not window.progress_label.isVisible()
 
 
@@ -159,7 +159,7 @@ def test_thumbnail_states_and_token_limit_warning(qtbot):
 def test_converted_thumbnails_carry_state_and_acceptance(qtbot, window, sample_pdf):
     from PySide6.QtCore import Qt
 
-    with qtbot.waitSignal(window.document_finished, timeout=120000):
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         window.add_files([sample_pdf])
     item = window.thumbs.item(0)
     assert item.data(Qt.ItemDataRole.UserRole) in ("done", "warning")
@@ -238,7 +238,7 @@ def test_settings_dialog_explains_and_lists_only_what_is_here(qtbot, monkeypatch
 def test_inspector_states_never_strike_unverified_and_never_go_stale(qtbot, window, sample_pdf):
     from core.results import RegionStats
 
-    with qtbot.waitSignal(window.document_finished, timeout=120000):
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         window.add_files([sample_pdf])
     result = window.inspection.record.result
     window.inspection.select(0)
@@ -256,7 +256,7 @@ def test_inspector_states_never_strike_unverified_and_never_go_stale(qtbot, wind
 
 
 def test_overlay_and_label_toggles(qtbot, window, sample_pdf):
-    with qtbot.waitSignal(window.document_finished, timeout=120000):
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         window.add_files([sample_pdf])
     view = window.page_view
     assert view.region_items and all(i.isVisible() for i in view.region_items)
@@ -348,9 +348,9 @@ def test_cancel_keeps_the_cancelled_pages_drafts_marked_partial(qtbot, window, a
     conversion.max_new_tokens = 2000
     app_settings.set_conversion(conversion)
     window.add_files([make_pdf(tmp_path / "long.pdf", pages=2)])
-    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
     doc = window.conversion.running
-    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.conversion.cancel()
     assert finished.args == ["cancelled"]
     partial = [n for n, r in doc.pages.items() if r.phase == "partial"]
@@ -372,8 +372,8 @@ def test_inspector_follows_a_region_from_converting_to_finished(qtbot, window, t
     window.add_files([make_pdf(tmp_path / "live.pdf")])
     qtbot.waitUntil(lambda: window.conversion.running is not None and window.conversion.running.pages[1].phase
                     in ("drafting", "decoding") and bool(window.conversion.running.pages[1].regions)
-                    and bool(window.page_view.region_items), timeout=120000)
-    with qtbot.waitSignal(window.document_finished, timeout=180000):
+                    and bool(window.page_view.region_items), timeout=PATIENCE_MS)
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         window.inspection.select(0)
         assert window.inspector.page == 1 and window.inspector.region_index == 0
         assert window.inspector.state == "unverified"  # the page is not finished: nothing is final yet
@@ -395,7 +395,7 @@ def test_a_page_that_starts_decoding_where_it_is_shown_keeps_the_region_selected
     selected when its decode starts (the page view follows the decode to the page it already shows)."""
     window.add_files([make_pdf(tmp_path / "kept.pdf")])
     qtbot.waitUntil(lambda: window.conversion.running is None and window.current is not None
-                    and bool(window.page_view.region_items), timeout=180000)
+                    and bool(window.page_view.region_items), timeout=PATIENCE_MS)
     window.show_page(1)
     window.follow = True
     window.inspection.select(0)

@@ -238,3 +238,12 @@ def test_several_bad_files_on_the_command_line_are_named_in_order(tmp_path):
     assert proc.returncode == 1, err
     assert [ln.split(":")[1].strip() for ln in lines] == ["b.pdf", "a.pdf", "gone.pdf"], err
     assert "Traceback" not in err
+
+
+def test_a_document_named_like_html_has_a_tooltip_that_shows_its_name(qtbot, window, tmp_path):
+    pdf = make_pdf(tmp_path / f"{HTML_NAME}.pdf")
+    window.conversion.queue_paused = True
+    assert len(window.add_files([pdf], convert=False)) == 1
+    tip = window.queue.item(0).toolTip()
+    assert "<img" not in tip and "&lt;img src=x.png&gt;" in tip, tip  # escaped: Qt shows the letters
+    assert window.queue.item(0).text().startswith(pdf.name)

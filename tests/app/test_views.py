@@ -242,7 +242,7 @@ def test_zooming_in_renders_sharper(qtbot, tmp_path):
 
     from app.main_window import MainWindow
     from app.settings import AppSettings
-    from tests.app.conftest import make_pdf
+    from tests.app.conftest import PATIENCE_MS, make_pdf
 
     win = MainWindow(AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)))
     qtbot.addWidget(win)
@@ -251,7 +251,7 @@ def test_zooming_in_renders_sharper(qtbot, tmp_path):
     before = win.page_view.image_width
     for _ in range(6):
         win.page_view.zoom_in()
-    qtbot.waitUntil(lambda: win.page_view.image_width > before * 1.5, timeout=5000)
+    qtbot.waitUntil(lambda: win.page_view.image_width > before * 1.5, timeout=PATIENCE_MS)
     assert win.page_view.sceneRect().width() == 360  # still in points
 
 

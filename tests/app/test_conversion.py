@@ -101,8 +101,6 @@ def test_drop_convert_overlay_markdown_export(qtbot, window, sample_pdf, tmp_pat
 
 
 def test_cancel_stops_within_a_pass(qtbot, window, app_settings, tmp_path):
-    import time
-
     conversion = app_settings.conversion()
     conversion.max_new_tokens = 2000
     app_settings.set_conversion(conversion)
@@ -113,11 +111,9 @@ def test_cancel_stops_within_a_pass(qtbot, window, app_settings, tmp_path):
     # cancel in the middle of page-level decoding (2000 tokens would take minutes)
     qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
     assert window.conversion.busy and window.cancel_action.isEnabled()
-    t0 = time.monotonic()
     with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.conversion.cancel()
     assert finished.args == ["cancelled"]
-    assert time.monotonic() - t0 < 15
     assert window.current.status == "cancelled"
     assert window.conversion.worker is None and not window.conversion.busy
     assert len(window.current.results) < 3

@@ -18,6 +18,7 @@ import time
 
 from PIL import Image
 
+from core import tuning
 from tests.reliability import hostile as h
 from tests.reliability.conftest import FAST_AR, REPO, assert_clear_error, hsd_command, run_hsd
 
@@ -93,7 +94,7 @@ def test_sigterm_says_what_is_kept_and_how_to_continue(tmp_path, model_dir):
     proc = subprocess.Popen(hsd_command() + ["convert", str(pdf), "-o", str(out), "--model", model_dir,
                                              *FAST_AR], stderr=subprocess.PIPE, env=env)
     first = out.with_name(f".{out.name}.hsd") / "page-0001.json"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + tuning.PATIENCE_SECONDS
     while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
@@ -125,13 +126,11 @@ def test_a_missing_file_is_reported_before_torch_is_imported(tmp_path):
     env = {**os.environ, "PYTHONPATH": REPO, "PYTHONIOENCODING": "utf-8"}
     for args in (["convert", str(tmp_path / "missing.pdf"), "-o", str(tmp_path / "x.md")],
                  ["draft", str(tmp_path / "missing.pdf")]):
-        started = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", check, *args], capture_output=True, env=env, timeout=120)
-        seconds = time.monotonic() - started
+        proc = subprocess.run([sys.executable, "-c", check, *args], capture_output=True, env=env,
+                              timeout=tuning.PATIENCE_SECONDS)
         err = proc.stderr.decode()
         assert proc.returncode == 2 and "no such file" in err, err
-        assert "imported: []" in err, err
-        assert seconds < 20, seconds  # the import check above is the real bound; this catches a hang
+        assert "imported: []" in err, err  # what made it slow, checked as state rather than time
 
 
 #: A hub nothing answers: a closed port here (refused at once), so the cases hold on a computer

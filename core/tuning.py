@@ -426,6 +426,18 @@ MAX_HTML_NESTING = 100
 #: took minutes) from a loaded two-core machine's slowness.
 HOSTILE_OUTPUT_SECONDS = 120
 
+# --- model folders (``core.targets.bounded_files``) --------------------------------------------------
+
+#: A tokenizer file (tokenizer.json, vocabularies, merges) larger than this is refused before it is
+#: read: the largest real ones are 20-35 MB, and reading one takes about six times its size.
+MAX_TOKENIZER_FILE_BYTES = 128 << 20
+#: The same for a model's small files (tokenizer and processor configs, chat templates): a few KB.
+MAX_MODEL_SMALL_FILE_BYTES = 16 << 20
+#: A chat template is refused when one of HSD's prompts takes it more loop steps than this ...
+CHAT_TEMPLATE_STEPS = 1_000_000
+#: ... or more characters of prompt (a real one writes a few hundred).
+CHAT_TEMPLATE_CHARS = 1_000_000
+
 # --- pipeline ------------------------------------------------------------------------------------
 
 #: Renders larger than this many pixels are made at a lower DPI (a poster page at 600 dpi would

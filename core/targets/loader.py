@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from core import tuning
 from core.errors import ModelLoadError
+from core.targets.bounded_files import check_chat_template, check_file_sizes
 from core.targets.families import FAMILY_MODULES
 
 if TYPE_CHECKING:
@@ -163,6 +164,7 @@ def check_model_folder(name_or_path) -> None:
     if not isinstance(model_type, str) or model_type not in FAMILY_MODULES:
         raise _unsupported(name, model_type)
     check_config_sizes(name, data)
+    check_file_sizes(name, local)
     if not any(local.glob("*.safetensors")):
         other = "; it holds only .bin weights, which are never loaded" if any(local.glob("*.bin")) else ""
         raise _cannot_load(name, f"the folder has no *.safetensors weights{other}")
@@ -258,6 +260,8 @@ def _load_target(source: str, device, dtype, trust_remote_code: bool) -> Target:
         raise _unsupported(name, model_type)
     check_config_sizes(name, config.to_dict())
     profile = get_profile(model_type)
+    if local.is_dir():
+        check_file_sizes(name, local)
     try:
         model = AutoModelForImageTextToText.from_pretrained(
             name, config=config, dtype=torch_dtype, use_safetensors=True,
@@ -268,6 +272,7 @@ def _load_target(source: str, device, dtype, trust_remote_code: bool) -> Target:
         raise _not_found(name, exc) from exc
     except ImportError as exc:  # e.g. a processor that needs a package this install lacks
         raise ModelLoadError(f"model {name!r} needs a package that is not installed: {exc}") from exc
+    check_chat_template(name, processor, profile)
     model.to(torch_device).eval()
     tokenizer = processor.tokenizer
     if len(tokenizer) < 2:  # transformers builds an empty tokenizer when the folder has none

@@ -16,7 +16,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app import page_story
 from app.model_check import app_message
 from app.progress import ProgressTracker
-from app.worker import ConversionJob, ConversionWorker, EngineCache, document_cache_dir, start_worker
+from app.worker import (ConversionJob, ConversionWorker, EngineCache, document_cache_dir, release_thread,
+                        start_worker)
 
 
 class ConversionController(QObject):
@@ -261,9 +262,7 @@ class ConversionController(QObject):
         self.running = self.worker = self.thread = None
         self._clock.stop()
         if thread is not None:
-            thread.quit()
-            thread.wait(5000)
-            thread.deleteLater()
+            release_thread(thread)
         if doc is not None:
             doc.status = status
             if message:

@@ -232,3 +232,17 @@ def start_worker(worker: ConversionWorker) -> QThread:
     worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)  # quit is thread-safe
     thread.start()
     return thread
+
+
+#: Worker threads let go of while still ending (``release_thread``), kept until they have ended.
+_ending_threads: list = []
+
+
+def release_thread(thread: QThread) -> None:
+    """Let go of a worker's thread once its worker has finished. Its thread still has to return
+    from the worker and stop; a QThread destroyed before that aborts the process, so one that has
+    not ended within a moment (a busy machine) is kept here until it has."""
+    thread.quit()
+    if not thread.wait(1000):
+        _ending_threads.append(thread)
+    _ending_threads[:] = [t for t in _ending_threads if not t.isFinished()]

@@ -186,3 +186,32 @@ print("alive")
     child = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=tuning.PATIENCE_SECONDS)
     assert child.returncode == 0 and child.stdout.strip() == "alive", (child.returncode, child.stderr[-3000:])
+
+
+def test_a_worker_thread_let_go_of_before_it_has_ended_is_kept_until_it_has(qtbot):
+    """The window let go of a finished worker's QThread after waiting 5 s for it to end; on a busy
+    machine it could still be running, and a QThread destroyed while running aborts the process."""
+    import threading
+
+    from PySide6.QtCore import QThread
+
+    from app import worker
+    from core import tuning
+
+    release = threading.Event()
+
+    class Ending(QThread):  # a thread that has not ended yet when it is let go of
+        def run(self):
+            release.wait(tuning.PATIENCE_SECONDS)
+
+    thread = Ending()
+    thread.start()
+    worker.release_thread(thread)
+    assert thread in worker._ending_threads
+    del thread  # nothing of the caller's holds it any more
+    release.set()
+    assert worker._ending_threads[-1].wait(int(tuning.PATIENCE_SECONDS * 1000))
+    done = Ending()
+    done.start()
+    worker.release_thread(done)
+    assert not worker._ending_threads  # ended ones are let go of

@@ -99,11 +99,15 @@ class ModelChooser(QWidget):
         self.demo_button.setEnabled(False)
         self.result.setText("Building the tiny demo model (a few seconds)…")
 
+        from app.worker import EmitGate
+
+        gate, built, folder = EmitGate(self), self._demo_built, self.demo_folder  # a closed window is never told
+
         def work():
             try:
-                self._demo_built.emit(str(build_demo_model(self.demo_folder)), "")
+                gate.emit(built, str(build_demo_model(folder)), "")
             except Exception as exc:  # disk full, no write access: said in the panel
-                self._demo_built.emit("", f"{type(exc).__name__}: {exc}")
+                gate.emit(built, "", f"{type(exc).__name__}: {exc}")
 
         threading.Thread(target=work, name="demo-model", daemon=True).start()
 

@@ -14,6 +14,9 @@ Checks, all before any work and without loading a model: no output (Markdown, fi
 resume folder, statistics) is or resolves to an input, the figures and resume folders are not
 symbolic links, and no existing file that this tool did not write (nor anything that is not a
 regular file: a FIFO, socket, device or symbolic link) is replaced unless ``overwrite`` is given.
+Whatever ``overwrite`` says, no output is a device, FIFO or socket, lies under ``/proc`` or
+``/sys``, or goes where a probe file cannot be written (``check_output_target``, used by every
+command for every file it writes); this tool's own JSON files are known by their format marker.
 """
 
 from __future__ import annotations
@@ -181,8 +184,7 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
             same = "" if str(victim) == str(target) else f" {victim}"
             raise HSDError(f"{target}: {what} would replace the input{same}; choose another -o")
 
-    for out in outputs:
-        check_output_target(out)
+    for out in outputs:  # each Markdown file's place is checked with its input (``check_output_target``)
         refuse_symlinked_folders(out)
         refuse_inputs(out, "the output")
         refuse_inputs(images_dir_for(out), "the figures folder of this output")

@@ -101,6 +101,7 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 def run(args) -> int:
     from core.commands.arguments import check_document, device_present, resolve_password
+    from core.outputs import check_output_target
     from core.targets.loader import DEFAULT_MODEL, check_model_folder, model_source
 
     resolve_password(args)
@@ -118,6 +119,7 @@ def run(args) -> int:
     for in_path, out_path in zip(inputs, outputs):  # before the model (and torch) is loaded
         try:
             check_document(in_path, args.password, args.pages)
+            check_output_target(out_path)
         except HSDError as exc:
             if len(inputs) == 1:
                 raise

@@ -66,8 +66,12 @@ def run(args) -> int:
                        if address != "local" else "convert needs at least one INPUT")
     # named and checked exactly as without --ray, before Ray or a model starts
     inputs = distinct_inputs(expand_inputs(inputs, output=Path(args.output)))
-    refuse_unsafe_outputs(inputs, output_paths(inputs, Path(args.output)),
-                          Path(args.stats) if args.stats else None, overwrite=args.overwrite)
+    outputs = output_paths(inputs, Path(args.output))
+    refuse_unsafe_outputs(inputs, outputs, Path(args.stats) if args.stats else None, overwrite=args.overwrite)
+    from core.outputs import check_output_target
+
+    for out in outputs:
+        check_output_target(out)
     if args.model and address == "local":  # a cluster's nodes may hold a folder this machine lacks
         from core.targets.loader import check_model_folder
 

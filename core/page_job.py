@@ -107,6 +107,7 @@ class PageRegion:
     exact: bool                   # the draft is the document's own text, not a reading of pixels
     figure_text: str = ""         # text read inside a figure region ("" elsewhere)
     output: str = ""              # Stage 1's reading ("" until read)
+    second_text: str = ""         # another reading of the region (OCR beside a doubtful text layer)
 
     @property
     def is_figure(self) -> bool:
@@ -120,7 +121,8 @@ class PageRegion:
         return cls(region, RegionStats(label=region.label, bbox=tuple(region.bbox), verified=False,
                                        drafted_tokens=len(tokens)),
                    tokens, text if tokens else "", exact_text(region),
-                   figure_text=clean_draft_text(region.text) if figure and region.text else "")
+                   figure_text=clean_draft_text(region.text) if figure and region.text else "",
+                   second_text=clean_draft_text(region.extra.get("second_draft", "")))
 
 
 #: The source of an early OCR line's record (a line read before the page's regions came).
@@ -296,7 +298,7 @@ class PageJob:
         notation.second_readings = second_readings(items)
         return PageDrafts([r.tokens for r in items], [r.text for r in items], target.encode, target.decode,
                           self.config.proposal, notation=notation, history=self.history, style=style_of(target),
-                          figure_texts=[r.figure_text for r in items])
+                          figure_texts=[r.figure_text for r in items], second_texts=[r.second_text for r in items])
 
     def early_drafts(self, passes: int, notation: Notation) -> Proposer | None:
         """Stage 2's proposals from the lines the drafter has read before its regions, where more
@@ -345,7 +347,7 @@ class PageJob:
         item, target = self.item(index), self.target
         return PageDrafts([item.tokens], [item.text], target.encode, target.decode, self.config.proposal,
                           regions=[index if index >= 0 else None], notation=notation,
-                          history=self.history).proposer
+                          history=self.history, second_texts=[item.second_text]).proposer
 
     def read_by_lines(self, read: dict[int, list[int]]) -> dict[int, list[int]]:
         """Regions whose every early OCR line Stage 1 has read (``read``: line tag -> tokens), each

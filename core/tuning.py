@@ -259,6 +259,49 @@ SCAN_IMAGE_SHARE = 0.5
 #: text layer).
 SCAN_MIN_TEXT_SHARE = 0.05
 
+# --- drafters: the text layer checked (``core.drafters.textlayer_check``) -------------------------
+# Chosen on 56 generated pages with broken text layers (``core.bench.broken_layers``: 14 each of
+# shifted, substituted, scrambled, poor OCR) against 213 pages with sound ones (the generated scan
+# set's 156 born-digital pages, the 57 born-digital corpus pages); docs/drafters.md has the counts.
+
+#: A region's text layer fails where at least this share of its characters have no Unicode map
+#: (private-use code points, U+FFFD, ``(cid:N)``, controls).
+TEXT_CHECK_BAD_CHAR_SHARE = 0.05
+#: The letter-pair cost (bits a pair, ``letter_pair_cost``) from which a region does not read as
+#: words: the sound pages' prose reaches 4.4 at most, substituted or shifted alphabets 5.2 and more.
+TEXT_CHECK_BROKEN_COST = 5.0
+#: From this cost a region is unsure: its draft and OCR's both go in.
+TEXT_CHECK_UNSURE_COST = 4.6
+#: ... and this for an invisible text layer over an image (a reading of pixels by some OCR).
+TEXT_CHECK_OCR_LAYER_COST = 4.2
+#: An OCR layer's region is unsure where at least this share of its words have a digit or a sign
+#: between letters ("1ndex", "h^ad"), broken from the second share.
+TEXT_CHECK_OCR_LAYER_MANGLED, TEXT_CHECK_OCR_LAYER_MANGLED_BROKEN = 0.1, 0.3
+#: A shift of the alphabet (``alphabet_shift``) counts where it lowers the cost by this many bits.
+TEXT_CHECK_SHIFT_GAIN = 1.0
+#: The language tests need at least this many letter pairs in a region (fewer: too few to judge).
+TEXT_CHECK_MIN_PAIRS = 24
+#: Glyphs drawn twice: at least this share of a region's letter pairs repeat a letter (prose: 2-4 %).
+TEXT_CHECK_DOUBLED_SHARE = 0.25
+#: Words run together: at least this share of a region's letters in words of at least
+#: ``TEXT_CHECK_GLUED_LETTERS`` letters ("Inflammopharmacology" has 20, "Bundesverfassungsgericht" 24).
+TEXT_CHECK_GLUED_LETTERS, TEXT_CHECK_GLUED_SHARE = 25, 0.3
+#: A region's text is hidden (invisible over no image) or off the page where at least this share
+#: of its characters are.
+TEXT_CHECK_HIDDEN_SHARE = 0.5
+#: Glyph runs over each other: at least this share of a region's characters lie over another
+#: line's run on the same baseline.
+TEXT_CHECK_OVERLAP_SHARE = 0.3
+#: A region's letters mostly in a script of which the rest of the page has under this share.
+TEXT_CHECK_FOREIGN_SCRIPT_SHARE = 0.02
+#: The whole page goes to OCR where its broken regions hold at least this share of its text.
+TEXT_CHECK_PAGE_SHARE = 0.5
+#: Points around a region's box in the crop that OCR reads.
+TEXT_CHECK_CROP_PAD = 3.0
+#: Where this many regions of a page need OCR, the page is read once rather than crop by crop (a
+#: crop costs the detector's fixed time again; four crops cost about what the page does).
+TEXT_CHECK_PAGE_OCR_REGIONS = 4
+
 #: A line is bold, or monospaced, when at least this share of its characters are.
 STYLE_CHAR_SHARE = 0.95
 #: A ruled table found by PyMuPDF is kept when at most this share of its cells are empty ...
@@ -485,6 +528,10 @@ RAY_PROGRESS_SECONDS = 5.0
 #: Tokens a page may generate at most in a benchmark: above ``MAX_NEW_TOKENS``, because the densest
 #: corpus page has 4541 reference tokens and a benchmark must not cut a page.
 BENCH_MAX_NEW_TOKENS = 8192
+#: A corpus document whose reference file is larger than this is skipped with a line: aligning a
+#: reference with its pages takes hundreds of times its size in memory (10 MB took 5.8 GB), and
+#: the largest reference of the corpus is 50 KB.
+MAX_BENCH_REFERENCE_BYTES = 2 << 20
 #: The simulated GPU's fixed milliseconds of every pass: a 1 B document VLM's pass in transformers
 #: (``core.bench.simulated_gpu`` gives the public figures behind it).
 SIMULATED_GPU_PASS_MS = 20.0

@@ -127,7 +127,9 @@ def _region_json(region) -> dict:
     d = region.to_dict()
     out = {k: d[k] for k in ("label", "bbox", "text", "source", "confidence")}
     extra = d.get("extra", {})
-    for key in ("turn", "drafted_by"):  # a region read turned; a page drafted by a fallback step
+    # a region read turned; a page drafted by a fallback step; which source drafted a region of a
+    # text layer checked (``core.drafters.textlayer_check``) and why, with OCR's draft beside it
+    for key in ("turn", "drafted_by", "source_reason", "second_draft"):
         if key in extra:
             out[key] = extra[key]
     return out
@@ -141,7 +143,10 @@ def _print_page(record: dict) -> None:
         print(f"    (not drafted: {record['error']})")
     for r in record["regions"]:
         x0, y0, x1, y1 = r["bbox"]
-        print(f"[{r['label']}] ({x0:.0f},{y0:.0f},{x1:.0f},{y1:.0f}) conf={r['confidence']:.2f}")
+        said = f" source={r['source']} ({r['source_reason']})" if "source_reason" in r else ""
+        print(f"[{r['label']}] ({x0:.0f},{y0:.0f},{x1:.0f},{y1:.0f}) conf={r['confidence']:.2f}{said}")
         for line in r["text"].splitlines() or [""]:
             print(f"    {line}")
+        for line in r.get("second_draft", "").splitlines():
+            print(f"    | {line}")  # OCR's draft of the crop, beside the text layer's
     sys.stdout.flush()

@@ -18,8 +18,9 @@ FALLBACK_STEPS = ("textlayer", "ocr+layout", "ocr lines")
 
 
 class AutoDrafter:
-    """``textlayer`` for born-digital pages (``Page.is_born_digital``), ``rapidocr`` for scans and
-    images. Both sub-drafters are created on first need, so a born-digital PDF never loads OCR."""
+    """``textlayer`` for born-digital pages (``Page.is_born_digital``), its drafts checked region
+    by region and read by OCR where they fail (``textlayer_check.CheckedTextLayer``), ``rapidocr``
+    for scans and images. Both sub-drafters are created on first need, so a born-digital PDF never loads OCR."""
 
     name = "auto"
     streams_lines = True  # where the page's drafter does (OCR)
@@ -34,9 +35,9 @@ class AutoDrafter:
     def choose(self, page):
         """The drafter that will handle ``page``."""
         if page.is_born_digital:
-            if self._textlayer is None:
-                from core.drafters.textlayer import TextLayerDrafter
-                self._textlayer = TextLayerDrafter()
+            if self._textlayer is None:  # checked region by region, OCR where it fails
+                from core.drafters.textlayer_check import CheckedTextLayer
+                self._textlayer = CheckedTextLayer(ocr=self.choose_ocr)
             return self._textlayer
         return self.choose_ocr()
 

@@ -88,7 +88,7 @@ class PageDrafts:
                  decode: Callable[[list[int]], str], cfg: ProposalConfig, regions: list[int] | None = None,
                  notation: Notation | None = None, history: OutputHistory | None = None,
                  style: "PageStyle | None" = None, figure_texts: list[str] | None = None,
-                 keys: list[int] | None = None):
+                 keys: list[int] | None = None, second_texts: list[str] | None = None):
         """``drafts`` / ``texts``: each region's token draft and cleaned text, in reading order.
         ``regions``: the page's region index of each draft (default ``0 .. n-1``), for origins.
         ``notation``: word forms learned so far, shared with the page's other rows (default: own).
@@ -99,7 +99,10 @@ class PageDrafts:
         leaves a figure's labels out, but where the layout took text for a figure (a standards
         page's clauses under one large box) it writes them: they are text drafts of their own
         region, and in a joined draft of their own beside the joined draft without them.
-        ``keys``: how ``grow`` and ``refine`` name each draft (default: its region index)."""
+        ``keys``: how ``grow`` and ``refine`` name each draft (default: its region index).
+        ``second_texts``: another reading of each region ("" for none: OCR of the crop beside a
+        text layer the check doubted, ``core.drafters.textlayer_check``), a token and a text draft
+        of its region beside its own."""
         ids = list(regions) if regions is not None else list(range(len(drafts)))
         figures = list(figure_texts) if figure_texts else [""] * len(drafts)
         self.encode, self.decode = encode, decode
@@ -120,6 +123,10 @@ class PageDrafts:
             r.raw_text_draft = text.add(r.raw_text or r.figure_text, r.region)
         self._joined_text = text.add(joined, None)
         self._joined_figures_text = text.add(self._joined(figures=True), None)
+        for r, second in zip(self.records, second_texts or ()):
+            if second:
+                tokens.add(encode(second), r.region)
+                text.add(second, r.region)
 
         tail = OutputTail(decode)  # the output's tail, decoded once a pass for every text proposer
         # the drafts' exact n-grams, or where none matches the root's 1-gram tree, in every pass:

@@ -188,7 +188,7 @@ class DraftInspector(QWidget):
                             f"draft words kept ({self.diff.kept_share:.0%}) · verified text: "
                             f"{html.escape(story.source)}")
         self.verified_label.setText(f"<b>Verified</b> ({html.escape(story.source)})")
-        self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
+        self.draft_label.setText(f"<b>Draft</b> ({draft_source(region)})")
         self.draft_view.setHtml(runs_html(self.diff.draft, True) if draft else "<i>empty draft</i>")
         self.verified_view.setHtml(runs_html(self.diff.verified, False) if story.verified_text
                                    else f"<i>{html.escape(story.source)}</i>")
@@ -211,7 +211,7 @@ class DraftInspector(QWidget):
             said = f"not verified: {html.escape(story.reason)}"
         self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b> · "
                             f"{said}{note}")
-        self.draft_label.setText(f"<b>Draft</b> ({html.escape(region.source or 'drafter')})")
+        self.draft_label.setText(f"<b>Draft</b> ({draft_source(region)})")
         self.verified_label.setText("<b>Verified</b> (nothing yet)" if not story.final else "<b>Verified</b> (none)")
         body = html.escape(draft).replace("\n", "<br>")
         self.draft_view.setHtml(f'<div style="font-family: monospace; white-space: pre-wrap">{body}</div>'
@@ -222,6 +222,14 @@ class DraftInspector(QWidget):
                                     f"<i>Not verified: {html.escape(story.reason)}.</i>") + (
             f'<p>The model wrote (not compared with the draft):</p><div style="font-family: monospace; '
             f'white-space: pre-wrap">{text}</div>' if story.verified_text else ""))
+
+
+def draft_source(region) -> str:
+    """Which source drafted ``region`` and, where the drafter says, why (a text layer that failed
+    its check is read by OCR: ``extra["source_reason"]``), as escaped HTML."""
+    reason = (getattr(region, "extra", None) or {}).get("source_reason")
+    source = html.escape(region.source or "drafter")
+    return f"{source}: {html.escape(reason)}" if reason else source
 
 
 def _scroll_to_first_change(view: QTextBrowser, runs: list[tuple[str, str]]) -> None:

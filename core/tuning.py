@@ -35,13 +35,17 @@ DEFAULT_BACKGROUND_DRAFTING = "auto"
 #: drafter was built from a spec (``core.drafters.process``): its Python and model threads then
 #: take neither the interpreter lock nor the cores the decode's thread needs between passes.
 DRAFTING_PROCESS = True
-#: The drafting process runs only on CPU time nothing else wants (Linux's ``SCHED_IDLE``): the
-#: decode wants a core for a few milliseconds at a time and gets it the moment it wakes
-#: (``core.drafters.process.lower_priority``).
-DRAFTING_PROCESS_IDLE = True
-#: Where that policy is not offered (or turned off): how much lower the drafting process's
-#: priority is (``os.nice``).
-DRAFTING_PROCESS_NICE = 10
+#: Whether the drafting process runs only on CPU time nothing else wants (Linux's ``SCHED_IDLE``).
+#: Off: on a user's machine something else nearly always wants a core (a browser, a build), and
+#: under that policy the drafter then got none, so a page's drafts came long after its decode
+#: (a text-layer page: 148 s against 4.9 s without drafts). The drafter yields to the decode by
+#: ``DRAFTING_PROCESS_NICE`` instead (``core.drafters.process.lower_priority``).
+DRAFTING_PROCESS_IDLE = False
+#: How much lower the drafting process's priority is (``os.nice``): enough that the decode's thread,
+#: waking for a few milliseconds between passes, takes a core first; modest, so that beside other
+#: work at the normal priority the drafter still gets about a quarter of a core's share (Linux's
+#: weights: 335 at nice 5 against 1024 at 0; 110 at nice 10).
+DRAFTING_PROCESS_NICE = 5
 #: OCR lines the recogniser reads between two reports of what it read (``core.drafters.line_stream``):
 #: a page decoding beside its OCR takes the lines read so far as drafts, long before the layout
 #: and reading order are done. Each report rebuilds the page's early drafts (a few milliseconds);

@@ -8,9 +8,12 @@ needs to launch the next pass. On two cores, a loop of 20 ms GPU-like waits and 
 (a simulated pass and the engine's own work) took 2.5 ms more a pass beside a drafting thread,
 1.8 ms beside a drafting process, and nothing measurable beside a niced drafting process. In
 whole document runs on the simulated GPU the niced process still cost the decode 1.7-1.9 ms a
-pass (its thread waking to a busy core after each pass); the process now runs only on CPU time
-nothing else wants (``lower_priority``: Linux's ``SCHED_IDLE``, a niced process elsewhere), and
-that fell to 1.3-1.4 ms, the drafting taking about as long (docs/benchmarks.md).
+pass (its thread waking to a busy core after each pass); on an idle machine a process that runs
+only on CPU time nothing else wants (Linux's ``SCHED_IDLE``) cost it 1.3-1.4 ms. But a user's
+machine is rarely idle: beside a browser or a build such a process gets no core, and a page's
+drafts then came long after its decode. So the process is niced (``lower_priority``,
+``tuning.DRAFTING_PROCESS_NICE``): it yields to the decode, not to the whole machine
+(``tuning.DRAFTING_PROCESS_IDLE`` turns ``SCHED_IDLE`` back on).
 
     ProcessDrafter(drafter, spec)   a Drafter: ``draft(page)`` sends the page's document (path,
                                     password) and index to the process, which opens the document
@@ -201,11 +204,11 @@ def serve(connection, spec: str, nice: int, idle: bool = False) -> None:
 
 
 def lower_priority(nice: int, idle: bool) -> str:
-    """Leave the cores to the decode: with ``idle``, this process (and the model threads it starts
-    later) runs only on CPU time nothing else wants, where Linux offers that (``SCHED_IDLE``: a
-    waking decode thread takes a core from it at once, where a niced process keeps it for up to a
-    time slice, a millisecond or more between two passes); elsewhere at a priority ``nice`` lower.
-    Returns which it got: "idle", "nice" or "" (neither)."""
+    """Let the decode have a core first: this process (and the model threads it starts later) runs
+    at a priority ``nice`` lower; with ``idle``, only on CPU time nothing else wants, where Linux
+    offers that (``SCHED_IDLE``: a waking decode thread takes a core from it at once, but so does
+    every other process on the machine, and beside other work it starves). Returns which it got:
+    "idle", "nice" or "" (neither)."""
     if idle and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
         try:
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

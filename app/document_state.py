@@ -192,10 +192,6 @@ class DraftPreviewer(QObject):
         self._gate.shut()
         self._queue.put(None)
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
 
 #: How long the preview thread waits for another page before it ends (a new request starts another).
 PREVIEW_IDLE_SECONDS = 2.0

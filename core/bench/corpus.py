@@ -35,6 +35,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
+from core import tuning
 from core.drafters.base import Region
 from core.results import FIGURE_LABELS
 
@@ -56,6 +57,7 @@ class CorpusDocument:
     reference: str             # the whole document's reference Markdown
     kind: str                  # document kind for aggregation (see ``document_kind``)
     manifest_kind: str = ""    # the MANIFEST's free-text kind, when there is one
+    problem: str = ""          # why the document cannot be benchmarked (its reference left unread)
 
 
 def document_kind(stem: str, manifest_kind: str = "") -> str:
@@ -100,6 +102,12 @@ def load_corpus(corpus: str | Path, names: list[str] | None = None) -> list[Corp
         if names and not any(pdf.stem == n or pdf.stem.startswith(n) for n in names):
             continue
         mk = kinds.get(pdf.stem, "")
+        size = md.stat().st_size
+        if size > tuning.MAX_BENCH_REFERENCE_BYTES:  # aligning takes hundreds of times its size
+            problem = (f"its reference {md.name} is {size / (1 << 20):,.1f} MiB, more than any document's "
+                       f"(at most {tuning.MAX_BENCH_REFERENCE_BYTES / (1 << 20):,.0f} MiB)")
+            docs.append(CorpusDocument(pdf.stem, pdf, "", document_kind(pdf.stem, mk), mk, problem))
+            continue
         docs.append(CorpusDocument(pdf.stem, pdf, md.read_text(encoding="utf-8"), document_kind(pdf.stem, mk), mk))
     return docs
 

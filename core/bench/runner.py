@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ from core.drafters.process import reader_for
 from core.engine import Engine, EngineConfig
 from core.page_pipeline import render_and_draft
 from core.speculative.budget import PassCost
-from core.errors import HSDError
+from core.errors import DocumentError, HSDError, HSDWarning
 
 TARGETS = ("replay", "replay-cost", "real", "simulated-gpu")
 DEFAULT_METHODS = "ar,page,regions,hsd,hsd-tau0.75,hsd-oracle"
@@ -254,14 +255,28 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
     records = []
     budget = cfg.pages
     pass_cost = PassCost()  # what a pass costs on this target, learned over the whole run
+    skipped = []
     for doc in docs:
         if budget is not None and budget <= 0:
             break
-        records += _run_document(doc, cfg, methods, target, drafter, budget, log,
-                                 (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost, human)
+        if doc.problem:
+            skipped.append({"doc": doc.name, "reason": doc.problem})
+            warnings.warn(f"{doc.name}: skipped: {doc.problem}", HSDWarning, stacklevel=2)
+            continue
+        try:
+            records += _run_document(doc, cfg, methods, target, drafter, budget, log,
+                                     (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost,
+                                     human)
+        except DocumentError as exc:  # an empty or damaged PDF: the others are still benchmarked
+            skipped.append({"doc": doc.name, "reason": str(exc)})
+            warnings.warn(f"{doc.name}: skipped: {exc}", HSDWarning, stacklevel=2)
+            continue
         if budget is not None:
             budget -= sum(1 for r in records if r["doc"] == doc.name)
-    return {"info": asdict(info), "config": asdict(cfg), "pages": records}
+    if not records:
+        reasons = "; ".join(f"{s['doc']}: {s['reason']}" for s in skipped[:3])
+        raise HSDError(f"{cfg.corpus}: no document could be benchmarked ({reasons})")
+    return {"info": asdict(info), "config": asdict(cfg), "pages": records, "skipped": skipped}
 
 
 def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None, pass_cost=None,

@@ -110,16 +110,7 @@ def check_output_target(path: Path, what: str = "the output") -> None:
     or read-only disk). Every output of every command passes here before any work starts, so
     nothing fails only after a model has loaded or a whole document has been converted."""
     path = Path(path)
-    if os.path.lexists(path):
-        try:
-            mode = os.stat(path).st_mode
-        except OSError:  # a dangling link: replacing it is the overwrite rules' business
-            mode = stat.S_IFREG
-        if stat.S_ISDIR(mode):
-            raise HSDError(f"{path}: is a folder; {what} names a file to write")
-        if not stat.S_ISREG(mode):
-            raise HSDError(f"{path}: is not a regular file (a device, FIFO or socket); {what} is never written "
-                           "there, choose a file name")
+    refuse_special_file(path, what)
     real = os.path.realpath(path)
     tree = next((t for t in _SYSTEM_TREES if real == t or real.startswith(t + os.sep)), None)
     if tree:
@@ -129,6 +120,22 @@ def check_output_target(path: Path, what: str = "the output") -> None:
         parent = next(p for p in path.absolute().parents if os.path.lexists(p))
         raise HSDError(f"{path}: {parent} is not a folder; {what} cannot be written below it")
     _probe(folder, path, what)
+
+
+def refuse_special_file(path: Path, what: str = "the output") -> None:
+    """``HSDError`` when a folder, device, FIFO or socket stands at ``path`` (also through a
+    symbolic link): never replaced, whatever ``overwrite`` says."""
+    if not os.path.lexists(path):
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # a dangling link: replacing it is the overwrite rules' business
+        return
+    if stat.S_ISDIR(mode):
+        raise HSDError(f"{path}: is a folder; {what} names a file to write")
+    if not stat.S_ISREG(mode):
+        raise HSDError(f"{path}: is not a regular file (a device, FIFO or socket); {what} is never written "
+                       "there, choose a file name")
 
 
 def check_output_folder(folder: Path, what: str = "the output folder") -> None:
@@ -184,7 +191,8 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
             same = "" if str(victim) == str(target) else f" {victim}"
             raise HSDError(f"{target}: {what} would replace the input{same}; choose another -o")
 
-    for out in outputs:  # each Markdown file's place is checked with its input (``check_output_target``)
+    for out in outputs:  # the rest of each Markdown file's checks comes with its input (``check_output_target``)
+        refuse_special_file(out)
         refuse_symlinked_folders(out)
         refuse_inputs(out, "the output")
         refuse_inputs(images_dir_for(out), "the figures folder of this output")

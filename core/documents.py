@@ -203,6 +203,16 @@ def _unlock(doc: pymupdf.Document, path: Path, password: str | None) -> None:
         raise EncryptedDocumentError(f"{path}: wrong password for this encrypted PDF")
 
 
+def capped_scale(width_pt: float, height_pt: float, scale: float) -> float:
+    """``scale`` (pixels per point) lowered where needed so that an image of a ``width_pt`` x
+    ``height_pt`` area holds at most ``tuning.MAX_RENDER_PIXELS``: every image made of a page (its
+    renders, the drafters' own pictures of it) is sized here, so a poster page never takes gigabytes."""
+    pixels = (width_pt * scale) * (height_pt * scale)
+    if pixels > tuning.MAX_RENDER_PIXELS:
+        scale *= math.sqrt(tuning.MAX_RENDER_PIXELS / pixels)
+    return scale
+
+
 def _short(exc: Exception) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:160]
@@ -356,10 +366,7 @@ class Page:
     def _capped_dpi(self, dpi: float, width_pt: float, height_pt: float) -> float:
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
-        pixels = (width_pt * dpi / 72.0) * (height_pt * dpi / 72.0)
-        if pixels > tuning.MAX_RENDER_PIXELS:
-            dpi = dpi * math.sqrt(tuning.MAX_RENDER_PIXELS / pixels)
-        return dpi
+        return capped_scale(width_pt, height_pt, dpi / 72.0) * 72.0
 
     def _pixmap_to_image(self, clip: pymupdf.Rect | None, dpi: float) -> Image.Image:
         scale = dpi / 72.0
@@ -381,8 +388,15 @@ class Page:
         return image
 
     def render(self, dpi: int = 144) -> Image.Image:
-        """The whole page as an RGB image at ``dpi`` (lowered to stay under ``tuning.MAX_RENDER_PIXELS``)."""
-        return self._pixmap_to_image(None, self._capped_dpi(dpi, self.width, self.height))
+        """The whole page as an RGB image at ``dpi``, lowered to stay under ``tuning.MAX_RENDER_PIXELS``
+        with a warning: every renderer of a page (drafters, the model's page image) comes here."""
+        capped = self._capped_dpi(dpi, self.width, self.height)
+        if capped < dpi:
+            warnings.warn(HSDWarning(
+                f"{self.document.path}: page {self.number} is {self.width:,.0f} x {self.height:,.0f} pt: rendered at "
+                f"{capped:.0f} dpi instead of {dpi:g}, to stay under {tuning.MAX_RENDER_PIXELS / 1e6:g} megapixels"),
+                stacklevel=2)
+        return self._pixmap_to_image(None, capped)
 
     def render_region(self, bbox, dpi: int = 144, pad_pt: float = 4.0) -> Image.Image:
         """An RGB crop of ``bbox`` (points) grown by ``pad_pt`` on each side, clipped to the page."""

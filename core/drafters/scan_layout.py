@@ -19,6 +19,7 @@ import io
 import threading
 
 from core import tuning
+from core.documents import capped_scale
 from core.drafters.base import Region
 from core.drafters.layout import BULLET_RE, TextLine, median_line_size, reading_order, smallest_holder
 from core.drafters.layout_check import LayoutReport, sideways_steps, slot, text_in_figure
@@ -53,7 +54,7 @@ def text_page(width: float, height: float, image, lines: list[TextLine]):
     doc = pymupdf.open()
     page = doc.new_page(width=width, height=height)
     if image is not None:
-        scale = tuning.LAYOUT_IMAGE_SCALE
+        scale = capped_scale(width, height, tuning.LAYOUT_IMAGE_SCALE)  # 829 megapixels for a poster page
         small = image.convert("RGB").resize((max(1, round(width * scale)), max(1, round(height * scale))))
         buf = io.BytesIO()
         small.save(buf, "JPEG", quality=80)

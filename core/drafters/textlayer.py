@@ -36,13 +36,51 @@ class TextLayerDrafter:
 
     def draft(self, page) -> list[Region]:
         fitz_page = page.fitz_page if hasattr(page, "fitz_page") else page
+        turn_of_page = getattr(page, "turn", 0)
         # Text comes in the unrotated page space; ``to_page`` takes it to the page's frame (the file's
         # rotation, then the page's turn: what the model sees).
-        to_page = fitz_page.rotation_matrix * (page.turn_matrix if hasattr(page, "turn_matrix")
-                                               else turn_matrix(fitz_page.rect, 0))
-        page_rect = fitz_page.rect * to_page
+        to_page = fitz_page.rotation_matrix * turn_matrix(fitz_page.rect, turn_of_page)
         by_turn = extract_lines_by_turn(fitz_page, to_page)
         own = line_turn((1.0, 0.0), to_page)  # the turn of text upright in the unrotated space
+        chars = {t: _chars(group) for t, group in by_turn.items()}
+        dominant = max(chars, key=chars.get) if chars else own
+        if dominant != own:
+            # Most of the text is drawn turned inside the page (a slide printed sideways): the page
+            # is drawn again with that text upright, and drafted whole there (tables, charts).
+            regions = self._draft_upright_copy(fitz_page, (dominant + turn_of_page) % 360, turn_of_page)
+            if regions is not None:
+                return regions
+        return self._draft(fitz_page, to_page, by_turn, own)
+
+    def _draft_upright_copy(self, fitz_page, display_turn: int, turn_of_page: int) -> list[Region] | None:
+        """The regions of ``fitz_page`` drawn turned by ``display_turn`` on a page of its own (its
+        text then upright in that page's own space), boxes turned back into the frame the page's
+        ``turn_of_page`` makes; None where the page cannot be drawn again."""
+        shown = fitz_page.rect
+        try:
+            copy = pymupdf.open()
+            turned = shown * turn_matrix(shown, display_turn)
+            upright = copy.new_page(width=turned.width, height=turned.height)
+            upright.show_pdf_page(upright.rect, fitz_page.parent, fitz_page.number, rotate=(360 - display_turn) % 360)
+        except Exception:  # a page MuPDF cannot draw as a form: its lines in their frames instead
+            return None
+        by_turn = extract_lines_by_turn(upright, pymupdf.Matrix(1, 1))
+        regions = self._draft(upright, pymupdf.Matrix(1, 1), by_turn, 0)
+        back = ~turn_matrix(shown, display_turn) * turn_matrix(shown, turn_of_page)
+        turn = (display_turn - turn_of_page) % 360  # the text's turn in the page's frame
+        for region in regions:
+            region.bbox = tuple(pymupdf.Rect(region.bbox) * back)
+            extra = (region.extra.get("turn", 0) + turn) % 360
+            region.extra = {k: v for k, v in region.extra.items() if k != "turn"}
+            if extra:
+                region.extra["turn"] = extra
+        copy.close()
+        return regions
+
+    def _draft(self, fitz_page, to_page: pymupdf.Matrix, by_turn: dict[int, list[TextLine]], own: int | None) -> list[Region]:
+        """Regions of the lines ``by_turn`` (``extract_lines_by_turn`` with ``to_page``), each
+        direction in its own frame, ruled tables and charts with the unrotated space's own (``own``)."""
+        page_rect = fitz_page.rect * to_page
         lines = by_turn.get(own, [])
         tables = find_ruled_tables(fitz_page) if self.tables else []
         if tables:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from app.page_view import label_name
+
 
 ACCEPTED_BG = "#c8f0d0"
 REWRITTEN_BG = "#ffd0cc"
@@ -183,7 +185,8 @@ class DraftInspector(QWidget):
             numbers += f", {stats.page_accepted_tokens} accepted on the page"
         if stats.fallback:
             numbers += " · output degenerated, raw draft used"
-        self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b>"
+        kind = html.escape(label_name(region.label))
+        self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {kind}</b>"
                             f"{numbers} · words compared below: {self.diff.kept_words} of {self.diff.draft_words} "
                             f"draft words kept ({self.diff.kept_share:.0%}) · verified text: "
                             f"{html.escape(story.source)}")
@@ -209,7 +212,8 @@ class DraftInspector(QWidget):
                     f"({stats.accepted_tokens} of {stats.drafted_tokens}); the page was not finished")
         else:
             said = f"not verified: {html.escape(story.reason)}"
-        self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {html.escape(str(region.label))}</b> · "
+        kind = html.escape(label_name(region.label))
+        self.header.setText(f"<b>Page {story.page}, region {story.index + 1}: {kind}</b> · "
                             f"{said}{note}")
         self.draft_label.setText(f"<b>Draft</b> ({draft_source(region)})")
         self.verified_label.setText("<b>Verified</b> (nothing yet)" if not story.final else "<b>Verified</b> (none)")

@@ -20,6 +20,9 @@ AMBER = (245, 166, 35)
 GREEN = (39, 174, 96)
 GREY = (150, 150, 150)
 FILL_ALPHA = 60
+#: Past this many regions on a page, labels go inside their regions unchecked (finding each a clear
+#: spot compares it with every other region: quadratic).
+MAX_PLACED_LABELS = 300
 
 
 def acceptance_color(rate: float | None) -> QColor:
@@ -64,7 +67,7 @@ def unverified_reason(region, stats, mode: str = "hsd") -> str:
 
 
 def region_tooltip(index: int, region, stats, mode: str = "hsd") -> str:
-    lines = [f"<b>Region {index + 1}: {html.escape(str(region.label))}</b>"]
+    lines = [f"<b>Region {index + 1}: {html.escape(label_name(region.label))}</b>"]
     if stats is None:
         lines.append("drafted; not verified yet (the page is converting or not converted)")
     else:
@@ -115,24 +118,29 @@ class RegionItem(QGraphicsRectItem):
         self.setZValue(2 if on else 1)
 
 
+#: A region's kind in words (the drafters' labels are identifiers).
+LABEL_NAMES = {"page_number": "page number", "header": "page header", "footer": "page footer"}
+
+
+def label_name(label) -> str:
+    """``page_number`` -> ``page number``: a region's kind as the window writes it."""
+    label = str(label)
+    return LABEL_NAMES.get(label, label.replace("_", " "))
+
+
 class RegionLabel(QGraphicsSimpleTextItem):
-    """A region's number and kind just above its top-left corner (so it hides none of the region's
-    text), on a light backing so it reads over the page."""
+    """A region's number and kind on a light backing so it reads over the page. Its size is in screen
+    pixels (it ignores the zoom); ``PageView.place_labels`` puts it where it hides no text."""
 
     def _text_rect(self) -> QRectF:
         return super().boundingRect()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt)
-        rect = self._text_rect()
-        return rect.translated(0, -rect.height()).adjusted(-2, 0, 2, 0)
+        return self._text_rect().adjusted(-2, 0, 2, 0)
 
     def paint(self, painter, option, widget=None):
-        rect = self._text_rect()
-        painter.save()
-        painter.translate(0, -rect.height())
-        painter.fillRect(rect.adjusted(-2, 0, 2, 0), QColor(255, 255, 255, 215))
+        painter.fillRect(self.boundingRect(), QColor(255, 255, 255, 215))
         super().paint(painter, option, widget)
-        painter.restore()
 
 
 class PageView(QGraphicsView):
@@ -247,7 +255,7 @@ class PageView(QGraphicsView):
             item.setVisible(self.overlay_visible)
             self.scene().addItem(item)
             self.region_items.append(item)
-            label = RegionLabel(f"{i + 1} {region.label}")
+            label = RegionLabel(f"{i + 1} {label_name(region.label)}")
             label.setFont(_label_font())
             label.setBrush(QColor(20, 20, 20))
             label.setFlag(QGraphicsSimpleTextItem.GraphicsItemFlag.ItemIgnoresTransformations)
@@ -257,6 +265,40 @@ class PageView(QGraphicsView):
             self.scene().addItem(label)
             self.label_items.append(label)
         self._highlight = None
+        self.place_labels()
+
+    def place_labels(self) -> None:
+        """Put each region's label where it hides no text, inside the page: in the margin beside the
+        region's first line (left, else right), else above the region where that is clear of the
+        others, else inside its top-left corner. Labels keep their screen size, so their place
+        changes with the zoom."""
+        if not self.label_items or self.page_item is None or not (self.labels_visible and self.overlay_visible):
+            return  # placed when shown
+        zoom = self.transform().m11() or 1.0
+        crowded = len(self.label_items) > MAX_PLACED_LABELS
+        page = self.sceneRect()
+        boxes = [item.rect() for item in self.region_items]
+        placed: list[QRectF] = []
+        for i, label in enumerate(self.label_items):
+            size = label.boundingRect()
+            w, h = size.width() / zoom, size.height() / zoom
+            box = boxes[i]
+            top = min(max(page.top(), box.top()), page.bottom() - h)
+            candidates = [QPointF(box.left() - w - 2 / zoom, top), QPointF(box.right() + 2 / zoom, top),
+                          QPointF(box.left(), box.top() - h - 1 / zoom)]
+
+            def fits(point):
+                rect = QRectF(point.x(), point.y(), w, h)
+                if not page.contains(rect):
+                    return False
+                return not any(rect.intersects(b) for j, b in enumerate(boxes) if j != i) and \
+                    not any(rect.intersects(p) for p in placed)
+
+            spot = None if crowded else next((p for p in candidates if fits(p)), None)
+            if spot is None:  # nowhere clear: inside the region, within the page
+                spot = QPointF(min(max(page.left(), box.left()), page.right() - w), top)
+            label.setPos(spot.x() - size.left() / zoom, spot.y() - size.top() / zoom)
+            placed.append(QRectF(spot.x(), spot.y(), w, h))
 
     def set_overlay_visible(self, on: bool) -> None:
         self.overlay_visible = bool(on)
@@ -268,6 +310,7 @@ class PageView(QGraphicsView):
         self.labels_visible = bool(on)
         for item in self.label_items:
             item.setVisible(self.overlay_visible and self.labels_visible)
+        self.place_labels()
 
     def update_region(self, index: int, stats) -> None:
         if 0 <= index < len(self.region_items):
@@ -295,6 +338,7 @@ class PageView(QGraphicsView):
             return
         self.fitInView(self.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         self._zoom = self.transform().m11()
+        self.place_labels()
         self.zoom_changed.emit(self._zoom)
 
     def zoom_fit_width(self) -> None:
@@ -308,6 +352,7 @@ class PageView(QGraphicsView):
         self.resetTransform()
         self.scale(self._zoom, self._zoom)
         self.centerOn(self.sceneRect().center().x(), 0)
+        self.place_labels()
         self.zoom_changed.emit(self._zoom)
 
     def reset_zoom(self) -> None:
@@ -334,6 +379,7 @@ class PageView(QGraphicsView):
     def _apply_zoom(self) -> None:
         self.resetTransform()
         self.scale(self._zoom, self._zoom)
+        self.place_labels()
         self.zoom_changed.emit(self._zoom)
 
     def wheelEvent(self, event):  # noqa: N802 (Qt)

@@ -300,3 +300,37 @@ def test_a_scan_opened_without_converting_shows_its_preview_drafter_at_work(qtbo
         release.set()
     qtbot.waitUntil(lambda: bool(window.page_view.region_items), timeout=30000)
     assert "drafting" not in window.status_label.text() and "drafting" not in window.markdown_title.text()
+
+
+# -- region labels ------------------------------------------------------------------------------
+
+
+def test_region_labels_read_as_words_stay_on_the_page_and_clear_of_other_regions(qtbot, window, tmp_path):
+    """A dense page: regions stacked with no gap, one reaching the right edge. Each label names the
+    kind in words, lies inside the page and covers no other region's text (the margins are free)."""
+    from PySide6.QtCore import QRectF
+
+    doc = window.add_files([make_pdf(tmp_path / "dense.pdf")], convert=False)[0]
+    regions = [Region("title", (60, 30, 300, 50), "Results", "textlayer")]
+    regions += [Region("text", (60, 50 + 20 * k, 300, 70 + 20 * k), f"Line {k}", "textlayer") for k in range(12)]
+    regions += [Region("page_number", (300, 430, 360, 446), "7", "textlayer")]  # at the page's right edge
+    doc.pages[1].finished(page_result(1, regions=regions, markdown="Results"))
+    window.show_page(1)
+    window.labels_action.trigger()  # Show region labels
+    assert window.labels_action.isChecked()
+    view = window.page_view
+    page = view.sceneRect()
+    for zoom in (view.zoom_fit, view.zoom_in, view.zoom_in):
+        zoom()
+        scale = view.transform().m11()
+        for i, label in enumerate(view.label_items):
+            assert label.isVisible()
+            size = label.boundingRect()
+            rect = QRectF(label.pos().x() + size.left() / scale, label.pos().y() + size.top() / scale,
+                          size.width() / scale, size.height() / scale)
+            assert page.adjusted(-0.5, -0.5, 0.5, 0.5).contains(rect), (i, label.text(), rect, page)
+            others = [item.rect() for j, item in enumerate(view.region_items) if j != i]
+            assert not any(rect.intersects(o) for o in others), (i, label.text(), rect)
+    names = [label.text() for label in view.label_items]
+    assert names[0] == "1 title" and names[-1] == "14 page number"
+    assert "page_number" not in view.region_items[-1].toolTip() and "page number" in view.region_items[-1].toolTip()

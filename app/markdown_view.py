@@ -8,8 +8,8 @@ the document's work folder; remote and other resources are refused (``SafeTextBr
 
 Model output is also unbounded. Rendering is linear, and what the view lays out is bounded: past
 ``PREVIEW_CHARS`` characters, ``PREVIEW_LINES`` lines, ``PREVIEW_CELLS`` table cells or ``PREVIEW_MARKS``
-Markdown marks the rendered tab shows the beginning with a "truncated in preview" note, and past ``SOURCE_CHARS`` so does the
-source tab. Copy and export always have the whole text.
+Markdown marks the rendered tab shows the beginning with a "truncated in preview" note, and past
+``SOURCE_CHARS`` so does the source tab. Copy and export always have the whole text.
 """
 
 from __future__ import annotations

@@ -226,9 +226,9 @@ _VOID = frozenset({"area", "base", "basefont", "bgsound", "br", "col", "embed", 
                    "input", "keygen", "link", "meta", "param", "source", "track", "wbr"})
 #: A start tag closes the open element on top when it is one of these (a cell the next cell, a
 #: row the last cell and row...), as the parser does.
+_SECTION_PARTS = {"thead", "tbody", "tfoot", "tr", "td", "th"}
 _CLOSES = {"p": {"p"}, "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"}, "td": {"td", "th"}, "th": {"td", "th"},
-           "tr": {"tr", "td", "th"}, "thead": {"thead", "tbody", "tfoot", "tr", "td", "th"},
-           "tbody": {"thead", "tbody", "tfoot", "tr", "td", "th"}, "tfoot": {"thead", "tbody", "tfoot", "tr", "td", "th"}}
+           "tr": {"tr", "td", "th"}, "thead": _SECTION_PARTS, "tbody": _SECTION_PARTS, "tfoot": _SECTION_PARTS}
 #: The parser's scopes: an end tag closes nothing past one of these (a ``</div>`` inside a table).
 _TABLE_PARTS = frozenset({"table", "caption", "colgroup", "thead", "tbody", "tfoot", "tr", "td", "th"})
 _TABLE_SCOPE = frozenset({"table", "template", "html"})

@@ -336,8 +336,8 @@ app = QApplication([])
 from app.markdown_view import MarkdownView, PREVIEW_MARKS, render_markdown
 view = MarkdownView()
 n = 100000
-pages = {"bold": "<b>" * n + "deep text", "div": "<div>" * n + "deep text", "cells": "<table><tr><td>" * n + "deep text",
-         "brackets": "![" * n, "formulas": "$a" * n, "links": "[](" * n}
+pages = {"bold": "<b>" * n + "deep text", "div": "<div>" * n + "deep text",
+         "cells": "<table><tr><td>" * n + "deep text", "brackets": "![" * n, "formulas": "$a" * n, "links": "[](" * n}
 out = {}
 for name, text in pages.items():
     view.set_texts(page=text, document="")

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QLineEdit, QLi
                                QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from app import navigation, page_story, window_state
-from app.conversion import ConversionController
+from app.conversion import ConversionController, release_freed_memory
 from app.document_state import DocumentState, DraftPreviewer
 from app.draft_inspector import DraftInspector
 from app.export_actions import ExportActions
@@ -40,6 +40,9 @@ from app.worker import EngineCache, document_cache_dir
 OPEN_FILTER = "Documents (*.pdf *.png *.jpg *.jpeg *.tif *.tiff *.bmp *.webp *.gif);;All files (*)"
 VIEW_DPI = 110
 MAX_VIEW_DPI = 400
+#: Rendered pages kept for going back and forth: at most this many, and this many bytes.
+PAGE_CACHE_PAGES = 6
+PAGE_CACHE_BYTES = 64 * 2**20
 #: After Yes to quitting mid-conversion, how long the window waits for the worker to stop (a cancel
 #: takes one forward pass); past it the app exits anyway.
 QUIT_WAIT_MS = 1000
@@ -547,6 +550,12 @@ class MainWindow(QMainWindow):
             doc.doc.close()
         except Exception:
             pass
+        # what the window kept of it goes with it: its rendered pages, its records
+        for key in [k for k in self._page_cache if k[0] == str(doc.path)]:
+            del self._page_cache[key]
+        if doc is not self.conversion.running:
+            doc.pages.clear()
+            doc.previous = None
         self.current = None
         self.inspection.clear()
         self.queue.takeItem(row)
@@ -562,6 +571,7 @@ class MainWindow(QMainWindow):
             if self.current is None:
                 self.show_document(self.documents[self.queue.currentRow()])
         self._update_actions()
+        release_freed_memory()
 
     def _page_image(self, doc: DocumentState, page: int, dpi: int = VIEW_DPI):
         key = (str(doc.path), page)
@@ -569,9 +579,11 @@ class MainWindow(QMainWindow):
         if cached is None or cached[0] < dpi:
             cached = (dpi, pil_to_qimage(doc.doc.page(page - 1).render(dpi)))
             self._page_cache[key] = cached
-            while len(self._page_cache) > 6:
-                self._page_cache.popitem(last=False)
         self._page_cache.move_to_end(key)
+        # a few pages at most, and fewer when zoomed in (a page at 400 dpi is some 45 MB)
+        while len(self._page_cache) > 1 and (len(self._page_cache) > PAGE_CACHE_PAGES or sum(
+                image.sizeInBytes() for _, image in self._page_cache.values()) > PAGE_CACHE_BYTES):
+            self._page_cache.popitem(last=False)
         return cached[1]
 
     def _sharpen_page(self) -> None:

@@ -536,10 +536,6 @@ BENCH_MAX_NEW_TOKENS = 8192
 #: reference with its pages takes hundreds of times its size in memory (10 MB took 5.8 GB), and
 #: the largest reference of the corpus is 50 KB.
 MAX_BENCH_REFERENCE_BYTES = 2 << 20
-#: A corpus document whose reference file is larger than this is skipped with a line: aligning a
-#: reference with its pages takes hundreds of times its size in memory (10 MB took 5.8 GB), and
-#: the largest reference of the corpus is 50 KB.
-MAX_BENCH_REFERENCE_BYTES = 2 << 20
 #: The simulated GPU's fixed milliseconds of every pass: a 1 B document VLM's pass in transformers
 #: (``core.bench.simulated_gpu`` gives the public figures behind it).
 SIMULATED_GPU_PASS_MS = 20.0

@@ -12,9 +12,11 @@ How far ahead (``Engine.drafts_beside_decode``, ``--background-drafting``):
   drafter): up to ``ahead`` pages wait beyond the one decoding, and a page goes to the decode as
   soon as it is rendered; its drafts join the decode when they arrive (the engine decodes without
   drafts until then, and ``PageStats.passes_before_drafts`` says for how many passes). The next
-  page is rendered while the drafter reads this one (once it has told its first lines): where the
+  pages are rendered while the drafter reads this one (once it has told its first lines): where the
   drafter is slower than the decode, it then starts each page the moment it ends the one before,
-  not a render later.
+  not a render later. While a drafter reading in its process has not answered, a decode that asks
+  for its next page gets it rendered at once (within ``tuning.DRAFTING_ANSWER_POLL_SECONDS``): the
+  decode never waits for a drafter's answer about an earlier page, only for its next page's render.
 * drafter first (``off``; ``auto`` on a CPU, where drafter and decode would share the same cores):
   the first page is drafted while the model loads, every later one when the decode asks for it,
   and a page reaches the decode with its drafts done; nothing drafts while a page decodes.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from typing import Callable
 
 from core import tuning
@@ -59,7 +62,12 @@ class DraftAhead:
         self._permits = threading.Semaphore(1 + max(0, ahead))
         self._ready: queue.Queue = queue.Queue()
         self._stopped = threading.Event()
+        self._decode_waits = threading.Event()  # the decode asks for its next page and has none
         self._asked = 0
+        # the drafting thread's: pages rendered ahead of their drafting, in order, each with its
+        # permit: (page, or None where it failed; its DraftedPage, or None where it failed first)
+        self._ahead: deque = deque()
+        self._rendered_to = 0  # the pages at positions below this are rendered (or failed)
         self._thread = threading.Thread(target=self._run, name="hsd-draft-ahead", daemon=True)
         self._thread.start()
 
@@ -71,16 +79,20 @@ class DraftAhead:
         if self._asked:
             self._permits.release()  # the decode is free: one more page may be prepared
         self._asked += 1
-        while True:
-            try:
-                item = self._ready.get(timeout=tuning.DRAFT_AHEAD_WAKE_SECONDS)
-            except queue.Empty:
-                if self._stopped.is_set():
-                    raise CancelledError("cancelled") from None
-                continue
-            if isinstance(item, BaseException):
-                raise item
-            return item
+        self._decode_waits.set()
+        try:
+            while True:
+                try:
+                    item = self._ready.get(timeout=tuning.DRAFT_AHEAD_WAKE_SECONDS)
+                except queue.Empty:
+                    if self._stopped.is_set():
+                        raise CancelledError("cancelled") from None
+                    continue
+                if isinstance(item, BaseException):
+                    raise item
+                return item
+        finally:
+            self._decode_waits.clear()
 
     def stop(self) -> None:
         """Prepare no further page (the one being drafted is finished first: see ``join``)."""
@@ -94,24 +106,40 @@ class DraftAhead:
     # -- the drafting thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
-        upcoming = None  # the next page, rendered while this one drafted (its permit taken then)
         try:
             for position, index in enumerate(self.indices):
-                if upcoming is None:
+                if position >= self._rendered_to:
                     self._permits.acquire()
                 if self._stopped.is_set():
                     return
-                following = self.indices[position + 1] if position + 1 < len(self.indices) else None
                 with warnings_to(lambda message, page=index + 1: self.emit(Notice(message, page=page))):
-                    rendered, upcoming = upcoming, None
-                    page = rendered[0] if rendered is not None else self._page(index)
+                    if position < self._rendered_to:
+                        page, drafted = self._ahead.popleft()
+                    else:
+                        self._rendered_to = position + 1
+                        page, drafted = self._page(index), None
                     if page is not None:
-                        upcoming = self._draft(page, rendered[1] if rendered is not None else None, following)
+                        self._draft(page, drafted)
         except BaseException as exc:  # a bug here must not leave the decode waiting for ever
             self._ready.put(exc)
         finally:
-            if upcoming is not None and upcoming[0] is not None:  # rendered, then the run stopped
-                upcoming[1].drafts.deliver(DraftJob.finished([], error="drafting did not run"))
+            for page, drafted in self._ahead:  # rendered, then the run stopped
+                if page is not None:
+                    drafted.drafts.deliver(DraftJob.finished([], error="drafting did not run"))
+
+    def _render_ahead(self) -> None:
+        """Beside the decode, render the next page not rendered yet where a permit is free: the
+        decode takes it at once, and the drafter finds it rendered."""
+        position = self._rendered_to
+        if (not self.beside or position >= len(self.indices) or self._stopped.is_set()
+                or not self._permits.acquire(blocking=False)):
+            return
+        self._rendered_to = position + 1
+        index = self.indices[position]
+        with warnings_to(lambda message: self.emit(Notice(message, page=index + 1))):
+            page = self._page(index)
+            drafted = self._render(page, PendingDrafts()) if page is not None else None
+        self._ahead.append((page if drafted is not None and drafted.error is None else None, drafted))
 
     def _failed(self, number: int, exc: Exception) -> DraftedPage:
         """Page ``number`` could not be loaded or rendered: handed on as failed (the others go on)."""
@@ -139,16 +167,18 @@ class DraftAhead:
             self._ready.put(drafted)  # the decode may start; the drafts join it when they arrive
         return drafted
 
-    def _draft(self, page, drafted: DraftedPage | None, following: int | None):
+    def _draft(self, page, drafted: DraftedPage | None) -> None:
         """Draft ``page`` and hand it to the decode, rendering it (where ``drafted`` is None) while
         the drafter already reads it in its process (``draft_page``'s ``meanwhile``): the first
-        lines come a render sooner. Beside the decode, the page ``following`` is rendered as soon
-        as the drafter has told its first lines, where a permit is free: this thread would only
-        wait for the drafter (the decode, waiting for this page's regions, then finds the next page
-        rendered, and the drafter starts it at once). Returns that page and its ``_render``, or None."""
-        number = page.index + 1
+        lines come a render sooner. Beside the decode, the pages after it are rendered while the
+        drafter reads it, where permits are free: one each time the drafter tells lines (this
+        thread would only wait for the drafter; the decode, waiting for this page's regions, then
+        finds the next page rendered, and the drafter starts it at once), and, while a drafter
+        reading elsewhere has not answered, whenever the decode waits for its next page (the
+        decode never waits for a drafter's answer about an earlier page)."""
         pending = drafted.drafts if drafted is not None else PendingDrafts()
-        upcoming = None
+        number = page.index + 1
+        lines_told = False
 
         def render_for_decode():
             nonlocal drafted
@@ -156,21 +186,21 @@ class DraftAhead:
                 drafted = self._render(page, pending)
 
         def told(lines):
-            nonlocal upcoming
+            nonlocal lines_told
             pending.lines.extend(lines)  # first: the decode may speculate from them during the render
-            if (upcoming is None and following is not None and self.beside and not self._stopped.is_set()
-                    and self._permits.acquire(blocking=False)):
-                with warnings_to(lambda message: self.emit(Notice(message, page=following + 1))):
-                    ahead = self._page(following)
-                    rendered = self._render(ahead, PendingDrafts()) if ahead is not None else None
-                    upcoming = (ahead if rendered is not None and rendered.error is None else None, rendered)
+            lines_told = True
+            self._render_ahead()
+
+        def waiting():
+            if lines_told or self._decode_waits.is_set():
+                self._render_ahead()
 
         job = DraftJob.finished([], error="drafting did not run")
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
             # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
             job = DraftJob(self.reader, page, background=False, lines=pending.lines, on_lines=told,
-                           meanwhile=render_for_decode)
+                           meanwhile=render_for_decode, waiting=waiting)
             render_for_decode()  # where the drafter failed before it ran ``meanwhile``
             if drafted.error is None:
                 drafted.seconds["draft"] = job.seconds
@@ -180,4 +210,3 @@ class DraftAhead:
             pending.deliver(job)  # never leave the decode waiting for drafts
         if not self.beside and drafted.error is None:
             self._ready.put(drafted)
-        return upcoming

@@ -14,9 +14,10 @@ A run's threads:
 * drafting (``core.draft_ahead``): owns the PDF from the plan on; renders and drafts the pages
   ahead of the decode, bounded, and the first one while the model loads;
 * decode: each page through ``Engine.decode_image`` (``start_page``), saved at once
-  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page. A page whose
-  decode ends before its drafter does (a scan's OCR, beside the decode) waits for its regions on a
-  thread of its own (``PageSaver``) while the decode goes on with the next page.
+  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page. The decode
+  never waits for a drafter: a page whose decode ends before its drafter does (a scan's OCR,
+  beside the decode) waits for its regions on a thread of its own (``PageSaver``), with the pages
+  decoded after it, while the decode goes on with the next page.
 
 Cancelling (``should_cancel``, Ctrl-C, ``close()``) stops the decode within one forward pass and
 waits for the drafting thread to finish its page: no thread outlives the run or reads a closed PDF.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -176,40 +178,72 @@ class _Guarded:
 
 
 class PageSaver:
-    """Saves a run's decoded pages in order. A page whose decode ended before its drafter did (a
-    scan's OCR still reading it, the decode beside it) waits for its regions on a thread of its own,
-    so that the decode goes on to the next page instead of idling; at most one page waits so, and
-    the next is saved only after it. ``save(page, decoded)`` (``start_page``'s), ``wait()`` for the
-    last; an error in a waiting page's saving is raised by the next ``save`` or ``wait``."""
+    """Saves a run's decoded pages in order, and never holds up the decode for a drafter. A page
+    whose decode ended before its drafter did (a scan's OCR still reading it, the decode beside
+    it) waits for its regions on a thread of its own (its figures are cut from them, the overlay
+    drawn from them, and the resume folder keeps the page as an uninterrupted run would), and so
+    does every page decoded after it until its turn: the decode goes on to the next page meanwhile
+    instead of idling. How many pages wait so is bounded by the drafting ahead (``DraftAhead``: the
+    drafter reads the pages in order, and the decode gets a page no more than ``ahead`` beyond it).
+    ``save(page, decoded)`` (``start_page``'s), ``wait()`` for every page handed over; an error in
+    a waiting page's saving is raised by the next ``save`` or ``wait``, and the pages after it are
+    not saved."""
 
     def __init__(self, save: Callable[[DraftedPage, PageResult], None], emit: Callable[[object], None]):
         self._save, self._emit = save, emit
+        self._waiting: deque = deque()  # (page, decoded), in order, for the saving thread
+        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
     def save(self, page: DraftedPage, decoded) -> None:
-        self.wait()
-        if decoded.drafted():
+        self._raise()
+        with self._lock:
+            here = self._thread is None and decoded.drafted()  # nothing waits before it, nothing to wait for
+            if not here:
+                self._waiting.append((page, decoded))
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._drain, name="hsd-page-save", daemon=True)
+                    self._thread.start()
+        if here:
             self._save(page, decoded.finish())
-            return
-        self._thread = threading.Thread(target=self._finish, args=(page, decoded), name="hsd-page-save",
-                                        daemon=True)
-        self._thread.start()
+
+    def waiting(self) -> int:
+        """Pages handed over and not saved yet."""
+        with self._lock:
+            return len(self._waiting)
 
     def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        while True:
+            with self._lock:
+                thread = self._thread
+            if thread is None:
+                break
+            thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
-    def _finish(self, page: DraftedPage, decoded) -> None:
-        try:
-            with warnings_to(lambda message: self._emit(Notice(message, page=page.number))):
-                self._save(page, decoded.finish())
-        except BaseException as exc:  # raised on the decode's thread
-            self._error = exc
+    def _drain(self) -> None:
+        """The saving thread: the waiting pages in order, each once its drafter has delivered."""
+        while True:
+            with self._lock:
+                if not self._waiting or self._error is not None:
+                    self._waiting.clear()  # after an error: not saved (the run ends with it)
+                    self._thread = None
+                    return
+                page, decoded = self._waiting[0]
+            try:
+                with warnings_to(lambda message: self._emit(Notice(message, page=page.number))):
+                    self._save(page, decoded.finish())
+            except BaseException as exc:  # raised on the decode's thread
+                self._error = exc
+            with self._lock:
+                self._waiting.popleft()
+            del page, decoded  # its rendered image goes once it is saved
 
 
 # --- the run ---------------------------------------------------------------------------------------

@@ -46,6 +46,11 @@ DRAFTING_PROCESS_IDLE = False
 #: work at the normal priority the drafter still gets about a quarter of a core's share (Linux's
 #: weights: 335 at nice 5 against 1024 at 0; 110 at nice 10).
 DRAFTING_PROCESS_NICE = 5
+#: How often the thread that renders a document's pages looks up from waiting for the drafting
+#: process's answer (``core.drafters.process``), seconds: a decode that wants its next page while
+#: the drafter still reads an earlier one gets it rendered within this (``core.draft_ahead``); a
+#: render takes 20-100 ms, a pass 5-20 ms.
+DRAFTING_ANSWER_POLL_SECONDS = 0.01
 #: OCR lines the recogniser reads between two reports of what it read (``core.drafters.line_stream``):
 #: a page decoding beside its OCR takes the lines read so far as drafts, long before the layout
 #: and reading order are done. Each report rebuilds the page's early drafts (a few milliseconds);

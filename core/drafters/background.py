@@ -37,13 +37,14 @@ class DraftJob:
     ``seconds``: the drafter's own wall-clock, once done. ``lines``: where the lines the drafter has
     read so far are appended (``OcrLine``; ``early_lines``; default: a list of the job's own);
     ``on_lines``: told them instead, on the drafting thread (it appends them to ``lines`` itself).
-    ``meanwhile``: work of the drafting thread done while the page is drafted (``draft_page``).
+    ``meanwhile``: work of the drafting thread done while the page is drafted (``draft_page``);
+    ``waiting``: called now and then while a drafter reading elsewhere has not answered (``draft_page``).
     """
 
     def __init__(self, drafter, page, background: bool = True, lines: list[OcrLine] | None = None,
                  on_lines: Callable[[list[OcrLine]], None] | None = None,
-                 meanwhile: Callable[[], None] | None = None):
-        self._meanwhile = meanwhile
+                 meanwhile: Callable[[], None] | None = None, waiting: Callable[[], None] | None = None):
+        self._meanwhile, self._waiting = meanwhile, waiting
         self._regions: list[Region] = []
         self._lines = lines if lines is not None else []
         self._on_lines = on_lines if on_lines is not None else self._lines.extend
@@ -75,13 +76,13 @@ class DraftJob:
                 meanwhile, run = None, meanwhile
                 run()  # before the drafting here: not the drafter's time
                 t0 = time.perf_counter()
-            self._regions = list(draft_page(drafter, page, self._on_lines, meanwhile))
+            self._regions = list(draft_page(drafter, page, self._on_lines, meanwhile, self._waiting))
         except Exception as exc:  # reported with the page; the decode goes on undrafted
             self._regions, self.error = [], f"{type(exc).__name__}: {exc}"
         finally:
             self.seconds = time.perf_counter() - t0
             # the callbacks may hold the caller's page (its image): the job outlives the drafting
-            self._on_lines = self._meanwhile = None
+            self._on_lines = self._meanwhile = self._waiting = None
             self._done.set()
 
     def done(self) -> bool:

@@ -118,15 +118,16 @@ def prepare_drafter(drafter, page) -> None:
         prepare(page)
 
 
-def draft_page(drafter, page, on_lines=None, meanwhile=None) -> list[Region]:
+def draft_page(drafter, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
     """``drafter.draft(page)``, telling ``on_lines(lines)`` the lines it reads as it reads them
     where the drafter can (``Drafter.streams_lines``). ``meanwhile()``: work of the calling thread
     that need not wait for the drafting, run once: while the page is drafted where the drafter
     reads it elsewhere (``drafts_elsewhere``: a drafting process, which is sent the page first),
-    else before the drafting."""
+    else before the drafting. ``waiting()``: called now and then on the calling thread while a
+    drafter that reads elsewhere has not answered (never where the drafter reads here)."""
+    if getattr(drafter, "drafts_elsewhere", False) and (meanwhile is not None or waiting is not None):
+        return drafter.draft(page, on_lines=on_lines, meanwhile=meanwhile, waiting=waiting)
     if meanwhile is not None:
-        if getattr(drafter, "drafts_elsewhere", False):
-            return drafter.draft(page, on_lines=on_lines, meanwhile=meanwhile)
         meanwhile()
     if on_lines is not None and getattr(drafter, "streams_lines", False):
         return drafter.draft(page, on_lines=on_lines)

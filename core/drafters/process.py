@@ -23,7 +23,10 @@ drafts then came long after its decode. So the process is niced (``lower_priorit
                                     ``draft(page, on_lines=...)``: the lines the drafter reads
                                     come back as it reads them (``Drafter.streams_lines``);
                                     ``draft(page, meanwhile=...)``: this thread's other work,
-                                    done once the process has the page.
+                                    done once the process has the page;
+                                    ``draft(page, waiting=...)``: called on this thread every
+                                    ``tuning.DRAFTING_ANSWER_POLL_SECONDS`` while the process
+                                    has not answered (the pages ahead are rendered then).
                                     A page of a document that is no file is drafted here
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec, or the drafter itself (one built from no spec, or
@@ -81,12 +84,13 @@ class ProcessDrafter:
         if self._in_process(page):
             self._ask("prepare", page)
 
-    def draft(self, page, on_lines=None, meanwhile=None) -> list[Region]:
+    def draft(self, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
         """``page``'s regions; ``meanwhile()`` runs once the process has been sent the page (here,
-        before the drafting, where the process cannot draft it)."""
+        before the drafting, where the process cannot draft it); ``waiting()`` while its answer has
+        not come (never where the page is drafted here)."""
         if not self._in_process(page):
             return draft_page(self.drafter, page, on_lines, meanwhile)
-        return self._ask("draft", page, on_lines, meanwhile)
+        return self._ask("draft", page, on_lines, meanwhile, waiting)
 
     @staticmethod
     def _in_process(page) -> bool:
@@ -101,7 +105,7 @@ class ProcessDrafter:
 
     # -- this side --------------------------------------------------------------------------------
 
-    def _ask(self, what: str, page, on_lines=None, meanwhile=None):
+    def _ask(self, what: str, page, on_lines=None, meanwhile=None, waiting=None):
         document = page.document
         # the page's turn goes with it: the process sees the page as this side does (``Page.turn``)
         request = (what, str(document.path), document.password, page.index, on_lines is not None,
@@ -116,7 +120,7 @@ class ProcessDrafter:
                             meanwhile, run = None, meanwhile
                             run()
                     finally:  # the answer is read whatever happened meanwhile: the next request's is next
-                        status, value, caught = self._receive(on_lines)
+                        status, value, caught = self._receive(on_lines, waiting)
                 except (EOFError, OSError) as exc:
                     self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 else:
@@ -129,11 +133,21 @@ class ProcessDrafter:
             return prepare_drafter(self.drafter, page)
         return draft_page(self.drafter, page, on_lines, meanwhile)  # meanwhile: None where it ran
 
-    def _receive(self, on_lines) -> tuple:
-        """The process's answer; the lines it sends before it go to ``on_lines``."""
+    def _receive(self, on_lines, waiting=None) -> tuple:
+        """The process's answer; the lines it sends before it go to ``on_lines``; ``waiting()`` is
+        called while nothing has come. The answer is read whatever ``waiting`` raises (the next
+        request's is next), and then that is raised."""
+        failed = None
         while True:
+            while waiting is not None and not self._connection.poll(tuning.DRAFTING_ANSWER_POLL_SECONDS):
+                try:
+                    waiting()
+                except BaseException as exc:
+                    failed, waiting = exc, None
             message = self._connection.recv()
             if message[0] != "lines":
+                if failed is not None:
+                    raise failed
                 return message
             if on_lines is not None:
                 on_lines(message[1])

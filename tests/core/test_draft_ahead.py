@@ -202,7 +202,7 @@ class ElsewhereDrafter(Drafter):
 
     drafts_elsewhere = True
 
-    def draft(self, page, on_lines=None, meanwhile=None):
+    def draft(self, page, on_lines=None, meanwhile=None, waiting=None):
         self.log.append(("sent", page.number, threading.get_ident()))
         if meanwhile is not None:
             meanwhile()

@@ -196,6 +196,56 @@ def test_the_decode_goes_on_to_the_next_page_while_a_page_waits_for_its_regions(
     assert not [t for t in threading.enumerate() if t.name.startswith("hsd-") and t.name != "hsd-drafting"]
 
 
+class SlowElsewhere(Paragraphs):
+    """Reads its pages elsewhere, as the drafting process does (``drafts_elsewhere``), and is slow
+    on page 1: it answers only once ``gate`` opens, calling ``waiting`` meanwhile as the process's
+    reader does while no answer has come."""
+
+    drafts_elsewhere = True
+
+    def __init__(self, gate: threading.Event):
+        super().__init__()
+        self.held = gate
+        self.released_by_the_run = False
+
+    def draft(self, page, on_lines=None, meanwhile=None, waiting=None):
+        if meanwhile is not None:
+            meanwhile()
+        if page.index == 0:
+            for _ in range(1000):  # a bound for a broken run, not a timing: the run opens the gate
+                if self.held.wait(0.01):
+                    self.released_by_the_run = True
+                    break
+                if waiting is not None:
+                    waiting()
+        return super().draft(page)
+
+
+def test_the_decode_never_waits_for_a_slow_drafter_reading_elsewhere(pdf, tmp_path):
+    """Page 1's drafter answers only after pages 1 and 2 have decoded and page 3 has started: the
+    decode gets each page rendered while the drafter still reads page 1, the pages are saved in
+    order with their regions once they come, and the output is the one drafts never change."""
+    gate = threading.Event()
+    drafter = SlowElsewhere(gate)
+    engine = Engine(_config(background_drafting="on"), target=_target(), drafter=drafter)
+    events = []
+    for event in convert_document(ConversionRequest(pdf, tmp_path / "doc.md", engine.config), engine):
+        events.append(event)
+        if isinstance(event, PageStarted) and event.page == 3:
+            gate.set()
+    assert drafter.released_by_the_run
+    third = events.index(_of(events, PageStarted, 3)[0])
+    assert third < events.index(_of(events, RegionsDrafted, 1)[0]) < events.index(_of(events, PageDone, 1)[0])
+    assert [e.page for e in _of(events, PageDone)] == [1, 2, 3]
+    results = [e.result for e in _of(events, PageDone)]
+    assert [r.markdown for r in results] == [REF] * 3 and all(len(r.regions) == 2 for r in results)
+    for r in results[:2]:  # decoded before page 1's drafter answered: without drafts throughout
+        assert r.stats.passes_before_drafts == r.stats.stage1_passes + r.stats.stage2_passes > 0
+    saved = [json.loads((tmp_path / ".doc.md.hsd" / f"page-000{n}.json").read_text("utf-8")) for n in (1, 2, 3)]
+    assert all(len(page["result"]["regions"]) == 2 for page in saved)
+    assert not [t for t in threading.enumerate() if t.name.startswith("hsd-") and t.name != "hsd-drafting"]
+
+
 def test_a_cancel_while_a_page_waits_for_its_regions_still_saves_that_page(pdf, tmp_path):
     gate, cancel = threading.Event(), threading.Event()
     engine = Engine(_config(background_drafting="on"), target=_target(), drafter=HeldFirstPage(gate))
@@ -226,27 +276,32 @@ class Decoded:
         return self.number
 
 
-def test_page_saver_keeps_the_order_and_raises_a_waiting_pages_error_on_the_decodes_thread():
+def test_page_saver_keeps_the_order_never_holds_up_the_decode_and_raises_a_waiting_pages_error():
     saved, gate = [], threading.Event()
 
     def save(page, result):
-        if result == 3:
+        if result == 5:
             raise OSError("no space left on device")
         saved.append((page, result, threading.current_thread().name))
 
     saver = PageSaver(save, emit=lambda event: None)
     saver.save("p1", Decoded(1, gate))  # waits for its regions on a thread of its own
-    assert saved == []
+    saver.save("p2", Decoded(2))  # drafted, but after page 1: it waits its turn, the decode does not
+    saver.save("p3", Decoded(3, gate))
+    assert saved == [] and saver.waiting() == 3  # every save returned while page 1's drafter reads
     gate.set()
-    saver.save("p2", Decoded(2))  # saved after page 1, here
-    assert saved == [("p1", 1, "hsd-page-save"), ("p2", 2, threading.current_thread().name)]
+    saver.wait()
+    assert saved == [(f"p{n}", n, "hsd-page-save") for n in (1, 2, 3)] and saver.waiting() == 0
+    saver.save("p4", Decoded(4))  # nothing waits before it: saved here
+    assert saved[-1] == ("p4", 4, threading.current_thread().name)
     late = threading.Event()
-    saver.save("p3", Decoded(3, late))
+    saver.save("p5", Decoded(5, late))
+    saver.save("p6", Decoded(6))
     late.set()
     with pytest.raises(OSError, match="no space"):  # the waiting page's failure, on the decode's thread
-        saver.save("p4", Decoded(4))
+        saver.wait()
     saver.wait()  # raised once
-    assert [p for p, _, _ in saved] == ["p1", "p2"]
+    assert [p for p, _, _ in saved] == ["p1", "p2", "p3", "p4"]  # nothing after the failed page
 
 
 def test_cancel_stops_the_run_keeps_finished_pages_and_ends_its_threads(pdf, tmp_path):

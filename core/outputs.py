@@ -111,15 +111,37 @@ def check_output_target(path: Path, what: str = "the output") -> None:
     nothing fails only after a model has loaded or a whole document has been converted."""
     path = Path(path)
     refuse_special_file(path, what)
+    _refuse_system_trees(path, what)
+    _probe(_folder_above(path, what), path, what)
+
+
+def check_output_folder(folder: Path, what: str = "the output folder") -> None:
+    """``check_output_target``'s checks for a folder this tool writes files into (it may not exist
+    yet): a folder or nothing stands there, outside /proc and /sys, and a file can be written in it
+    (or in the folder it will be made in)."""
+    folder = Path(folder)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise HSDError(f"{folder}: exists and is not a folder; {what} must be a folder")
+    _refuse_system_trees(folder, what)
+    _probe(folder if folder.is_dir() else _folder_above(folder, what), folder, what)
+
+
+def _refuse_system_trees(path: Path, what: str) -> None:
     real = os.path.realpath(path)
     tree = next((t for t in _SYSTEM_TREES if real == t or real.startswith(t + os.sep)), None)
     if tree:
         raise HSDError(f"{path}: lies under {tree}, a kernel interface; {what} must go to an ordinary folder")
-    folder = _existing_folder(path)
-    if folder is None:
-        parent = next(p for p in path.absolute().parents if os.path.lexists(p))
-        raise HSDError(f"{path}: {parent} is not a folder; {what} cannot be written below it")
-    _probe(folder, path, what)
+
+
+def _folder_above(path: Path, what: str) -> Path:
+    """The nearest existing folder above ``path`` (where its missing folders will be made);
+    ``HSDError`` when the nearest existing thing above it is not a folder."""
+    for parent in path.absolute().parents:
+        if os.path.lexists(parent):
+            if not parent.is_dir():
+                raise HSDError(f"{path}: {parent} is not a folder; {what} cannot be written below it")
+            return parent
+    raise HSDError(f"{path}: no folder above it exists")
 
 
 def refuse_special_file(path: Path, what: str = "the output") -> None:
@@ -136,23 +158,6 @@ def refuse_special_file(path: Path, what: str = "the output") -> None:
     if not stat.S_ISREG(mode):
         raise HSDError(f"{path}: is not a regular file (a device, FIFO or socket); {what} is never written "
                        "there, choose a file name")
-
-
-def check_output_folder(folder: Path, what: str = "the output folder") -> None:
-    """``check_output_target`` for a folder this tool writes files into (it may not exist yet)."""
-    folder = Path(folder)
-    if os.path.lexists(folder) and not folder.is_dir():
-        raise HSDError(f"{folder}: exists and is not a folder; {what} must be a folder")
-    check_output_target(folder / ".hsd-probe", what)
-
-
-def _existing_folder(path: Path) -> Path | None:
-    """The nearest existing folder above ``path`` (where its missing folders will be made), or None
-    when the nearest existing thing above it is not a folder."""
-    for parent in path.absolute().parents:
-        if os.path.lexists(parent):
-            return parent if parent.is_dir() else None
-    return None
 
 
 def _probe(folder: Path, path: Path, what: str) -> None:

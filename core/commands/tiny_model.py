@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if os.path.lexists(folder) and not folder.is_dir():
         raise HSDError(f"{folder}: exists and is not a folder; name a new or empty folder")
+    from core.outputs import check_output_folder
+
+    check_output_folder(folder, "the model folder")
     if not args.overwrite:
         foreign = files_not_written_here(folder)
         if foreign:

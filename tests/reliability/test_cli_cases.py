@@ -167,6 +167,23 @@ def test_a_device_is_never_an_output_even_with_overwrite(tmp_path, cli):
     assert not (tmp_path / "g.md").exists()
 
 
+@pytest.mark.parametrize("command", ["bench", "tiny-model"])
+def test_a_command_writing_a_folder_refuses_a_device_or_kernel_folder(command, tmp_path, cli):
+    """The folders ``hsd bench --out`` and ``hsd tiny-model DIR`` write into: never a device, never
+    under /proc or /sys, never below a file."""
+    corpus = tmp_path / "corp"
+    (corpus / "pairs").mkdir(parents=True)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x\n")
+    for target, words in (("/dev/null", "not a folder"), ("/proc/self/hsd", "kernel"), ("/sys/hsd", "kernel"),
+                          (blocker / "below", "not a folder")):
+        args = ["bench", corpus, "--out", target, *BENCH] if command == "bench" else \
+            ["tiny-model", target, "--arch", "qwen2_5_vl"]
+        rc, _, err = cli(*args)
+        assert_clear_error(rc, err, str(target), words)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and blocker.read_text() == "x\n"
+
+
 @pytest.mark.parametrize("where", ["proc", "sys", "dev-full", "stats-below-a-file", "output-below-a-file"])
 def test_an_output_that_cannot_be_written_is_refused_before_the_model_loads(where, tmp_path, cli):
     """``--stats g.pdf/st.json`` failed only after the whole conversion, ``-o`` under /proc, /sys or

@@ -234,6 +234,43 @@ def test_meanwhile_runs_once_while_the_process_drafts_the_page(served, tmp_path)
     assert ran == [True] and regions[0].text == "page 1"
 
 
+def test_waiting_is_called_while_a_slow_drafter_has_not_answered(served, tmp_path, monkeypatch):
+    """The reader looks up from a drafter that has not answered (the pages ahead are rendered
+    then); a ``waiting`` that raises is raised once the answer is read, and the next page's answer
+    is its own."""
+    reader, drafter, _ = served
+    pdf = text_pdf(tmp_path / "two.pdf", ["one", "two"])
+    gate, calls = threading.Event(), []
+    slow = drafter.draft
+
+    def held(page):
+        assert gate.wait(10)  # a bound for a broken reader: ``waiting`` opens the gate
+        return slow(page)
+
+    monkeypatch.setattr(drafter, "draft", held)
+
+    def waiting():
+        calls.append(gate.is_set())
+        gate.set()
+
+    with open_document(pdf) as document, warnings.catch_warnings():
+        warnings.simplefilter("ignore", HSDWarning)
+        assert reader.draft(document.page(0), waiting=waiting)[0].text == "page 1"
+        assert calls[0] is False  # called before the drafter could answer
+        gate.clear()
+
+        def broken():
+            gate.set()
+            raise RuntimeError("a render failed")
+
+        with pytest.raises(RuntimeError, match="a render failed"):
+            reader.draft(document.page(0), waiting=broken)
+        gate.set()
+        with pytest.raises(PageRangeError):  # page 2's own answer, not page 1's left behind
+            reader.draft(document.page(1))
+    assert not reader.broken
+
+
 def test_meanwhile_of_a_page_drafted_here_runs_first(served, tmp_path):
     reader, _, _ = served
     pdf = text_pdf(tmp_path / "gone.pdf", ["one"])

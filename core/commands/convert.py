@@ -245,6 +245,7 @@ def _warn_undrafted(in_path: Path, results) -> None:
     every token) but came without speculation, so the user should know why they were slow."""
     failed = [r for r in results if r.draft_failure]
     if failed:
-        print(one_line(f"hsd: warning: {in_path}: the drafter failed on page(s) {', '.join(str(r.page) for r in failed)} "
+        pages = ", ".join(str(r.page) for r in failed)
+        print(one_line(f"hsd: warning: {in_path}: the drafter failed on page(s) {pages} "
                        f"({failed[0].draft_failure}); they were decoded without drafts (same text, slower)"),
               file=sys.stderr)

@@ -24,14 +24,18 @@ _libc = None
 
 
 def release_freed_memory() -> None:
-    """Give back to the system what a finished run or a closed document freed: Python's cycles
-    collected, then glibc's heaps trimmed. A run allocates from its worker thread's heap (the
-    model's passes, the rendered pages, the drafts); freed, that memory stays in the heap, so
-    without a trim the process grows with each document converted."""
+    """Give back to the system what a finished run or a closed document freed: MuPDF's cache of
+    rendered pictures emptied, Python's cycles collected, then glibc's heaps trimmed. A run
+    allocates from its worker thread's heap (the model's passes, the rendered pages, the drafts);
+    freed, that memory stays in the heap, so without a trim the process grows with each document
+    converted."""
     import gc
     import sys
 
     global _libc
+    from core.api import release_render_caches
+
+    release_render_caches()
     gc.collect()
     if not sys.platform.startswith("linux"):
         return

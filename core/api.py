@@ -33,7 +33,7 @@ from core.stats import document_stats, document_totals, format_duration
 from core.tuning import DEFAULT_MODEL
 
 if TYPE_CHECKING:  # imported on first use (see ``__getattr__``): they need torch or PyMuPDF
-    from core.documents import open_document, parse_page_range
+    from core.documents import open_document, parse_page_range, release_render_caches
     from core.engine import MODES, Engine, EngineConfig
     from core.targets.profiles import FAMILY_MODULES
     from core.targets.tiny import build_tiny_model
@@ -42,16 +42,16 @@ __all__ = ["ConversionRequest", "DocumentRun", "convert_document", "engine_confi
            "quiet_libraries", "output_paths", "distinct_inputs", "refuse_unsafe_outputs",
            "Engine", "EngineConfig", "MODES", "DEFAULT_MODEL", "FAMILY_MODULES", "build_tiny_model",
            "DRAFTER_NAMES", "DEFAULT_DRAFTER", "OCR_DRAFTERS", "SCAN_LAYOUTS", "drafter_spec", "get_drafter",
-           "clean_draft", "open_document", "parse_page_range", "DocumentOutput", "page_markdown", "assemble",
-           "atomic_write_text", "figure_filename", "images_dir_for", "FIGURE_LABELS", "document_stats",
-           "document_totals", "format_duration"]
+           "clean_draft", "open_document", "parse_page_range", "release_render_caches", "DocumentOutput",
+           "page_markdown", "assemble", "atomic_write_text", "figure_filename", "images_dir_for", "FIGURE_LABELS",
+           "document_stats", "document_totals", "format_duration"]
 
 
 def __getattr__(name: str):
     """The names that need torch or PyMuPDF, imported when first asked for."""
     if name in ("Engine", "EngineConfig", "MODES"):
         from core import engine as module
-    elif name in ("open_document", "parse_page_range"):
+    elif name in ("open_document", "parse_page_range", "release_render_caches"):
         from core import documents as module
     elif name == "FAMILY_MODULES":
         from core.targets import profiles as module

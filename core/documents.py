@@ -218,6 +218,14 @@ def _short(exc: Exception) -> str:
     return text[:160]
 
 
+def release_render_caches() -> None:
+    """Empty MuPDF's store: what it keeps of the pages rendered so far (decoded pictures, fonts),
+    up to its own cap of some 256 MB, for every document in the process. Nothing is lost: a page
+    rendered again is decoded again. A long-lived process (the app) calls it once a document is
+    done, so that each document's pictures do not stay behind it."""
+    pymupdf.TOOLS.store_shrink(100)
+
+
 class Document:
     """An open document. Pages are loaded on demand; use as a context manager or call ``close()``.
 

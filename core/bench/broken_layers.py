@@ -21,6 +21,9 @@ The classes are what produces a broken text layer in real PDFs:
   the usual OCR confusions (``rn``/``m``, ``l``/``1``, ``e``/``c``, lost and merged words) at a rate
   drawn per page: an old book digitised with a poor OCR engine.
 
+A control, ``cleanocr`` (``--classes cleanocr``), is the scan with an exact invisible OCR layer: a
+sound layer over an image, which the check (``core.drafters.textlayer_check``) must pass.
+
 Everything follows from the seed; nothing is downloaded.
 """
 

@@ -20,7 +20,8 @@ FALLBACK_STEPS = ("textlayer", "ocr+layout", "ocr lines")
 class AutoDrafter:
     """``textlayer`` for born-digital pages (``Page.is_born_digital``), its drafts checked region
     by region and read by OCR where they fail (``textlayer_check.CheckedTextLayer``), ``rapidocr``
-    for scans and images. Both sub-drafters are created on first need, so a born-digital PDF never loads OCR."""
+    for scans and images. Both sub-drafters are created on first need, so a born-digital PDF whose
+    text layer passes its check never loads OCR."""
 
     name = "auto"
     streams_lines = True  # where the page's drafter does (OCR)

@@ -351,7 +351,11 @@ TURNED_LINES_SHARE = 0.2
 ORIENTATION_DPI, ORIENTATION_DET_SIDE, ORIENTATION_SAMPLE_LINES = 100, 736, 8
 #: A way of reading the sampled lines wins by at least this much mean confidence, and a sideways
 #: reading needs at least this much (vertical CJK columns read sideways score lower).
-ORIENTATION_SCORE_MARGIN, ORIENTATION_MIN_SCORE = 0.1, 0.75
+ORIENTATION_SCORE_MARGIN, ORIENTATION_MIN_SCORE = 0.1, 0.4
+#: Sampled lines read upright with at least this mean confidence are not read upside down.
+ORIENTATION_UPRIGHT_SCORE = 0.9
+#: Under ``--rotate off``, OCR drafts under this mean confidence have their page checked for a turn.
+ORIENTATION_DOUBT_SCORE = 0.75
 
 #: ``auto`` tries OCR on a page only where a render at this resolution has at least this share of
 #: dark pixels (a blank page has none; a line of 10 pt text on A4 about 0.0005).

@@ -114,11 +114,11 @@ class AutoDrafter:
 
 def _doubtful(regions: list[Region]) -> bool:
     """Whether OCR's regions read like a page it saw turned: none, or a mean confidence (by
-    characters) under ``tuning.ORIENTATION_MIN_SCORE``."""
+    characters) under ``tuning.ORIENTATION_DOUBT_SCORE``."""
     chars = sum(len(r.text) for r in regions)
     if not chars:
         return True
-    return sum(r.confidence * len(r.text) for r in regions) / chars < tuning.ORIENTATION_MIN_SCORE
+    return sum(r.confidence * len(r.text) for r in regions) / chars < tuning.ORIENTATION_DOUBT_SCORE
 
 
 def has_ink(page) -> bool:

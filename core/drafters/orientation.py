@@ -94,7 +94,8 @@ def scan_turn(page) -> int:
     ``tuning.ORIENTATION_SAMPLE_LINES`` longest lines turned each of the two ways left, and the
     turn it reads with clearly more confidence (``tuning.ORIENTATION_SCORE_MARGIN``; a sideways
     reading at least ``tuning.ORIENTATION_MIN_SCORE``, so that vertical CJK columns stay as they
-    are) wins. 0 where OCR is missing or finds no line."""
+    are) wins; lines that read upright with ``tuning.ORIENTATION_UPRIGHT_SCORE`` are not read upside
+    down (most pages: half the reading). 0 where OCR is missing or finds no line."""
     try:
         engine = _ocr_engine()
     except ImportError:
@@ -119,8 +120,16 @@ def scan_turn(page) -> int:
     crops = [c for c in crops if min(c.shape[:2]) >= 4]
     if not crops:
         return 0
-    scores = {turn: _mean_score(engine, [np.ascontiguousarray(np.rot90(c, k=-turn // 90)) for c in crops])
-              for turn in candidates}
+    def read(turn: int) -> float:
+        return _mean_score(engine, [np.ascontiguousarray(np.rot90(c, k=-turn // 90)) for c in crops])
+
+    if not sideways:
+        upright = read(0)
+        if upright >= tuning.ORIENTATION_UPRIGHT_SCORE:
+            return 0  # read with confidence as it stands: the other way cannot win by the margin
+        scores = {0: upright, 180: read(180)}
+    else:
+        scores = {turn: read(turn) for turn in candidates}
     best = max(candidates, key=lambda t: scores[t])
     other = min(candidates, key=lambda t: scores[t])
     if sideways:

@@ -26,7 +26,9 @@ the decode's thread then has the interpreter lock and a core whenever a pass end
 sent a page before this thread renders it for the decode (``draft_page``'s ``meanwhile``), so its
 first lines come a render sooner.
 
-Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``).
+Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
+and the decode is handed no page more than ``ahead`` beyond the one the drafter reads (its decoded
+pages wait for their regions with their images: ``core.run.PageSaver``).
 Events (``PageDrafting``, ``RegionsDrafted``, ``Notice``) go out through ``emit`` from this thread;
 a page's regions are announced before the decode can see them.
 """
@@ -56,6 +58,7 @@ class DraftAhead:
                  emit: Callable[[object], None]):
         self.document, self.indices, self.drafter, self.dpi = document, list(indices), drafter, dpi
         self.beside, self.emit = beside, emit
+        self.ahead = max(0, ahead)
         self.reader = reader_for(drafter)  # the drafter, or its drafting process (core.drafters.process)
         # A permit per page that may be prepared: the first page and ``ahead`` more at once; one
         # more each time the decode asks for its next page.
@@ -68,6 +71,7 @@ class DraftAhead:
         # permit: (page, or None where it failed; its DraftedPage, or None where it failed first)
         self._ahead: deque = deque()
         self._rendered_to = 0  # the pages at positions below this are rendered (or failed)
+        self._drafting_at = 0  # the position of the page the drafter reads
         self._thread = threading.Thread(target=self._run, name="hsd-draft-ahead", daemon=True)
         self._thread.start()
 
@@ -113,6 +117,7 @@ class DraftAhead:
                 if self._stopped.is_set():
                     return
                 with warnings_to(lambda message, page=index + 1: self.emit(Notice(message, page=page))):
+                    self._drafting_at = position
                     if position < self._rendered_to:
                         page, drafted = self._ahead.popleft()
                     else:
@@ -128,11 +133,13 @@ class DraftAhead:
                     drafted.drafts.deliver(DraftJob.finished([], error="drafting did not run"))
 
     def _render_ahead(self) -> None:
-        """Beside the decode, render the next page not rendered yet where a permit is free: the
-        decode takes it at once, and the drafter finds it rendered."""
+        """Beside the decode, render the next page not rendered yet where a permit is free and it
+        is at most ``ahead`` pages beyond the one the drafter reads: the decode takes it at once,
+        and the drafter finds it rendered. (A decoded page waits for its regions with its image,
+        for its figures: the bound keeps those pages few however slow the drafter.)"""
         position = self._rendered_to
-        if (not self.beside or position >= len(self.indices) or self._stopped.is_set()
-                or not self._permits.acquire(blocking=False)):
+        if (not self.beside or position >= len(self.indices) or position > self._drafting_at + self.ahead
+                or self._stopped.is_set() or not self._permits.acquire(blocking=False)):
             return
         self._rendered_to = position + 1
         index = self.indices[position]

@@ -226,3 +226,44 @@ def test_a_page_drafted_here_is_rendered_before_it_is_drafted():
     ahead.join()
     assert [what for what, _, _ in doc.log if what != "page"] == ["render", "draft"]
     assert page.seconds["render"] >= 0 and page.seconds["draft"] >= 0
+
+
+class SlowElsewhere(Drafter):
+    """Reads 'in a process' and holds page 1 until ``gate`` opens, looking up (``waiting``) as the
+    drafting process's reader does while no answer has come; counts the look-ups made while the
+    decode waited for a page."""
+
+    drafts_elsewhere = True
+
+    def __init__(self, log, gate):
+        super().__init__(log)
+        self.held, self.ahead, self.looked_up = gate, None, 0
+
+    def draft(self, page, on_lines=None, meanwhile=None, waiting=None):
+        if meanwhile is not None:
+            meanwhile()
+        while page.index == 0 and not self.held.wait(0.01):
+            if waiting is not None:
+                waiting()
+                if self.ahead is not None and self.ahead._decode_waits.is_set():
+                    self.looked_up += 1
+        return super().draft(page)
+
+
+def test_beside_a_slow_drafter_the_decode_gets_pages_up_to_ahead_beyond_it_and_no_further():
+    doc, gate = Document(5), threading.Event()
+    drafter = SlowElsewhere(doc.log, gate)
+    ahead = DraftAhead(doc, list(range(5)), drafter, 72, ahead=1, beside=True, emit=lambda e: None)
+    drafter.ahead = ahead
+    first, second = ahead.next(), ahead.next()  # page 2 rendered while page 1's drafter reads
+    assert (first.number, second.number) == (1, 2) and not first.drafts.done()
+    got = []
+    decode = threading.Thread(target=lambda: got.append(ahead.next()))
+    decode.start()
+    _wait_for(lambda: drafter.looked_up >= 5)  # the thread looked up while the decode waited
+    assert got == [] and [n for what, n, _ in doc.log if what == "render"] == [1, 2]
+    gate.set()
+    decode.join(5)
+    assert got[0].number == 3 and [p.drafts.result()[0].text for p in (first, second)] == ["page 1", "page 2"]
+    ahead.stop()
+    ahead.join()

@@ -410,13 +410,20 @@ def check_regions(page, regions: list[Region], spans: list[Span] | None = None) 
     return verdicts
 
 
-def page_verdict(regions: list[Region], verdicts: list[Verdict]) -> Verdict:
+def page_verdict(regions: list[Region], verdicts: list[Verdict], ocr_layer: bool = False) -> Verdict:
     """The page as a whole: broken where regions holding at least ``tuning.TEXT_CHECK_PAGE_SHARE``
-    of its characters are broken (their reason, the most common one), else sound."""
+    of its characters are broken (their reason, the most common one), else sound. ``ocr_layer``:
+    the page's text lies over an image (a scan's OCR layer, a reading of the pixels by some OCR):
+    broken where regions holding ``tuning.TEXT_CHECK_OCR_LAYER_PAGE_SHARE`` of it are broken or
+    doubted, as our own OCR of the whole page reads it with a layout made for it."""
     sizes = [len(r.text) for r in regions]
     total = sum(sizes) or 1
     broken = [(v.reason, n) for v, n in zip(verdicts, sizes) if v.state == BROKEN]
-    if sum(n for _, n in broken) >= tuning.TEXT_CHECK_PAGE_SHARE * total:
+    doubted = [(v.reason, n) for v, n in zip(verdicts, sizes) if v.state != SOUND]
+    if ocr_layer and sum(n for _, n in doubted) >= tuning.TEXT_CHECK_OCR_LAYER_PAGE_SHARE * total:
+        broken = doubted
+    if broken and sum(n for _, n in broken) >= min(tuning.TEXT_CHECK_PAGE_SHARE, tuning.TEXT_CHECK_OCR_LAYER_PAGE_SHARE
+                                                   if ocr_layer else 1.0) * total:
         reasons = Counter()
         for reason, n in broken:
             reasons[reason.split(" (")[0]] += n
@@ -449,8 +456,10 @@ class CheckedTextLayer:
         regions = self.text_layer.draft(page)
         if not regions:
             return regions
-        verdicts = check_regions(page, regions)
-        whole = page_verdict(regions, verdicts)
+        spans = page_spans(page)
+        verdicts = check_regions(page, regions, spans)
+        whole = page_verdict(regions, verdicts, ocr_layer=sum(s.chars for s in spans if s.over_image)
+                             >= 0.5 * sum(s.chars for s in spans))
         if whole.state == BROKEN:
             ocr_regions = self._ocr().draft(page)
             for region in ocr_regions:

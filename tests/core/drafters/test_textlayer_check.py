@@ -116,6 +116,18 @@ def test_a_font_with_a_wrong_unicode_map_fails_the_page(remap):
     assert tc.page_verdict(regions, verdicts).state == tc.BROKEN
 
 
+def test_a_poor_ocr_layer_over_a_scan_sends_the_page_to_ocr_and_an_exact_one_does_not():
+    born = typeset()
+    rng = random.Random(2)
+    lines = text_lines(born)
+    for rate, state in ((0.25, tc.BROKEN), (0.0, tc.SOUND)):
+        layer = [(o, s, ocr_noise(t, rate, rng)) for o, s, t, _ in lines]
+        page, regions = regions_of(image_with_layer(born, layer, dpi=100))
+        spans = tc.page_spans(page)
+        assert all(s.over_image and not s.hidden for s in spans)
+        assert tc.page_verdict(regions, tc.check_regions(page, regions, spans), ocr_layer=True).state == state
+
+
 def test_invisible_and_white_text_over_nothing_is_hidden():
     doc = pymupdf.open()
     page = doc.new_page()

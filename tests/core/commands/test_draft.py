@@ -30,8 +30,9 @@ def test_json_file(report_pdf, tmp_path):
     first = data["pages"][0]
     assert (first["width"], first["height"], first["drafter"]) == (595.0, 842.0, "textlayer")
     region = first["regions"][1]
-    assert set(region) == {"label", "bbox", "text", "source", "confidence"}
+    assert set(region) == {"label", "bbox", "text", "source", "source_reason", "confidence"}
     assert region["label"] == "title" and len(region["bbox"]) == 4
+    assert region["source"] == "textlayer" and "passed" in region["source_reason"]
 
 
 def test_json_to_stdout(report_pdf, capsys):

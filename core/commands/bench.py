@@ -137,6 +137,13 @@ def _write_bench_record(out: Path, done: bool) -> None:
                                                      indent=1, sort_keys=True))
 
 
+def named_documents(docs: str | None) -> list[str] | None:
+    """``--docs a,b,`` -> ``["a", "b"]``: an empty piece (a trailing comma) is no prefix, since an
+    empty prefix would match every document; None where no name is given."""
+    names = [name.strip() for name in (docs or "").split(",") if name.strip()]
+    return names or None
+
+
 def run(args) -> int:
     from core.bench.report import write_outputs
     from core.bench.runner import BenchConfig, run_bench
@@ -145,7 +152,7 @@ def run(args) -> int:
         raise HSDError(f"{args.corpus}: not a corpus folder (expected pairs/NAME.pdf with NAME.md beside each)")
     cfg = BenchConfig(
         corpus=args.corpus, target=args.target, model=args.model, methods=args.methods, pages=args.pages,
-        docs=args.docs.split(",") if args.docs else None, drafter=args.drafter, dpi=args.dpi,
+        docs=named_documents(args.docs), drafter=args.drafter, dpi=args.dpi,
         max_new_tokens=args.max_new_tokens, tokenizer=args.tokenizer, device=args.device, dtype=args.dtype,
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
         reference_spaces=args.reference_spaces, background_drafting=args.background_drafting,

@@ -150,3 +150,11 @@ def test_simulated_gpu_end_to_end(synthetic_corpus, tmp_path, capsys):
     assert "| alpha_report | 2 |" in report and "Passes before the page's drafts arrived" in report
     assert "2 ms a pass + 0.001 ms a token" in report
     assert "ms a pass" in capsys.readouterr().out
+
+
+def test_a_trailing_comma_in_docs_names_no_extra_document():
+    from core.commands.bench import named_documents
+
+    assert named_documents("odb_01,") == ["odb_01"]
+    assert named_documents(" a , b ") == ["a", "b"]
+    assert named_documents("") is None and named_documents(None) is None

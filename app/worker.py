@@ -171,7 +171,7 @@ def keep_bools_alive() -> bool:
     PySide6 6.12.0's ``SignalInstance.emit`` returns ``True`` without a reference of its own: each
     emit from Python takes one of True's references away, and after as many emits as the process
     holds references to True (about 17,000 in the app) Python frees True and aborts ("Fatal Python
-    error: bool_dealloc"), in the middle of a long conversion or a long test session. Where an emit
+    error: bool_dealloc"), in the middle of a long conversion or a long run of tests. Where an emit
     is seen to do that, True and False get a count of references no run can use up (as Python 3.12
     and later give them by design). Returns whether it was needed."""
     import sys

@@ -67,7 +67,7 @@ def end_process(code: int, settings) -> None:
     Everything is saved by then (pages as they finish, the Markdown at a document's end, the
     settings when changed and the layout on close). What is left would only keep a closed app
     running: Python tearing down torch, transformers and the model takes seconds (2-4 on an idle
-    computer, tens on a busy one), the drafting process runs at idle priority and so ends late on a
+    computer, tens on a busy one), the drafting process runs at a lower priority and so ends late on a
     busy computer, and after a quit mid-conversion the worker may still be loading a model or
     reading a scan."""
     settings.q.sync()

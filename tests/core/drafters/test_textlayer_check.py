@@ -21,6 +21,7 @@ from core.drafters import textlayer_check as tc
 from core.drafters.base import Region
 from core.drafters.layout import TextLine
 from core.drafters.textlayer import TextLayerDrafter
+from tests.core.drafters.each_mode import convert_in_each_mode
 
 PARAGRAPHS = [
     "The review extended that the statistical samples of the northern district had been reduced with "
@@ -311,11 +312,5 @@ def test_hsd_is_lossless_on_a_page_with_a_broken_text_layer(tmp_path, tiny_targe
     shifted.insert_pdf(poor)
     pdf = tmp_path / "broken.pdf"
     shifted.save(pdf)
-    outputs = {}
-    for mode in ("ar", "hsd", "page"):
-        out = tmp_path / f"{mode}.md"
-        stats = tmp_path / f"{mode}.json"
-        assert main(["convert", str(pdf), "-o", str(out), "--model", model, "--mode", mode,
-                     "--max-new-tokens", "60", "--stats", str(stats), "-q"]) == 0
-        outputs[mode] = out.read_bytes()
+    outputs, _ = convert_in_each_mode(pdf, model, tmp_path)
     assert outputs["ar"] == outputs["hsd"] == outputs["page"]

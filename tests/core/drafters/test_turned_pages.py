@@ -15,6 +15,7 @@ from core.cli import main
 from core.documents import open_document
 from core.drafters import get_drafter
 from core.drafters.orientation import scan_turn, text_turn
+from tests.core.drafters.each_mode import convert_in_each_mode
 
 TITLE = "Quarterly results of the northern region"
 ITEMS = [f"Item number {i} explains the growth of sales in market {i}" for i in range(5)]
@@ -177,14 +178,9 @@ def test_ocr_drafts_a_sideways_scan_turned_back_under_rotate_off(tmp_path):
 def test_hsd_is_lossless_on_a_turned_page(tmp_path, tiny_target_dir):
     model = str(tiny_target_dir("qwen2_5_vl"))
     pdf = turned_slide(tmp_path / "slide.pdf", 90)
-    outputs = {}
-    for mode in ("ar", "hsd", "page"):
-        out = tmp_path / f"{mode}.md"
-        stats = tmp_path / f"{mode}.json"
-        assert main(["convert", str(pdf), "-o", str(out), "--model", model, "--mode", mode,
-                     "--max-new-tokens", "60", "--stats", str(stats), "-q"]) == 0
-        outputs[mode] = out.read_bytes()
-        page = json.loads(stats.read_text())["pages"][0]
+    outputs, stats = convert_in_each_mode(pdf, model, tmp_path)
+    for mode, record in stats.items():
+        page = record["pages"][0]
         assert page["width"] > page["height"]  # the model saw the slide upright (landscape)
         if mode == "hsd":
             assert page["regions"] and page["regions"][0]["bbox"][2] <= page["width"] + 1

@@ -10,6 +10,9 @@
 - ``quiet_libraries()``: library progress bars off, for a command line or a worker process.
 - What the app shows and exports: ``page_markdown``, ``assemble``, ``DocumentOutput``,
   ``document_stats``... (see ``__all__``).
+- Where the model departed from the page's text (``core.review``): ``review_page`` (a page's
+  ``Departure`` list, or why none is listed), ``review_document``, ``summary_line``, and the
+  ``--review`` report (``refuse_unsafe_review``, ``write_review``).
 
 Importing this module is cheap, so that the command line checks its arguments and inputs before
 torch or PyMuPDF load: the names that need them (the engine, documents, models) are imported on
@@ -28,6 +31,8 @@ from core.export import (DocumentOutput, assemble, atomic_write_text, figure_fil
                          page_markdown)
 from core.outputs import distinct_inputs, output_paths, refuse_unsafe_outputs
 from core.results import FIGURE_LABELS
+from core.review import (Departure, PageReview, refuse_unsafe_review, review_document, review_page, summary_line,
+                         write_review)
 from core.run import ConversionRequest, DocumentRun, convert_document, settings_of
 from core.stats import document_stats, document_totals, format_duration
 from core.tuning import DEFAULT_MODEL
@@ -44,7 +49,9 @@ __all__ = ["ConversionRequest", "DocumentRun", "convert_document", "engine_confi
            "DRAFTER_NAMES", "DEFAULT_DRAFTER", "OCR_DRAFTERS", "SCAN_LAYOUTS", "drafter_spec", "get_drafter",
            "clean_draft", "open_document", "parse_page_range", "release_render_caches", "DocumentOutput",
            "page_markdown", "assemble", "atomic_write_text", "figure_filename", "images_dir_for", "FIGURE_LABELS",
-           "document_stats", "document_totals", "format_duration"]
+           "document_stats", "document_totals", "format_duration",
+           "Departure", "PageReview", "review_page", "review_document", "summary_line", "write_review",
+           "refuse_unsafe_review"]
 
 
 def __getattr__(name: str):

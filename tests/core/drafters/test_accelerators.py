@@ -51,7 +51,25 @@ def test_cuda_comes_before_directml_where_a_machine_offers_both():
     (MAC_BUILD, "linux"),
 ])
 def test_auto_without_an_accelerator_is_the_cpu_and_says_nothing(available, platform):
-    assert choose_providers("auto", available=available, platform=platform) == ProviderChoice([CPU], None)
+    assert choose_providers("auto", available=available, platform=platform, gpu_packages=[]) == ProviderChoice([CPU], None)
+
+
+@pytest.mark.parametrize("package, provider", [("onnxruntime-gpu", "CUDAExecutionProvider"),
+                                               ("onnxruntime-directml", "DmlExecutionProvider")])
+def test_a_gpu_package_the_cpu_package_was_installed_over_is_the_cpu_with_the_repair_named(package, provider):
+    choice = choose_providers("auto", available=CPU_BUILD, platform="win32", gpu_packages=[package])
+    assert choice.providers == [CPU]
+    assert provider in choice.note and f"pip install --force-reinstall --no-deps {package}" in choice.note
+    assert "\n" not in choice.note
+
+
+def test_a_gpu_package_that_works_is_chosen_without_a_repair():
+    choice = choose_providers("auto", available=CUDA_BUILD, platform="linux", gpu_packages=["onnxruntime-gpu"])
+    assert choice.providers == ["CUDAExecutionProvider", CPU] and "reinstall" not in choice.note
+
+
+def test_the_installed_gpu_packages_are_looked_up():
+    assert set(accelerators.installed_gpu_packages()) <= set(accelerators.GPU_PACKAGES)
 
 
 @pytest.mark.parametrize("available", [CUDA_BUILD, DIRECTML_BUILD, MAC_BUILD])

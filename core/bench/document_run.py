@@ -28,7 +28,7 @@ from pathlib import Path
 
 from core.bench.corpus import region_spans
 from core.bench.replay import ReplayTarget
-from core.drafters.base import Region, as_ocr_lines
+from core.drafters.base import DrafterBase, Region, as_ocr_lines
 from core.engine import Engine, EngineConfig
 from core.events import DocumentDone, PageDone, RegionsDrafted
 from core.results import PageResult
@@ -67,7 +67,7 @@ class DocumentMeasure:
     seconds: float
 
 
-class NoDrafts:
+class NoDrafts(DrafterBase):
     """The drafter of a method that reads no drafts (``ar``): nothing to draft, no time spent."""
 
     name = "none"
@@ -76,7 +76,7 @@ class NoDrafts:
         return []
 
 
-class FixedDrafts:
+class FixedDrafts(DrafterBase):
     """Drafts computed beforehand (an oracle method's): page number -> regions, returned at once."""
 
     name = "fixed"

@@ -82,9 +82,7 @@ def _record(corpus, drafter, names: list[str] | None) -> list[PageTimeline]:
     for doc in load_corpus(corpus, names):
         with open_document(doc.pdf) as pdf:
             page = pdf.page(0)
-            prepare = getattr(drafter, "prepare", None)
-            if callable(prepare):
-                prepare(page)
+            drafter.prepare(page)  # its models load outside the page's drafting time
             chunks: list[tuple[float, list[OcrLine]]] = []
             t0 = time.perf_counter()
             def told(lines, chunks=chunks, t0=t0):

@@ -11,13 +11,13 @@ from its image turned upright, its boxes turned back.
 from __future__ import annotations
 
 from core import tuning
-from core.drafters.base import OcrLine, Region, draft_page, prepare_drafter
+from core.drafters.base import DrafterBase, OcrLine, Region, draft_page, prepare_drafter
 
 #: The steps of ``AutoDrafter``, in the order they are tried.
 FALLBACK_STEPS = ("textlayer", "ocr+layout", "ocr lines")
 
 
-class AutoDrafter:
+class AutoDrafter(DrafterBase):
     """``textlayer`` for born-digital pages (``Page.is_born_digital``), its drafts checked region
     by region and read by OCR where they fail (``textlayer_check.CheckedTextLayer``), ``rapidocr``
     for scans and images. Both sub-drafters are created on first need, so a born-digital PDF whose

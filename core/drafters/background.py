@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Callable
 
-from core.drafters.base import OcrLine, Region, draft_page
+from core.drafters.base import Drafter, OcrLine, Region, draft_page
 
 #: Drafters whose text is the document's own (a text layer), not a reading of its pixels: the
 #: engine needs no crop to confirm what they say (``exact_text``).
@@ -41,7 +41,7 @@ class DraftJob:
     ``waiting``: called now and then while a drafter reading elsewhere has not answered (``draft_page``).
     """
 
-    def __init__(self, drafter, page, background: bool = True, lines: list[OcrLine] | None = None,
+    def __init__(self, drafter: Drafter, page, background: bool = True, lines: list[OcrLine] | None = None,
                  on_lines: Callable[[list[OcrLine]], None] | None = None,
                  meanwhile: Callable[[], None] | None = None, waiting: Callable[[], None] | None = None):
         self._meanwhile, self._waiting = meanwhile, waiting
@@ -68,11 +68,11 @@ class DraftJob:
         job._done.set()
         return job
 
-    def _run(self, drafter, page) -> None:
+    def _run(self, drafter: Drafter, page) -> None:
         meanwhile = self._meanwhile
         t0 = time.perf_counter()
         try:
-            if meanwhile is not None and not getattr(drafter, "drafts_elsewhere", False):
+            if meanwhile is not None and not drafter.drafts_elsewhere:
                 meanwhile, run = None, meanwhile
                 run()  # before the drafting here: not the drafter's time
                 t0 = time.perf_counter()

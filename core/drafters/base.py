@@ -100,35 +100,72 @@ def stack_lines(lines: list[OcrLine], most: int | None = None) -> list[OcrLine]:
 
 @runtime_checkable
 class Drafter(Protocol):
-    """Anything that drafts a page: ``draft(page)`` returns regions in reading order. A drafter whose
-    models load on first use may also offer ``prepare(page)``, which loads what ``page`` needs. One
-    that reads a page's text before its regions are done (OCR) sets ``streams_lines`` and takes
-    ``draft(page, on_lines=...)``: ``on_lines(lines)`` gets the lines read so far (``OcrLine``),
-    as they are read."""
+    """Anything that drafts a page: ``draft(page)`` returns regions in reading order. Every member
+    below is declared by every drafter (``DrafterBase`` gives the defaults), so nothing is looked up
+    by ``getattr``."""
 
+    #: The drafter's registry name (``core.drafters.DRAFTER_NAMES``), or the name a stand-in goes by.
     name: str
+    #: Whether ``draft(page, on_lines=...)`` tells ``on_lines(lines)`` the lines read so far
+    #: (``OcrLine``) as they are read (OCR), before the page's regions are done.
+    streams_lines: bool
+    #: Whether the drafter reads pages elsewhere (a drafting process, ``core.drafters.process``)
+    #: and takes ``draft(page, meanwhile=..., waiting=...)``: the calling thread is free meanwhile.
+    drafts_elsewhere: bool
+    #: The spec that builds the same drafter again (``core.drafters.get_drafter``): what a drafting
+    #: process builds its own from. None: no spec says it (built by hand, or with an option no
+    #: spec can carry); such a drafter reads its pages where it is.
+    spec: "str | None"
+    #: Which of its steps drafted the last page, where the drafter has several (``auto``'s
+    #: fallbacks); else None.
+    last_step: "str | None"
+
+    def prepare(self, page: "Page") -> None:
+        """Load the models ``page`` needs now rather than inside its drafting."""
+        ...
+
+    def choose(self, page: "Page") -> "Drafter":
+        """The drafter that reads ``page``: itself, or the one it hands the page to (``auto``)."""
+        ...
 
     def draft(self, page: "Page") -> list[Region]: ...
 
 
-def prepare_drafter(drafter, page) -> None:
-    """``drafter.prepare(page)`` where the drafter offers it (``Drafter``): load what ``page`` needs."""
-    prepare = getattr(drafter, "prepare", None)
-    if prepare is not None:
-        prepare(page)
+class DrafterBase:
+    """The defaults of ``Drafter``'s capabilities, for a drafter to inherit: it reads its pages
+    here, whole (no early lines), has nothing to load ahead and no spec until the registry gives
+    it one (``core.drafters.get_drafter``). A drafter names itself, defines ``draft`` and overrides
+    what it does otherwise."""
+
+    name: str
+    streams_lines: bool = False
+    drafts_elsewhere: bool = False
+    spec: str | None = None
+    last_step: str | None = None
+
+    def prepare(self, page: "Page") -> None:
+        """Nothing to load ahead: the drafter is ready when built."""
+
+    def choose(self, page: "Page") -> "Drafter":
+        return self
 
 
-def draft_page(drafter, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
+def prepare_drafter(drafter: Drafter, page) -> None:
+    """``drafter.prepare(page)``: load what ``page`` needs (the drafters' modules call this)."""
+    drafter.prepare(page)
+
+
+def draft_page(drafter: Drafter, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
     """``drafter.draft(page)``, telling ``on_lines(lines)`` the lines it reads as it reads them
     where the drafter can (``Drafter.streams_lines``). ``meanwhile()``: work of the calling thread
     that need not wait for the drafting, run once: while the page is drafted where the drafter
     reads it elsewhere (``drafts_elsewhere``: a drafting process, which is sent the page first),
     else before the drafting. ``waiting()``: called now and then on the calling thread while a
     drafter that reads elsewhere has not answered (never where the drafter reads here)."""
-    if getattr(drafter, "drafts_elsewhere", False) and (meanwhile is not None or waiting is not None):
+    if drafter.drafts_elsewhere and (meanwhile is not None or waiting is not None):
         return drafter.draft(page, on_lines=on_lines, meanwhile=meanwhile, waiting=waiting)
     if meanwhile is not None:
         meanwhile()
-    if on_lines is not None and getattr(drafter, "streams_lines", False):
+    if on_lines is not None and drafter.streams_lines:
         return drafter.draft(page, on_lines=on_lines)
     return drafter.draft(page)

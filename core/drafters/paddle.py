@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from core import tuning
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.drafters.normalize import clean_draft_text
 from core.errors import DrafterUnavailableError
 
@@ -80,7 +80,7 @@ def find_stage_models(models_dir: Path) -> dict[str, str]:
     return kwargs
 
 
-class PaddleDrafter:
+class PaddleDrafter(DrafterBase):
     """PP-StructureV3 regions. Raises DrafterUnavailableError at construction when PaddleOCR is
     missing or a configured model folder is unusable, and in ``prepare`` (or the first page) when
     the models cannot be loaded or fetched."""

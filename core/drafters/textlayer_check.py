@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import pymupdf
 
 from core import tuning
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 
 SOUND, UNSURE, BROKEN = "sound", "unsure", "broken"
 
@@ -436,7 +436,7 @@ def page_verdict(regions: list[Region], verdicts: list[Verdict], ocr_layer: bool
 TEXT_LAYER_REASON = "text layer: passed the check"
 
 
-class CheckedTextLayer:
+class CheckedTextLayer(DrafterBase):
     """The text layer's drafts, checked (``check_regions``): a broken region is drafted by OCR of
     its crop, an unsure one keeps its draft and gets OCR's as ``extra["second_draft"]``; a page
     whose text layer fails as a whole is drafted by OCR. ``ocr``: a callable that gives the OCR

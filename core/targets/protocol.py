@@ -1,13 +1,12 @@
 """What the engine and the decoder need of a target model, declared (``typing.Protocol``).
 
 ``core.targets.base.Target`` (a loaded VLM) is the real one; the benchmark's replay targets
-(``core.bench.replay``) and the tests' stand-ins are others. Nothing is looked up by ``getattr``
-but the optional ``clock`` (``clock_of``): a stand-in declares every other member below.
+(``core.bench.replay``) and the tests' stand-ins are others. Nothing is looked up by ``getattr``:
+a stand-in declares every member below.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -27,9 +26,10 @@ class DecodeTarget(Protocol):
     #: False for a target that stands for a GPU without being one (the replay target): its passes
     #: take no time, so their cost would read as zero anyway, but the timing would be noise.
     measures_pass_cost: bool
-    # Optional ``clock() -> seconds``: what passes and crop prefills are timed by where the target
-    # keeps a clock of its own (``core.bench.timeline``'s virtual one); else ``time.perf_counter``
-    # (``clock_of``).
+    #: ``clock() -> seconds``: what the target's passes and crop prefills are timed by: the
+    #: wall-clock (``time.perf_counter``) for a model, a clock of its own for a target that stands
+    #: for a device (``core.bench.timeline``'s virtual one).
+    clock: Callable[[], float]
 
     def forward(self, tokens: "torch.Tensor", positions: "torch.Tensor", attention_mask: "torch.Tensor",
                 cache, rope_deltas: "torch.Tensor", real: "torch.Tensor | None" = None,
@@ -63,7 +63,6 @@ class PageTarget(DecodeTarget, Protocol):
     def prefill_batch(self, requests: "list[PrefillRequest]") -> "BatchPrefill": ...
 
 
-def clock_of(target) -> Callable[[], float]:
-    """What ``target``'s passes are timed by: its own ``clock`` where it keeps one, else the
-    wall-clock (``DecodeTarget``)."""
-    return getattr(target, "clock", time.perf_counter)
+def clock_of(target: DecodeTarget) -> Callable[[], float]:
+    """What ``target``'s passes are timed by (``DecodeTarget.clock``)."""
+    return target.clock

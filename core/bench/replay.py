@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from pathlib import Path
 
 import torch
@@ -194,6 +195,7 @@ class ReplayTarget:
     time its passes (``measures_pass_cost``); ``CostReplayTarget`` runs real passes and is timed."""
 
     measures_pass_cost = False
+    clock = staticmethod(time.perf_counter)  # the wall-clock; the timeline's replay sets a virtual one
     profile = None     # no model family: the output is taken as written (``core.targets.protocol``)
     vocab_size = None  # ids grow with the replayed text: no fixed bound
 

@@ -12,6 +12,7 @@ in-place edits outside that mode, and the caller edits caches between calls.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import torch
@@ -98,6 +99,7 @@ class Target:
     """
 
     measures_pass_cost = True  # a real model: its passes are timed (``core.targets.protocol``)
+    clock = staticmethod(time.perf_counter)  # by the wall-clock (``DecodeTarget.clock``)
 
     def __init__(self, *, profile: Profile, model, processor, tokenizer, device: torch.device,
                  dtype: torch.dtype, eos_token_ids: frozenset[int], pad_token_id: int):

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
@@ -66,6 +68,8 @@ def test_affordable_rows():
 
 
 class _Target:
+    clock = staticmethod(time.perf_counter)
+
     def __init__(self, timed: bool):
         self.measures_pass_cost = timed
 

@@ -27,7 +27,7 @@ def declared(protocol) -> set[str]:
 
 def test_the_protocol_names_what_the_engine_reads():
     assert declared(DecodeTarget) < declared(PageTarget)
-    assert declared(PageTarget) >= {"forward", "pad_token_id", "dtype", "measures_pass_cost", "device",
+    assert declared(PageTarget) >= {"forward", "pad_token_id", "dtype", "measures_pass_cost", "clock", "device",
                                     "eos_token_ids", "profile", "vocab_size", "encode", "decode", "prefill",
                                     "prefill_batch"}
 
@@ -38,6 +38,7 @@ def assert_is_a_page_target(target) -> None:
     assert isinstance(target, PageTarget)
     assert isinstance(target.device, torch.device) and isinstance(target.dtype, torch.dtype)
     assert isinstance(target.pad_token_id, int) and isinstance(target.measures_pass_cost, bool)
+    assert isinstance(target.clock(), float)
     assert isinstance(target.eos_token_ids, frozenset) and target.eos_token_ids
     assert target.profile is None or isinstance(target.profile, Profile)
     assert target.vocab_size is None or (isinstance(target.vocab_size, int) and target.vocab_size > 0)

@@ -3,15 +3,21 @@ regions, the draft inspector and the status line all read the page's record thro
 ``app.page_story``, and are cleared together when the page or the document changes.
 
 Clicking a region inspects it and selects its Markdown; clicking the page outside every region
-deselects; selecting or scrolling the Markdown highlights its region.
+deselects; selecting or scrolling the Markdown highlights its region, and scrolling the page
+brings the Markdown of the region in view to the top. Which Markdown is a region's comes from
+aligning the page's drafts with it (``core.review``): the engine's spans credit the words the model
+wrote itself to the draft before them, so a formula's LaTeX belonged to the paragraph above it.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, Signal
 
 from app import page_story
 from app.markdown_view import map_spans
+from core.api import review_page
 
 
 class PageInspection(QObject):
@@ -31,12 +37,17 @@ class PageInspection(QObject):
         self.spans: list = []
         self.text = ""                         # the page Markdown the spans are offsets in
         self._drawn: tuple | None = None      # (document, page, regions list) drawn on the page view
+        self._review: tuple | None = None     # (result, text, core.review.PageReview) of the shown page
+        self._following = False               # one pane follows the other: the other does not follow back
+        self.review_panel = None              # app.review_panel.ReviewPanel, told of every change
         page_view.region_clicked.connect(self.select)
+        page_view.view_moved.connect(self._page_scrolled)
         page_view.background_clicked.connect(self.deselect)
         markdown_view.page_selection.connect(self._markdown_selection)
         source = getattr(markdown_view, "source", None)
         if source is not None:  # follow the page while the Markdown scrolls
             source.verticalScrollBar().valueChanged.connect(self._markdown_scrolled)
+            markdown_view.rendered.verticalScrollBar().valueChanged.connect(self._markdown_scrolled)
 
     @property
     def record(self):
@@ -49,15 +60,19 @@ class PageInspection(QObject):
         self.doc, self.page, self.selected, self._drawn = doc, page, None, None
         self.inspector.clear()
         self.refresh(mode, running)
+        if self.review_panel is not None:
+            self.review_panel.set_document(doc)
         if had and doc is not None and page is not None:
             self.status.emit(page_story.page_line(doc, page))
 
     def clear(self) -> None:
         if self.selected is not None:
             self.status.emit("")
-        self.doc = self.page = self.selected = self._drawn = None
+        self.doc = self.page = self.selected = self._drawn = self._review = None
         self.spans, self.text = [], ""
         self.inspector.clear()
+        if self.review_panel is not None:
+            self.review_panel.set_document(None)
 
     def refresh(self, mode: str, running: bool) -> None:
         """The shown page's record changed: redraw its overlay and the selected region's story."""
@@ -75,10 +90,40 @@ class PageInspection(QObject):
             for i, stats in enumerate(record.region_stats or []):
                 self.page_view.update_region(i, stats)
         self.text = self.doc.page_markdown(self.page) if record.result else ""
-        self.spans = map_spans(record.result, self.text) if record.result else []
+        review = self.review()
+        self.spans = ((review.region_spans if review is not None else [])
+                      or (map_spans(record.result, self.text) if record.result else []))
         if self.selected is not None:
             self._tell(self.selected, move=False)
+        if self.review_panel is not None:
+            self.review_panel.set_document(self.doc)
 
+    def review(self):
+        """The shown page's departures and region spans (``core.review.PageReview``), None before
+        it is converted."""
+        record = self.record
+        result = record.result if record is not None else None
+        if result is None:
+            return None
+        if self._review is None or self._review[0] is not result or self._review[1] != self.text:
+            self._review = (result, self.text, review_page(result, self.text))
+        return self._review[2]
+
+    def show_departure(self, departure) -> None:
+        """A place of the review list is chosen (its page shown): its region highlighted and brought
+        into view, its words selected in the Markdown (a skipped passage: the line it is missing from)."""
+        start, end = departure.start, departure.end
+        if end <= start:
+            line = self.text.rfind("\n", 0, start) + 1
+            stop = self.text.find("\n", start)
+            start, end = line, stop if stop >= 0 else len(self.text)
+        with self._one_way():
+            if departure.region is not None and self.story(departure.region) is not None:
+                self.selected = departure.region
+                self.page_view.highlight_region(departure.region, center=True)
+                self.inspector.show_story(self.story(departure.region))
+            self.markdown_view.show_range(start, end)
+        self.status.emit(f"Page {departure.page}: {departure.describe()}")
     def story(self, index: int):
         return page_story.region_story(self.record, index, self.mode, self.running, self.spans, self.text)
 
@@ -108,7 +153,8 @@ class PageInspection(QObject):
             return
         self.inspector.show_story(story)
         if move and story.main_range:
-            self.markdown_view.show_range(*story.main_range)
+            with self._one_way():
+                self.markdown_view.show_range(*story.main_range)
         self.status.emit(story.status_line())
 
     # -- Markdown -> region -------------------------------------------------------------------------
@@ -121,15 +167,37 @@ class PageInspection(QObject):
 
     def _markdown_scrolled(self, _value: int) -> None:
         """Follow the Markdown: highlight (and bring into view) the region whose text is at the top."""
-        source = self.markdown_view.source
-        if not self.spans or not source.isVisible() or self.markdown_view.scope != "page":
+        if self._following or not self.spans or not self.markdown_view.isVisible():
             return
-        offset = source.cursorForPosition(source.viewport().rect().topLeft()).position()
+        offset = self.markdown_view.top_offset()
+        if offset is None:
+            return
         region = self.region_at_offset(offset)
         if region is None:
             region = next((r for r, start, _ in self.spans if start >= offset and r is not None), None)
         if region is not None and region != self.page_view.highlighted:
-            self.page_view.highlight_region(region, center=True)
+            with self._one_way():
+                self.page_view.highlight_region(region, center=True)
+
+    def _page_scrolled(self) -> None:
+        """Follow the page: the Markdown of the region the reader sees first comes to the top."""
+        if self._following or not self.spans or not self.page_view.isVisible():
+            return
+        region = self.page_view.region_in_view()
+        story = self.story(region) if region is not None else None
+        if story is None or story.main_range is None:
+            return
+        with self._one_way():
+            self.markdown_view.scroll_to(story.main_range[0])
+
+    @contextmanager
+    def _one_way(self):
+        """One pane moves the other: the other's moving does not move the first back."""
+        was, self._following = self._following, True
+        try:
+            yield
+        finally:
+            self._following = was
 
     def _markdown_selection(self, start: int, end: int) -> None:
         region = self.region_at_offset(start)
@@ -137,5 +205,6 @@ class PageInspection(QObject):
             region = self.region_at_offset(end - 1)
         if region is not None:
             self.selected = region
-            self.page_view.highlight_region(region, center=True)
+            with self._one_way():
+                self.page_view.highlight_region(region, center=True)
             self._tell(region, move=False)

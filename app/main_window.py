@@ -30,6 +30,7 @@ from app.markdown_view import MarkdownView
 from app.model_check import app_message
 from app.model_flow import ModelSetup
 from app.page_view import Legend, PageView, pil_to_qimage
+from app.review_panel import ReviewPanel
 from app.settings import AppSettings, SettingsDialog
 from app.stats_panel import StatsPanel
 from app.thumbnails import FrameLegend, PageList
@@ -79,6 +80,8 @@ class MainWindow(QMainWindow):
         self.inspection = PageInspection(self.page_view, self.markdown_view, self.inspector,
                                          lambda: self.bottom_tabs.setCurrentWidget(self.inspector), self)
         self.inspection.status.connect(self.set_status)
+        self.inspection.review_panel = self.review_panel
+        self.review_panel.departure_chosen.connect(self._show_departure)
         self._connect_conversion()
         self.models.model_changed.connect(self._model_changed)
         self.models.status.connect(self.set_status)
@@ -134,6 +137,8 @@ class MainWindow(QMainWindow):
         self.bottom_tabs = QTabWidget()
         self.bottom_tabs.addTab(self.inspector, "Draft inspector")
         self.bottom_tabs.addTab(self.stats_panel, "Statistics")
+        self.review_panel = ReviewPanel()
+        self.bottom_tabs.addTab(self.review_panel, "Review")
         right = self.right_splitter = QSplitter(Qt.Orientation.Vertical)
         self.markdown_title = ElidedLabel("Markdown", bold=True)
         right.addWidget(_titled(self.markdown_title, self.markdown_view))
@@ -198,6 +203,10 @@ class MainWindow(QMainWindow):
         self.next_action = action("Next page", lambda: self.step_page(1), "PgDown")
         self.prev_action = action("Previous page", lambda: self.step_page(-1), "PgUp")
         self.goto_action = action("&Go to page…", self.go_to_page_dialog, "Ctrl+G")
+        self.next_departure_action = action("Next departure from the page", lambda: self._step_departure(1), "F8",
+                                            "The next place where the model's words depart from the page's text")
+        self.prev_departure_action = action("Previous departure from the page", lambda: self._step_departure(-1),
+                                            "Shift+F8")
         self.overlay_action = action("Show region &overlay", self.page_view.set_overlay_visible, "Ctrl+Shift+O",
                                      "Draw the drafter's regions, coloured by how much of each draft was accepted")
         self.overlay_action.setIconText("Overlay")
@@ -230,7 +239,8 @@ class MainWindow(QMainWindow):
             convert_menu.addAction(a) if a else convert_menu.addSeparator()
         view_menu = self.menuBar().addMenu("&View")
         for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.fit_width_action,
-                  None, self.prev_action, self.next_action, self.goto_action, None, self.overlay_action,
+                  None, self.prev_action, self.next_action, self.goto_action, None, self.prev_departure_action,
+                  self.next_departure_action, None, self.overlay_action,
                   self.labels_action):
             view_menu.addAction(a) if a else view_menu.addSeparator()
         help_menu = self.menuBar().addMenu("&Help")
@@ -495,6 +505,18 @@ class MainWindow(QMainWindow):
         self.inspection.show(doc, page, self._mode(doc), doc is self.conversion.running)
         self._show_title()
         self._request_preview(doc, page)
+
+    def _step_departure(self, delta: int) -> None:
+        self.bottom_tabs.setCurrentWidget(self.review_panel)
+        self.review_panel.step(delta)
+
+    def _show_departure(self, departure) -> None:
+        """A place of the review list: its page shown, its region and words selected."""
+        if self.current is None:
+            return
+        if departure.page != self.current_page:
+            self.show_page(departure.page)
+        self.inspection.show_departure(departure)
 
     def step_page(self, delta: int) -> None:
         if self.current is not None and self.current_page is not None:

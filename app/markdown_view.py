@@ -394,6 +394,17 @@ def rendered_span(source: str, start: int, end: int, rendered: str) -> tuple[int
     return None
 
 
+def source_offset(source: str, rendered: str, position: int) -> int:
+    """The page-Markdown offset that rendered ``position`` shows: as many letters and digits into
+    the source as the rendered text has before it (markup and a formula's typesetting differ,
+    the words do not)."""
+    before = len(_letters(rendered[:position], False)[0])
+    _, where = _letters(source, True)
+    if not where:
+        return 0
+    return where[min(before, len(where) - 1)]
+
+
 class MarkdownView(QWidget):
     """Rendered + source tabs; scope "page" or "document".
 
@@ -571,6 +582,40 @@ class MarkdownView(QWidget):
                 self.rendered.ensureCursorVisible()
         finally:
             self._selecting = False
+
+    def scroll_to(self, start: int) -> None:
+        """Bring page-Markdown offset ``start`` to the top of both tabs, selecting nothing (the page
+        scrolled: the Markdown follows)."""
+        if self.scope != "page":
+            return
+        text = self._texts["page"]
+        start = max(0, min(start, len(text)))
+        self._selecting = True
+        try:
+            block = self.source.document().findBlock(min(start, self.source.document().characterCount() - 1))
+            if block.isValid():
+                self.source.verticalScrollBar().setValue(block.firstLineNumber())
+            if self._rendered_key is not None and self._rendered_key[:2] == ("page", text):
+                rendered = self.rendered.document().toPlainText()
+                line_end = text.find("\n", start)
+                span = rendered_span(text, start, line_end if line_end > start else len(text), rendered)
+                if span is not None:
+                    cursor = QTextCursor(self.rendered.document())
+                    cursor.setPosition(span[0])
+                    bar = self.rendered.verticalScrollBar()
+                    bar.setValue(bar.value() + self.rendered.cursorRect(cursor).top())
+        finally:
+            self._selecting = False
+
+    def top_offset(self) -> int | None:
+        """The page-Markdown offset at the top of the tab shown (None: the document is shown)."""
+        if self.scope != "page":
+            return None
+        if self.tabs.currentWidget() is self.source:
+            return self.source.cursorForPosition(self.source.viewport().rect().topLeft()).position()
+        rendered = self.rendered.document().toPlainText()
+        top = self.rendered.cursorForPosition(self.rendered.viewport().rect().topLeft()).position()
+        return source_offset(self._texts["page"], rendered, top)
 
     def _source_selection(self) -> None:
         if self._selecting or self.scope != "page":

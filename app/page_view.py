@@ -149,6 +149,7 @@ class PageView(QGraphicsView):
     region_clicked = Signal(int)
     background_clicked = Signal()   # a click on the page outside every region (not a drag)
     zoom_changed = Signal(float)
+    view_moved = Signal()           # the page scrolled or zoomed: what is in view changed
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -169,6 +170,8 @@ class PageView(QGraphicsView):
         self.overlay_visible = True
         self.labels_visible = False
         self._fit_width = False
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self.view_moved.emit())
+        self.horizontalScrollBar().valueChanged.connect(lambda _v: self.view_moved.emit())
         self.show_message("Drop PDFs or images here\nor use File > Open")
 
     # -- content ----------------------------------------------------------------------------------
@@ -328,6 +331,19 @@ class PageView(QGraphicsView):
     @property
     def highlighted(self) -> int | None:
         return self._highlight
+
+    def region_in_view(self) -> int | None:
+        """The region a reader of the visible part of the page reads first: the first region, in
+        the drafter's reading order, that shows in the view's upper half (else anywhere in it)."""
+        if not self.region_items:
+            return None
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        upper = QRectF(visible.left(), visible.top(), visible.width(), visible.height() / 2)
+        for area in (upper, visible):
+            for item in self.region_items:
+                if item.sceneBoundingRect().intersects(area):
+                    return item.index
+        return None
 
     # -- zoom -------------------------------------------------------------------------------------
 

@@ -8,6 +8,9 @@ draft holds it, and the places where they part:
 - **skipped**: draft words the model did not write;
 - **changed**: both at once, between the same agreeing words (a number misread, a word replaced).
 
+A running head or page number the model left out is no departure (document models leave them out
+by design), and a formula region is not compared (its draft is never the LaTeX the model writes).
+
 Words are compared as people read them: letters and digits (a CJK character is a word of its own),
 NFKC, case folded; Markdown, HTML and LaTeX markup, punctuation and line-break hyphens are not words,
 so a heading's ``#`` or a table's tags never count as a departure. A block the model wrote in
@@ -34,6 +37,10 @@ from core.results import FIGURE_LABELS
 #: Regions that document models leave out by design (running heads, page numbers): the model not
 #: writing them is no departure.
 MARGIN_LABELS = ("header", "footer", "page_number")
+#: Regions whose draft cannot say what the model should write: no drafter reads a formula as LaTeX
+#: (OCR reads ``ai= Σ βij`` where the model writes ``\alpha_{i} = \sum_{j}``), so the two differ
+#: wherever the model is right. Their Markdown still belongs to them (``region_spans``).
+UNCOMPARED_LABELS = ("formula",)
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: A word: one CJK character, or a run of letters and digits (a line-break hyphen inside it joins).
@@ -222,17 +229,17 @@ def _departures(number: int, text: str, regions, model, page, pairs) -> list[Dep
     out: list[Departure] = []
     for model_run, page_run, before in _gaps(model, page, pairs):
         pieces = _by_region(page, page_run)
-        if not model_run and pieces and all(regions[r].label in MARGIN_LABELS for r, _ in pieces):
-            continue
-        pieces = [(r, run) for r, run in pieces if not (regions[r].label in MARGIN_LABELS and not model_run)]
         if model_run:
             start, end = model[model_run[0]].start, model[model_run[-1]].end
             if pieces:
                 region, run = pieces.pop(0)
             else:
                 region, run = _owner(text, model, page, pairs, model_run), []
-            out.append(_departure(number, text, regions, region, start, end, page, run))
+            if region is None or regions[region].label not in UNCOMPARED_LABELS:
+                out.append(_departure(number, text, regions, region, start, end, page, run))
         for region, run in pieces:
+            if regions[region].label in MARGIN_LABELS + UNCOMPARED_LABELS:
+                continue
             at = _place(text, model, page, by_page, run, before)
             out.append(_departure(number, text, regions, region, at, at, page, run))
     out.sort(key=lambda d: (d.start, d.end))

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.results import RegionStats, TextSpan
 from tests.app.conftest import make_pdf, streaming
 from tests.app.test_first_hour import page_result
@@ -286,7 +286,7 @@ def test_a_scan_opened_without_converting_shows_its_preview_drafter_at_work(qtbo
 
     release = threading.Event()
 
-    class SlowOCR:
+    class SlowOCR(DrafterBase):
         name = "rapidocr"
 
         def draft(self, page):

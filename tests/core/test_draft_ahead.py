@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from core.draft_ahead import DraftAhead
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.errors import CancelledError
 from core.events import PageDrafting, RegionsDrafted
 
@@ -37,7 +37,7 @@ class Document:
         return Page(index, self.log)
 
 
-class Drafter:
+class Drafter(DrafterBase):
     name = "rapidocr"
 
     def __init__(self, log, gate: threading.Event | None = None):

@@ -14,7 +14,7 @@ from PIL import Image
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.background import DraftJob
 from core import tuning
-from core.drafters.base import OcrLine, Region
+from core.drafters.base import DrafterBase, OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError
 from core.events import RegionVerified
@@ -67,7 +67,7 @@ def test_cancel_mid_page_stops_at_the_first_check_that_says_yes(target):
     assert calls["n"] == 6  # checked between passes, stopped at once
 
 
-class _GatedDrafter:
+class _GatedDrafter(DrafterBase):
     """Delivers its regions once ``gate`` opens (an OCR drafter on a busy CPU)."""
 
     name = "gated"
@@ -209,7 +209,7 @@ def test_stage1_reads_the_early_lines_on_their_crops(target, monkeypatch):
 
 
 def test_a_failing_background_drafter_costs_speed_not_the_page(target):
-    class Broken:
+    class Broken(DrafterBase):
         name = "broken"
 
         def draft(self, page):
@@ -222,7 +222,7 @@ def test_a_failing_background_drafter_costs_speed_not_the_page(target):
 
 
 def test_a_failing_drafter_is_recorded_on_the_page(target):
-    class Broken:
+    class Broken(DrafterBase):
         name = "broken"
 
         def draft(self, page):
@@ -247,7 +247,7 @@ def test_cancelling_a_page_waits_for_its_drafter(target):
     """No drafter thread outlives its page (it may be reading the PDF, which PyMuPDF cannot share)."""
     finished = []
 
-    class Drafter:
+    class Drafter(DrafterBase):
         name = "slow"
 
         def draft(self, page):

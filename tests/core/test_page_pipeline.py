@@ -9,7 +9,7 @@ import torch
 from PIL import Image
 
 from core.drafters.background import DraftJob
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.errors import PageRangeError
 from core.page_pipeline import PendingDrafts, drafter_name, failed_page, page_error, render_and_draft
 
@@ -21,7 +21,7 @@ class Page:
         return Image.new("RGB", (int(200 * dpi / 72), int(300 * dpi / 72)), "white")
 
 
-class Drafter:
+class Drafter(DrafterBase):
     name = "textlayer"
 
     def __init__(self, gate=None, fail=False):

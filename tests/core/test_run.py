@@ -12,7 +12,7 @@ import pymupdf
 import pytest
 
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
-from core.drafters.base import OcrLine, Region
+from core.drafters.base import DrafterBase, OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError, HSDWarning
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageDrafting,
@@ -24,7 +24,7 @@ PARAGRAPHS = [f"Paragraph {i}: the drafts of this page are verified by the targe
 REF = "\n\n".join(PARAGRAPHS)
 
 
-class Paragraphs:
+class Paragraphs(DrafterBase):
     """Drafts every page as the first ``count`` of ``PARAGRAPHS`` (an OCR drafter, so Stage 1 reads
     the crops); the rest of the page is left to the target and the document's history."""
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from core.drafters.base import DrafterBase
 
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
@@ -96,7 +97,7 @@ def test_a_window_that_ends_while_a_preview_drafts_gets_nothing_from_the_preview
 
     drafting, release = threading.Event(), threading.Event()
 
-    class HeldDrafter:  # drafts a page only once the test has ended the window
+    class HeldDrafter(DrafterBase):  # drafts a page only once the test has ended the window
         def draft(self, page):
             drafting.set()
             release.wait(tuning.PATIENCE_SECONDS)

@@ -8,11 +8,11 @@ import pytest
 
 from core.bench import timeline
 from core.bench.timeline import PageTimeline, TimedDrafting, VirtualClock
-from core.drafters.base import OcrLine, Region
+from core.drafters.base import DrafterBase, OcrLine, Region
 from core.drafters.textlayer import TextLayerDrafter
 
 
-class StreamingDrafter:
+class StreamingDrafter(DrafterBase):
     """The text layer's regions, told first as lines in two chunks a little apart (as the OCR
     recogniser tells them)."""
 

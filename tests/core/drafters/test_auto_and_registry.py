@@ -6,12 +6,12 @@ import pytest
 
 from core.documents import open_document
 from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, Drafter, get_drafter
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.errors import DrafterUnavailableError
 from tests.core import pdf_factory
 
 
-class FakeOCR:
+class FakeOCR(DrafterBase):
     name = "rapidocr"
 
     def __init__(self, **options):

@@ -18,7 +18,7 @@ from core import tuning
 from core.documents import open_document
 from core.drafters import get_drafter, parse_drafter_spec
 from core.drafters import process as process_module
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.drafters.process import ProcessDrafter, reader_for, serve
 from core.errors import HSDWarning, PageRangeError
 from tests.core.pdf_factory import encrypted_pdf, text_pdf
@@ -90,7 +90,7 @@ def test_reader_for_a_pixel_drafter_is_one_shared_process_drafter():
 def test_drafters_without_spec_and_the_switch_read_here(monkeypatch):
     assert isinstance(reader_for(get_drafter("textlayer")), ProcessDrafter)
 
-    class Bare:
+    class Bare(DrafterBase):
         name = "rapidocr"
 
     bare = Bare()
@@ -105,7 +105,7 @@ def test_drafters_without_spec_and_the_switch_read_here(monkeypatch):
 # -- the protocol, served on a thread ------------------------------------------------------------
 
 
-class WarningDrafter:
+class WarningDrafter(DrafterBase):
     """Warns on every page and fails on the second; counts what it was asked."""
 
     name = "rapidocr"

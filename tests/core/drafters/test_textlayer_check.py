@@ -18,7 +18,7 @@ from core import tuning
 from core.cli import main
 from core.documents import open_document
 from core.drafters import textlayer_check as tc
-from core.drafters.base import Region
+from core.drafters.base import DrafterBase, Region
 from core.drafters.layout import TextLine
 from core.drafters.textlayer import TextLayerDrafter
 from tests.core.drafters.each_mode import convert_in_each_mode
@@ -177,7 +177,7 @@ def test_interleaved_glyph_runs_over_each_other_are_out_of_order():
 # --- the drafter: OCR where the text layer fails ---------------------------------------------------
 
 
-class FakeOcr:
+class FakeOcr(DrafterBase):
     """Stands in for ``RapidOCRDrafter``: reads every crop as one line of ``text``."""
 
     name = "rapidocr"
@@ -237,7 +237,7 @@ def test_one_failing_region_is_read_on_its_crop_and_an_unsure_one_gets_a_second_
     assert "unsure" in out[0].extra["source_reason"]
 
 
-class _Fixed:
+class _Fixed(DrafterBase):
     def __init__(self, regions):
         self.regions = regions
 

@@ -42,7 +42,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from core import tuning
     from core.documents import open_document
-    from core.drafters import get_drafter
     from core.drafters.process import ProcessDrafter
 
     pdfs = []
@@ -53,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     readers = {}
     for policy in policies:  # each process takes its policy when it starts
         tuning.DRAFTING_PROCESS_IDLE = policy == "idle"
-        drafter = get_drafter(args.drafter)
-        readers[policy] = ProcessDrafter(drafter, drafter.spec)
+        readers[policy] = ProcessDrafter(args.drafter)
         with open_document(pdfs[0]) as document:
             readers[policy].prepare(document.page(0))
     context = multiprocessing.get_context("spawn")

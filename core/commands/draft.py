@@ -69,16 +69,15 @@ def run(args) -> int:
             page = _page_or_record(doc, index, pages_out, listing=args.json is None)
             if page is None:  # not readable: said once below, in the document's "damaged" line
                 continue
-            used = drafter.choose(page) if hasattr(drafter, "choose") else drafter
+            used = drafter.choose(page)
             record = {"page": page.number, "width": round(page.width, 2), "height": round(page.height, 2),
                       "drafter": used.name}
             try:
                 if page.turn:  # the page as the model sees it: turned upright (``--rotate auto``)
                     record["turn"] = page.turn
                 record["regions"] = [_region_json(r) for r in drafter.draft(page)]
-                step = getattr(drafter, "last_step", None)
-                if step is not None:  # ``auto``: which of its steps drafted the page
-                    record["step"] = step
+                if drafter.last_step is not None:  # ``auto``: which of its steps drafted the page
+                    record["step"] = drafter.last_step
             except Exception as exc:  # one bad page costs that page, not the others
                 record["regions"], record["error"] = [], f"{type(exc).__name__}: {exc}"
                 failed.append((page.number, used.name, record["error"]))

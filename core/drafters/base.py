@@ -162,7 +162,7 @@ def draft_page(drafter: Drafter, page, on_lines=None, meanwhile=None, waiting=No
     reads it elsewhere (``drafts_elsewhere``: a drafting process, which is sent the page first),
     else before the drafting. ``waiting()``: called now and then on the calling thread while a
     drafter that reads elsewhere has not answered (never where the drafter reads here)."""
-    if drafter.drafts_elsewhere and (meanwhile is not None or waiting is not None):
+    if (meanwhile is not None or waiting is not None) and drafter.drafts_elsewhere:
         return drafter.draft(page, on_lines=on_lines, meanwhile=meanwhile, waiting=waiting)
     if meanwhile is not None:
         meanwhile()

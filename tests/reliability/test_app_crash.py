@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from core.drafters.base import DrafterBase
 
 pytest.importorskip("PySide6")

@@ -87,6 +87,17 @@ def test_reader_for_a_pixel_drafter_is_one_shared_process_drafter():
     assert reader._process is None  # nothing starts before a page needs it
 
 
+def test_the_process_drafter_is_its_spec_and_builds_a_drafter_here_only_when_one_is_needed():
+    reader = ProcessDrafter(OCR_SPEC)
+    assert (reader.spec, reader.name) == (OCR_SPEC, "rapidocr")
+    assert reader.streams_lines and reader.drafts_elsewhere and reader.last_step is None
+    assert reader._here is None  # nothing built on this side yet
+    here = reader.here
+    assert type(here).__name__ == "RapidOCRDrafter" and here.spec == OCR_SPEC and reader.here is here
+    first = get_drafter(OCR_SPEC)
+    assert reader_for(first).here is first  # the caller's drafter is kept for the pages drafted here
+
+
 def test_drafters_without_spec_and_the_switch_read_here(monkeypatch):
     assert isinstance(reader_for(get_drafter("textlayer")), ProcessDrafter)
 
@@ -163,7 +174,7 @@ def served(monkeypatch):
             self._process, self._connection = ServingThread(theirs, self.spec), mine
 
     monkeypatch.setattr(ProcessDrafter, "_start", start)
-    reader = ProcessDrafter(WarningDrafter(), "fake")  # the local drafter is not the served one
+    reader = ProcessDrafter("fake", here=WarningDrafter())  # the local drafter is not the served one
     yield reader, drafter, opened
     reader.close()
 
@@ -275,7 +286,7 @@ def test_meanwhile_of_a_page_drafted_here_runs_first(served, tmp_path):
     reader, _, _ = served
     pdf = text_pdf(tmp_path / "gone.pdf", ["one"])
     order = []
-    reader.drafter.draft = lambda page: order.append("draft") or []
+    reader.here.draft = lambda page: order.append("draft") or []
     with open_document(pdf) as document:
         page = document.page(0)
         pdf.unlink()
@@ -300,7 +311,7 @@ def scan(tmp_path_factory):
 def test_text_layer_pages_are_drafted_there_too(tmp_path):
     pdf = text_pdf(tmp_path / "born.pdf", ["A page with a text layer.", "Its drafts are its own text."])
     drafter = get_drafter("auto")
-    reader = ProcessDrafter(drafter, drafter.spec)
+    reader = ProcessDrafter(drafter.spec)
     try:
         with open_document(pdf) as document:
             page = document.page(0)
@@ -314,7 +325,7 @@ def test_text_layer_pages_are_drafted_there_too(tmp_path):
 def test_a_drafting_process_drafts_what_this_process_drafts(scan):
     pdf, secret = scan
     local = get_drafter(OCR_SPEC)
-    reader = ProcessDrafter(get_drafter(OCR_SPEC), OCR_SPEC)
+    reader = ProcessDrafter(OCR_SPEC)
     try:
         with open_document(pdf) as document:
             page = document.page(0)

@@ -35,7 +35,9 @@ def shortcuts_html(actions) -> str:
     rows = "".join(f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
                    for name, keys in shortcut_rows(actions))
     extra = ("<tr><td>Zoom with the wheel</td><td>&nbsp;&nbsp;<b>Ctrl + wheel</b></td></tr>"
-             "<tr><td>Inspect a region</td><td>&nbsp;&nbsp;<b>click it on the page</b></td></tr>")
+             "<tr><td>Inspect a region</td><td>&nbsp;&nbsp;<b>click it on the page</b></td></tr>"
+             "<tr><td>Bring a region's Markdown into view</td><td>&nbsp;&nbsp;<b>scroll the page</b></td></tr>"
+             "<tr><td>Show the region of the Markdown in view</td><td>&nbsp;&nbsp;<b>scroll the Markdown</b></td></tr>")
     return f"<table>{rows}{extra}</table>"
 
 

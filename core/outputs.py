@@ -217,10 +217,10 @@ def refuse_unsafe_outputs(inputs, outputs, stats: Path | None = None, overwrite:
     _refuse_foreign(found)
 
 
-def _refuse_foreign(found: list[Path]) -> None:
+def _refuse_foreign(found: list[Path], why: str = " and was not written by hsd") -> None:
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise HSDError(f"{found[0]} exists and was not written by hsd{more}; pass --overwrite to replace "
+        raise HSDError(f"{found[0]} exists{why}{more}; pass --overwrite to replace "
                        f"{'them' if more else 'it'}")
 
 
@@ -279,3 +279,81 @@ def refuse_unsafe_json_output(path: Path, input_path: Path, overwrite: bool = Fa
     check_output_target(path, "--json")
     if not overwrite and os.path.lexists(path) and not _our_drafts(path):
         _refuse_foreign([path])
+
+
+# --- exports of finished documents (``hsd export``, the app's batch export) -----------------------
+
+#: The file name of each export: the converted file's stem and the format's extension.
+EXPORT_PATTERN = "{stem}.{ext}"
+_PATTERN_FIELDS = ("stem", "n", "ext", "format", "parent")
+
+
+def export_targets(sources, formats, folder: Path | None = None, pattern: str = EXPORT_PATTERN) -> list[dict]:
+    """Per source (a converted ``NAME.md``), format -> the file its export writes: ``pattern`` filled
+    in (``{stem}``: the source's stem, ``{n}``: its number in the batch from 1, ``{ext}``/``{format}``:
+    md, html, docx or json, ``{parent}``: the source's folder's name) in ``folder`` (beside the source
+    where None). ``HSDError`` for a pattern that names an unknown field, a folder or nothing, and for
+    two exports that would write one file (on any file system: names are compared as
+    ``comparable_name`` does)."""
+    sources = [Path(s) for s in sources]
+    width = len(str(len(sources)))
+    targets: list[dict] = []
+    seen: dict[str, tuple[Path, str]] = {}
+    for n, source in enumerate(sources, 1):
+        per_format = {}
+        for fmt in formats:
+            values = {"stem": source.stem or "document", "n": str(n).zfill(width), "ext": fmt, "format": fmt,
+                      "parent": source.absolute().parent.name or "root"}
+            try:
+                name = pattern.format_map(values)
+            except (KeyError, IndexError, ValueError, AttributeError) as exc:
+                raise HSDError(f"--name {pattern!r}: {exc.args[0] if exc.args else exc} is not a field; use "
+                               + ", ".join("{" + f + "}" for f in _PATTERN_FIELDS)) from None
+            if not name.strip(". ") or "/" in name or "\\" in name or "\0" in name:
+                raise HSDError(f"--name {pattern!r} gives {name!r}, not a file name; name files, not folders")
+            if not name.lower().endswith("." + fmt):
+                name += "." + fmt
+            target = Path(folder if folder is not None else source.parent) / fit_name(name[:-len(fmt) - 1],
+                                                                                      "." + fmt)
+            key = comparable_name(os.path.abspath(target))
+            if key in seen:
+                other, other_fmt = seen[key]
+                raise HSDError(f"{target}: the {fmt} of {source} and the {other_fmt} of {other} would both be "
+                               "written there; add {n} or {parent} to --name")
+            seen[key] = (source, fmt)
+            per_format[fmt] = target
+        targets.append(per_format)
+    return targets
+
+
+def refuse_unsafe_exports(sources, targets: list[dict], overwrite: bool = False) -> None:
+    """``HSDError`` (one line) before any export is written when one would replace a source, its
+    figures or resume folder, something that is not a regular file, or (``overwrite`` not set) any
+    existing file, the figures a Markdown export copies included."""
+    protected = {}
+    for source in sources:
+        source = Path(source)
+        for place in (source, images_dir_for(source), work_dir_for(source)):
+            protected[os.path.realpath(place)] = source
+    found = []
+    for per_format in targets:
+        for fmt, target in per_format.items():
+            places = [target] + ([images_dir_for(target)] if fmt == "md" else [])
+            for place in places:
+                real = os.path.realpath(place)
+                hit = protected.get(real) or next((s for p, s in protected.items() if p.startswith(real + os.sep)),
+                                                  None)
+                if hit is not None:
+                    raise HSDError(f"{place}: the export would replace {hit} or its files; choose another folder "
+                                   "or --name")
+            check_output_target(target, "the export")
+            if os.path.lexists(target):
+                found.append(target)
+            if fmt == "md":
+                images = images_dir_for(target)
+                if os.path.lexists(images) and not images.is_dir():
+                    found.append(images)
+                elif images.is_dir():
+                    found.extend(p for p in sorted(images.iterdir()) if p.name.startswith("page-"))
+    if found and not overwrite:
+        _refuse_foreign(found, "")

@@ -21,8 +21,10 @@ FAMILIES = ("qwen2_5_vl", "qwen3_vl", "hunyuan_vl", "paddleocr_vl", "glm_ocr")
 EXTRA_TOKENIZER_PACKAGES = ("qwen2", "llama")
 
 #: Packages whose data files (models, yaml configs, fonts, ...) the bundle needs at run time.
-#: latex2mathml reads its symbol table (``unimathsymbols.txt``) from its package folder.
-DATA_PACKAGES = ("rapidocr", "rapid_table", "rapid_layout", "pymupdf", "tokenizers", "transformers", "latex2mathml")
+#: latex2mathml reads its symbol table (``unimathsymbols.txt``) from its package folder, python-docx its
+#: blank document and styles (``docx/templates``).
+DATA_PACKAGES = ("rapidocr", "rapid_table", "rapid_layout", "pymupdf", "tokenizers", "transformers", "latex2mathml",
+                 "docx")
 
 #: The distribution the bundle is built from, and the extras whose requirements it ships.
 PROJECT = "hsd-studio"
@@ -194,7 +196,9 @@ def hidden_imports(collect_submodules) -> list[str]:
     names += ["rapidocr", "rapid_table", "rapid_layout", "onnxruntime", "pymupdf", "markdown_it",
               "mdit_py_plugins.dollarmath", "rapidfuzz", "tqdm", "psutil",
               # the sanitiser of model output, and the formula typesetter the Markdown view loads lazily
-              "nh3", "latex2mathml", "latex2mathml.converter"]
+              "nh3", "latex2mathml", "latex2mathml.converter",
+              # the DOCX export (imported when a Word file is written) and its XML library
+              "docx", "lxml.etree"]
     return sorted(set(names))
 
 

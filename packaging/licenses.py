@@ -22,7 +22,7 @@ BUNDLED_DISTRIBUTIONS = (
     "latex2mathml", "regex", "pyyaml", "filelock", "fsspec", "jinja2", "markupsafe", "sympy", "mpmath",
     "networkx", "typing-extensions", "packaging", "requests", "urllib3", "certifi", "idna",
     "charset-normalizer", "shapely", "omegaconf", "colorlog", "protobuf", "flatbuffers", "coloredlogs",
-    "humanfriendly",
+    "humanfriendly", "python-docx", "lxml",
 )
 
 _LICENSE_FILE = re.compile(r"(^|/)(LICEN[CS]E|COPYING|NOTICE|AUTHORS)[^/]*$", re.IGNORECASE)

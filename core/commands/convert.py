@@ -108,6 +108,8 @@ def run(args) -> int:
     from core.targets.loader import DEFAULT_MODEL, check_model_folder, model_source
 
     resolve_password(args)
+    if getattr(args, "ray", None) and getattr(args, "review", None):
+        raise HSDError("--review is written by a run on this machine; leave out --ray to write it")
     if getattr(args, "ray", None):
         from core.scale.cli import run as run_on_ray
 

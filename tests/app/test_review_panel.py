@@ -73,6 +73,10 @@ def test_stepping_through_departures_shows_each_on_its_page(window):
     assert panel.summary.text() == "2 places where the model departs from the page's text"
     assert [a.shortcut().toString() for a in (win.next_departure_action, win.prev_departure_action)] == \
         ["F8", "Shift+F8"]
+    from app.navigation import shortcuts_html
+
+    listed = shortcuts_html([win.next_departure_action, win.prev_departure_action])
+    assert "Next departure from the page" in listed and "scroll the page" in listed
 
     win.next_departure_action.trigger()
     d = panel.current()

@@ -108,6 +108,15 @@ def test_the_markdown_view_libraries_are_collected(contents, monkeypatch):
     assert not any(contents.drop_path(p) for p in ("latex2mathml/unimathsymbols.txt", "nh3/nh3.abi3.so"))
 
 
+def test_the_docx_export_library_and_its_templates_are_collected(contents, monkeypatch):
+    """python-docx opens its blank document (``docx/templates/default.docx``) for every Word export."""
+    pytest.importorskip("docx")
+    monkeypatch.setattr(contents, "transformers_model_packages", lambda families=contents.FAMILIES: [])
+    names = contents.hidden_imports(lambda package, filter=None: [package])
+    assert {"docx", "lxml.etree"} <= set(names) and "docx" in contents.data_packages()
+    assert not contents.drop_path("docx/templates/default.docx")
+
+
 def test_transformers_packages_cover_every_family(contents):
     pytest.importorskip("transformers")
     from core.targets.profiles import FAMILY_MODULES

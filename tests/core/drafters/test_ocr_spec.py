@@ -48,3 +48,9 @@ def test_the_ocr_drafter_is_built_with_them(name, monkeypatch):
     ocr = drafter.choose_ocr() if name == "auto" else drafter
     assert ocr.options["workers"] == 3 and ocr.options["device"] == "cpu" and ocr.options["layout"] == "pymupdf"
     assert drafter.spec == f"{name}:layout=pymupdf,workers=3,device=cpu"  # what a drafting process builds from
+
+
+def test_the_real_ocr_drafter_takes_them():
+    drafter = get_drafter(drafter_spec("auto", "pymupdf", 2, "cpu")).choose_ocr()
+    assert type(drafter).__name__ == "RapidOCRDrafter"
+    assert (drafter.workers, drafter.device) == (2, "cpu")

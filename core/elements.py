@@ -16,6 +16,7 @@ import torch
 from core.errors import HSDError
 from core.events import RegionVerified, TextAppended
 from core.page_job import PageDecode, PageJob, empty_cache, joined_regions
+from core.stage1 import prefill_crops, region_proposer
 from core.speculative.decode import DecodeRow
 from core.speculative.proposers import NoDrafts
 
@@ -66,8 +67,8 @@ def _read(job: PageJob, chunk: list[int], notation, use_drafts: bool) -> tuple[l
     """Prefill the crops of regions ``chunk`` and decode them to the end (with their drafts where
     ``use_drafts``); returns the finished rows and the prefill's passes."""
     cfg = job.config
-    bp = job.prefill_regions(chunk)
-    rows = [DecodeRow(proposer=job.region_proposer(i, notation) if use_drafts else NoDrafts(),
+    bp = prefill_crops(job, chunk)
+    rows = [DecodeRow(proposer=region_proposer(job, i, notation) if use_drafts else NoDrafts(),
                       stop=job.stop(cfg.max_new_tokens), length=bp.lengths[k],
                       rope_delta=bp.rope_deltas[k], root=int(bp.logits[k].argmax()), tag=i)
             for k, i in enumerate(chunk)]

@@ -72,7 +72,7 @@ PARAGRAPH_LINE_GAP = 0.7
 #: ... where that line is at least this many line heights wide (prose, not a table cell).
 PROSE_LINE_HEIGHTS = 6.0
 #: Stage 1 reads an OCR drafter's early lines on their crops, as it reads regions, until the
-#: page's regions come (``core.stages.Stage1Scheduler``); off: the page row speculates from the
+#: page's regions come (``core.stage1.Stage1Scheduler``); off: the page row speculates from the
 #: lines' text alone until then.
 EARLY_LINE_ROWS = True
 

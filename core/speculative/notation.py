@@ -3,7 +3,7 @@
 The text matcher (``core.speculative.textmatch``) teaches it: word forms (``wt%TiO2`` ->
 ``\\mathrm{wt} \\% \\mathrm{TiO}_{2}$``), digit shapes, misread words (``Obrigteit`` ->
 ``Obrigkeit``) and from them the letters a page keeps misreading; each page sets the OCR's second
-readings of its words (``PageJob.page_drafts``, ``core.drafters.second_readings``). Every matcher of
+readings of its words (``core.stage1.page_drafts``, ``core.drafters.second_readings``). Every matcher of
 a page, and the document's later pages, share one instance.
 """
 
@@ -51,7 +51,7 @@ class Notation:
         self._confirmed_with: dict[str, int] = {}  # letter -> confirmed runs holding it
         self._guessable: dict[str, tuple[str, float]] | None = None  # ``_guess_table``
         # The page's OCR second readings (``core.drafters.second_readings``): word -> [[index in the
-        # word, letter, probability], ...]; set by the page (``PageJob.page_drafts``).
+        # word, letter, probability], ...]; set by the page (``core.stage1.page_drafts``).
         self.second_readings: dict[str, list] = {}
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
         self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)

@@ -24,7 +24,7 @@ had nothing, and the output's shorter n-grams.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from core.speculative.history import OutputHistory
 from core.speculative.matching import ProposalConfig
@@ -67,6 +67,35 @@ class RegionDraft:
     def best(self) -> str:
         """Its Stage 1 output once there, else its raw draft."""
         return self.refined if self.refined else self.raw_text
+
+
+class DraftSource(Protocol):
+    """What a page's drafts are made of, one per region or line (``core.page_job.PageRegion``,
+    ``TextDraft``): its token draft, its cleaned text, the text read inside it where it is a
+    figure, and another reading of it ("" for none)."""
+
+    tokens: list[int]
+    text: str
+    figure_text: str
+    second_text: str
+
+
+@dataclass(frozen=True)
+class TextDraft:
+    """A draft that is a text and nothing else (the early lines' texts joined, say)."""
+
+    tokens: list[int]
+    text: str
+    figure_text: str = ""
+    second_text: str = ""
+
+
+class Codec(Protocol):
+    """Text to the target's tokens and back (a target is one)."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, tokens: list[int]) -> str: ...
 
 
 class _Numbered:
@@ -146,6 +175,18 @@ class PageDrafts:
         proposers.append(OutputNgramProposer(cfg, OUTPUT_GUESS_ORDERS, OUTPUT_GUESS_TOKENS, index=output_ngrams.index))
         self.proposer = UnionProposal(proposers, cfg.max_nodes)
         self._stale = False
+
+    @classmethod
+    def of(cls, sources: Sequence[DraftSource], codec: Codec, cfg: ProposalConfig, *,
+           notation: Notation | None = None, history: OutputHistory | None = None, style: "PageStyle | None" = None,
+           regions: list[int | None] | None = None, keys: list[int] | None = None) -> "PageDrafts":
+        """The drafts of ``sources`` (in reading order), in the target's tokens (``codec``): the one
+        way the stages build them, for a page's regions, its early lines, their texts or one
+        region's crop. The other arguments: as ``PageDrafts``."""
+        return cls([s.tokens for s in sources], [s.text for s in sources], codec.encode, codec.decode, cfg,
+                   regions=regions, notation=notation, history=history, style=style,
+                   figure_texts=[s.figure_text for s in sources], keys=keys,
+                   second_texts=[s.second_text for s in sources])
 
     def region(self, key: int) -> RegionDraft:
         """The record of the draft named ``key`` (a region index unless ``keys`` said otherwise)."""

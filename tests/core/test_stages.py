@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
+from core import stage1
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
@@ -104,7 +105,7 @@ def test_lines_read_before_the_regions_are_handed_over_once_and_again_after_a_re
     job = _job(target, "hsd", pending)
     assert job.regions.early_text(0) == "Revenue grew by twelve percent in the\nsecond quarter of the year."
     assert job.regions.early_text(3) is None and job.regions.lines_after == 0
-    job.regions.reset_stage1()
+    stage1.reset(job)
     assert job.regions.early_text(5).startswith("Revenue grew") and job.regions.lines_after == 0
     pending.deliver(DraftJob.finished(_regions()))
     page = decode(job)
@@ -116,9 +117,7 @@ def test_a_page_started_over_for_memory_counts_its_lines_read_once(target, monke
     page's counts are the last attempt's."""
     import torch
 
-    from core import stages
-
-    real_run, attempts = stages.Stage1Scheduler.run, []
+    real_run, attempts = stage1.Stage1Scheduler.run, []
 
     def run_once_out_of_memory(self):
         attempts.append(self.batch)
@@ -128,7 +127,7 @@ def test_a_page_started_over_for_memory_counts_its_lines_read_once(target, monke
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real_run(self)
 
-    monkeypatch.setattr(stages.Stage1Scheduler, "run", run_once_out_of_memory)
+    monkeypatch.setattr(stage1.Stage1Scheduler, "run", run_once_out_of_memory)
     job = _job(target, "hsd", _regions(), stage1_batch=4)
     page = decode(job)
     assert page.text == REF and attempts == [4, 2]

@@ -3,8 +3,8 @@ the document's order, with the model's words and the page's own words side by si
 
 Next / previous (F8 / Shift+F8 in the window) step through the places; each one chosen is told with
 ``departure_chosen`` so that the window shows its page, highlights its region and selects its words
-in the Markdown. A page whose drafts agree too poorly to compare is one line of the list, stepped
-over. The reviews are computed once per page result and text shown (a page's review is a word
+in the Markdown. A page whose drafts and Markdown agree too little to list is one line of the list,
+stepped over. The reviews are computed once per page result and text shown (a page's review is a word
 alignment: milliseconds, not worth redoing on every event of a running conversion).
 """
 
@@ -45,7 +45,8 @@ class ReviewPanel(QWidget):
         self.list.currentRowChanged.connect(self._row_changed)
         self.model_words = QPlainTextEdit()
         self.page_words = QPlainTextEdit()
-        for box, tip in ((self.model_words, "The model's words"), (self.page_words, "The page's own words (its draft)")):
+        for box, tip in ((self.model_words, "The model's words"),
+                         (self.page_words, "The page's own words (its draft)")):
             box.setReadOnly(True)
             box.setMaximumHeight(90)
             box.setPlaceholderText(tip)
@@ -98,7 +99,7 @@ class ReviewPanel(QWidget):
             self.list.clear()
             keep = -1
             for review in self.reviews:
-                if review.note and (review.poor_drafts or review.model_words):
+                if review.note and (review.low_agreement or review.model_words):
                     item = QListWidgetItem(f"p. {review.page}: {review.note}")
                     item.setForeground(QColor("#8a5a00"))
                     item.setFlags(Qt.ItemFlag.ItemIsEnabled)

@@ -17,9 +17,11 @@ so a heading's ``#`` or a table's tags never count as a departure. A block the m
 another order than the drafter read it (two columns, a caption above its figure) still agrees: what
 the first alignment leaves over is aligned again, runs of ``REVIEW_MOVED_RUN_WORDS`` words or more.
 
-Where the drafts agree with fewer than ``REVIEW_POOR_AGREEMENT`` of the model's words (a scan the
-OCR read badly), a list of departures would be mostly the OCR's mistakes: the page's review says so
-in one item instead (``PageReview.poor_drafts``).
+Where the drafts agree with fewer than ``REVIEW_POOR_AGREEMENT`` of the model's words, the page's
+review says so in one item instead of listing every difference (``PageReview.low_agreement``): either
+the OCR read a poor scan badly (the list would be its mistakes) or the model left out or rewrote
+much of the page (the list would be most of the page). Which of the two cannot be told from the
+drafts (OCR is as sure of itself on both), so the item says both, with both shares.
 """
 
 from __future__ import annotations
@@ -150,8 +152,9 @@ class PageReview:
     departures: list[Departure] = field(default_factory=list)
     model_words: int = 0
     agreeing_words: int = 0
-    poor_drafts: bool = False
-    note: str = ""      # why nothing is listed (poor drafts, no drafts, a failed page)
+    page_words: int = 0
+    low_agreement: bool = False
+    note: str = ""      # why nothing is listed (low agreement, no drafts, a failed page)
     region_spans: list[tuple[int, int, int]] = field(default_factory=list)  # (region, start, end)
 
     @property
@@ -164,7 +167,7 @@ class PageReview:
 
     def to_dict(self) -> dict:
         return {"page": self.page, "agreement": round(self.agreement, 4), "model_words": self.model_words,
-                "poor_drafts": self.poor_drafts, "note": self.note,
+                "page_words": self.page_words, "low_agreement": self.low_agreement, "note": self.note,
                 "departures": [d.to_dict() for d in self.departures]}
 
 
@@ -184,7 +187,7 @@ def review_page(result, text: str | None = None) -> PageReview:
     regions = list(result.regions or [])
     model = words(text)
     page = draft_words(regions)
-    review.model_words = len(model)
+    review.model_words, review.page_words = len(model), len(page)
     if not page:
         review.note = ("the page had no drafts to compare with" if model else "")
         return review
@@ -192,9 +195,10 @@ def review_page(result, text: str | None = None) -> PageReview:
     review.agreeing_words = len(pairs)
     review.region_spans = _region_spans(text, model, page, pairs)
     if model and review.agreement < tuning.REVIEW_POOR_AGREEMENT:
-        review.poor_drafts = True
-        review.note = (f"the page's drafts agree with only {review.agreement:.0%} of the model's words "
-                       "(a poor scan or OCR?): departures are not listed, read the page against its image")
+        review.low_agreement = True
+        review.note = (f"the model's text and the page's drafts agree on only {review.agreement:.0%} of the model's "
+                       f"words and {len(pairs) / len(page):.0%} of the page's: the page was read poorly (a bad scan) "
+                       "or the model left out or rewrote much of it; compare the page with its image")
         return review
     review.departures = _departures(result.page, text, regions, model, page, pairs)
     return review
@@ -355,9 +359,9 @@ def summary_line(reviews: list[PageReview]) -> str:
     """``12 places where the model departs from the page's text`` (and the pages not listed)."""
     count = sum(r.count for r in reviews)
     line = f"{count} place{'' if count == 1 else 's'} where the model departs from the page's text"
-    poor = [r.page for r in reviews if r.poor_drafts]
-    if poor:
-        line += f"; {len(poor)} page{'' if len(poor) == 1 else 's'} with drafts too poor to compare"
+    low = [r.page for r in reviews if r.low_agreement]
+    if low:
+        line += f"; {len(low)} page{'' if len(low) == 1 else 's'} where model and drafts agree too little to list"
     return line
 
 

@@ -559,7 +559,8 @@ SIMULATED_GPU_TOKEN_MS = 0.01
 # --- the review list (``core.review``: where the model departs from the page's text) --------------
 
 #: A page whose drafts agree with fewer than this share of the model's words is not listed word by
-#: word: its review says the drafts are too poor to compare (a bad scan's OCR would flood the list).
+#: word: its review says so in one item (a bad scan's OCR, or a model that left out or rewrote much
+#: of the page, would flood the list).
 REVIEW_POOR_AGREEMENT = 0.5
 #: Words the model wrote in another order than the drafter read them agree where they come in runs
 #: of at least this many (fewer: a common word found elsewhere by chance).

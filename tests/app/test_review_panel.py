@@ -108,8 +108,8 @@ def test_a_poorly_drafted_page_is_one_line_stepped_over(window):
     doc.pages[2].finished(_result(2, _markdown(long=LONG.replace("method", "methods", 1))))
     win.show_page(1)
     panel = win.review_panel
-    assert panel.list.count() == 2 and "too poor" in panel.summary.text()
-    assert "agree with only" in panel.list.item(0).text()
+    assert panel.list.count() == 2 and "agree too little" in panel.summary.text()
+    assert "agree on only" in panel.list.item(0).text()
     win.next_departure_action.trigger()
     assert panel.current().page == 2 and panel.list.currentRow() == 1
 

@@ -38,7 +38,7 @@ FAITHFUL = (f"# {TITLE}\n\n{BODY.replace(chr(10), ' ')}\n\n$$\nE = mc^{{2}}\n$$\
 
 def test_a_faithful_page_has_no_departures_and_every_region_its_text():
     review = review_page(_page(FAITHFUL))
-    assert review.departures == [] and review.agreement == 1.0 and not review.poor_drafts
+    assert review.departures == [] and review.agreement == 1.0 and not review.low_agreement
     spans = {region: FAITHFUL[s:e] for region, s, e in review.region_spans}
     assert spans[0] == TITLE and spans[1].startswith("Revenue") and spans[4].endswith("share class")
     assert "mc^{2" in spans[3]  # the formula's LaTeX is the formula region's text, not the paragraph's
@@ -83,9 +83,9 @@ def test_a_left_out_page_number_is_no_departure_but_a_changed_one_is():
 def test_drafts_that_agree_poorly_give_one_summary_not_a_flood():
     garbled = [Region("text", (0, 0, 300, 800), "Rcvcnuc gcw hy l2 5 ia tbc tbird qnartcr Csts fcll", "rapidocr")]
     review = review_page(_page(FAITHFUL, garbled))
-    assert review.poor_drafts and review.departures == []
+    assert review.low_agreement and review.departures == []
     assert f"{review.agreement:.0%}" in review.note and review.agreement < tuning.REVIEW_POOR_AGREEMENT
-    assert "drafts too poor" in summary_line([review])
+    assert "agree too little to list" in summary_line([review])
 
 
 def test_pages_without_drafts_or_that_failed_say_why():

@@ -361,6 +361,25 @@ ORIENTATION_SCORE_MARGIN, ORIENTATION_MIN_SCORE = 0.1, 0.4
 ORIENTATION_UPRIGHT_SCORE = 0.9
 #: Under ``--rotate off``, OCR drafts under this mean confidence have their page checked for a turn.
 ORIENTATION_DOUBT_SCORE = 0.75
+#: The ink's reading of a scan's direction (``core.drafters.ink_turn``): a grey render at this
+#: resolution, cut into square tiles this many pixels wide (small enough that a scan's skew of 1.5
+#: degrees moves a line by under a line gap across one).
+INK_TURN_DPI, INK_TURN_TILE_PX = 100, 96
+#: A tile's lines count where this share of it is ink (less: paper; more: a photograph or a filled box).
+INK_TURN_TILE_MIN_INK, INK_TURN_TILE_MAX_INK = 0.02, 0.4
+#: Components of ink under this many pixels are a scan's specks; characters are smeared this share of
+#: their median size to join a line's letters (and not the lines above and below).
+INK_TURN_MIN_SPECK_PX, INK_TURN_SMEAR = 6, 0.33
+#: Ink is at least this many grey levels darker than the page's paper (its 90th percentile).
+INK_TURN_MIN_CONTRAST = 40
+#: A row belongs to a line where it holds this share of its tile's fullest row; a line is at least
+#: this many pixels high; its x-height band is the rows holding this share of its fullest row.
+INK_TURN_GAP_SHARE, INK_TURN_MIN_LINE_PX, INK_TURN_BAND_SHARE = 0.08, 5, 0.5
+#: A scan reads upright without OCR where its lines run across (this share of the smear evidence) and
+#: carry this much more ink above their x-height band than below, on this many lines or more.
+INK_TURN_ACROSS, INK_TURN_UPRIGHT_ASCENT, INK_TURN_MIN_LINES = 0.6, 0.1, 10
+#: Where OCR's reading does not decide, an ascent this clear does.
+INK_TURN_SURE_ASCENT = 0.25
 
 #: ``auto`` tries OCR on a page only where a render at this resolution has at least this share of
 #: dark pixels (a blank page has none; a line of 10 pt text on A4 about 0.0005).

@@ -9,8 +9,8 @@ angle of ``pymupdf.Matrix(turn)`` that takes the text's direction to left-to-rig
     text_turns(fitz_page)    characters of the text layer per turn, in the displayed page's frame
     text_turn(fitz_page)     the turn of the page's dominant direction by characters (0 where none
                              holds ``tuning.TURNED_TEXT_SHARE`` of them)
-    scan_turn(page)          the same from OCR: the detector's line shapes and the recogniser's
-                             confidence on a few lines read each way
+    scan_turn(page)          the same for a scan: its ink first (``core.drafters.ink_turn``), OCR
+                             where the ink does not say it reads upright (``scan_reading``)
     page_turn(page)          the text layer's where the page has one, else the scan's
 """
 
@@ -89,53 +89,98 @@ def _ocr_engine():
 
 
 def scan_turn(page) -> int:
-    """The turn that shows a scanned page's text upright, from OCR. The detector's boxes say
-    whether lines run across or along the page (by length); the recogniser then reads the
-    ``tuning.ORIENTATION_SAMPLE_LINES`` longest lines turned each of the two ways left, and the
-    turn it reads with clearly more confidence (``tuning.ORIENTATION_SCORE_MARGIN``; a sideways
-    reading at least ``tuning.ORIENTATION_MIN_SCORE``, so that vertical CJK columns stay as they
-    are) wins; lines that read upright with ``tuning.ORIENTATION_UPRIGHT_SCORE`` are not read upside
-    down (most pages: half the reading). 0 where OCR is missing or finds no line."""
+    """The turn that shows a scanned page's text upright (``scan_reading``'s turn)."""
+    return scan_reading(page)[0]
+
+
+def scan_reading(page) -> tuple[int, str]:
+    """(turn, what decided it) for a scanned page: ``"ink"`` where its ink alone says it reads
+    upright (``ink_turn.ink_profile``: lines across the page, ``tuning.INK_TURN_ACROSS`` of its
+    characters' evidence, and ``tuning.INK_TURN_UPRIGHT_ASCENT`` more ink above the lines' x-height
+    band than below, on ``tuning.INK_TURN_MIN_LINES`` lines or more): most pages, no OCR at all.
+    Elsewhere ``"ocr"`` (``_ocr_turn``) or ``"none"`` (no OCR installed, no line found)."""
+    from core.drafters.ink_turn import ink_profile
+
+    pixels = np.asarray(page.render(dpi=tuning.ORIENTATION_DPI).convert("RGB"))
+    gray = np.asarray(page.render(dpi=tuning.INK_TURN_DPI).convert("L")) \
+        if tuning.INK_TURN_DPI != tuning.ORIENTATION_DPI else _gray(pixels)
+    ink = ink_profile(gray)
+    if ink_says_upright(ink):
+        return 0, "ink"
     try:
         engine = _ocr_engine()
     except ImportError:
-        return 0
-    pixels = np.asarray(page.render(dpi=tuning.ORIENTATION_DPI))
+        return 0, "none"
+    return _ocr_turn(engine, pixels, ink)
+
+
+def ink_says_upright(ink) -> bool:
+    """Whether an ``ink_turn.InkReading`` alone shows a page upright: lines across the page, and
+    above their x-height band clearly more ink than below it, on enough lines."""
+    return ink.across >= tuning.INK_TURN_ACROSS and ink.ascent >= tuning.INK_TURN_UPRIGHT_ASCENT \
+        and ink.lines >= tuning.INK_TURN_MIN_LINES
+
+
+def _gray(pixels: np.ndarray) -> np.ndarray:
+    """ITU-R 601 luma of an RGB image, as PIL's ``convert("L")`` computes it."""
+    weights = np.array([299, 587, 114], dtype=np.uint32)
+    return ((pixels.astype(np.uint32) @ weights + 500) // 1000).astype(np.uint8)
+
+
+def _ocr_turn(engine, pixels: np.ndarray, ink) -> tuple[int, str]:
+    """A scan's turn from OCR, in the frame where the ink says its lines run across the page (the
+    page turned a quarter clockwise where they run along it: RapidOCR's detector, made for lines
+    across, joins tight sideways lines into blocks it cannot read). Where the ink cannot say
+    (``tuning.INK_TURN_ACROSS`` either way), the detector's boxes on the page as drawn say, by
+    length. The recogniser then reads the ``tuning.ORIENTATION_SAMPLE_LINES`` longest lines upright
+    and upside down in that frame; the way it reads with clearly more confidence
+    (``tuning.ORIENTATION_SCORE_MARGIN``; a sideways reading at least
+    ``tuning.ORIENTATION_MIN_SCORE``, so that vertical CJK columns stay as they are) wins; lines that
+    read upright with ``tuning.ORIENTATION_UPRIGHT_SCORE`` are not read upside down. Where the
+    reading does not decide, a clear ink ascent (``tuning.INK_TURN_SURE_ASCENT``) does."""
+    if ink.across >= tuning.INK_TURN_ACROSS or ink.across <= 1 - tuning.INK_TURN_ACROSS:
+        sideways = ink.across < 0.5
+    else:
+        boxes = _detect(engine, pixels)
+        if not boxes:
+            return 0, "none"
+        across = sum(x1 - x0 for x0, y0, x1, y1 in boxes if x1 - x0 >= y1 - y0)
+        along = sum(y1 - y0 for x0, y0, x1, y1 in boxes if y1 - y0 > x1 - x0)
+        sideways = along > across
+    frame = np.ascontiguousarray(np.rot90(pixels, k=-1)) if sideways else pixels
+    base = 90 if sideways else 0  # the turn of ``frame``; upside down in it is base + 180
+    boxes = [b for b in _detect(engine, frame) if b[2] - b[0] >= b[3] - b[1]]
+    boxes.sort(key=lambda b: -(b[2] - b[0]))
+    crops = [frame[y0:y1, x0:x1] for x0, y0, x1, y1 in boxes[:tuning.ORIENTATION_SAMPLE_LINES]]
+    crops = [c for c in crops if min(c.shape[:2]) >= 4]
+    if not crops:
+        return 0, "none"
+    upright = _mean_score(engine, crops)
+    if not sideways and upright >= tuning.ORIENTATION_UPRIGHT_SCORE:
+        return 0, "ocr"  # read with confidence as it stands: the other way cannot win by the margin
+    flipped = _mean_score(engine, [np.ascontiguousarray(np.rot90(c, k=2)) for c in crops])
+    best = max(upright, flipped)
+    if abs(upright - flipped) >= tuning.ORIENTATION_SCORE_MARGIN and \
+            (not sideways or best >= tuning.ORIENTATION_MIN_SCORE):
+        return (base if upright > flipped else base + 180) % 360, "ocr"
+    strong = abs(ink.ascent) >= tuning.INK_TURN_SURE_ASCENT and ink.lines >= tuning.INK_TURN_MIN_LINES
+    if strong and (sideways or ink.ascent < 0):
+        return (base if ink.ascent > 0 else base + 180) % 360, "ink"
+    return 0, "ocr"
+
+
+def _detect(engine, pixels: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """The detector's line boxes on ``pixels``, upright (x0, y0, x1, y1)."""
     found = engine(pixels, use_det=True, use_cls=False, use_rec=False)
     quads = getattr(found, "boxes", None)
     if quads is None or len(quads) == 0:
-        return 0
+        return []
     boxes = []
     for quad in np.asarray(quads, dtype=float):
         x0, y0 = quad.min(axis=0)
         x1, y1 = quad.max(axis=0)
         boxes.append((int(x0), int(y0), int(np.ceil(x1)), int(np.ceil(y1))))
-    across = sum(x1 - x0 for x0, y0, x1, y1 in boxes if x1 - x0 >= y1 - y0)
-    along = sum(y1 - y0 for x0, y0, x1, y1 in boxes if y1 - y0 > x1 - x0)
-    sideways = along > across
-    candidates = (90, 270) if sideways else (0, 180)
-    chosen = [b for b in boxes if ((b[3] - b[1]) > (b[2] - b[0])) == sideways]
-    chosen.sort(key=lambda b: -max(b[2] - b[0], b[3] - b[1]))
-    crops = [pixels[y0:y1, x0:x1] for x0, y0, x1, y1 in chosen[:tuning.ORIENTATION_SAMPLE_LINES]]
-    crops = [c for c in crops if min(c.shape[:2]) >= 4]
-    if not crops:
-        return 0
-    def read(turn: int) -> float:
-        return _mean_score(engine, [np.ascontiguousarray(np.rot90(c, k=-turn // 90)) for c in crops])
-
-    if not sideways:
-        upright = read(0)
-        if upright >= tuning.ORIENTATION_UPRIGHT_SCORE:
-            return 0  # read with confidence as it stands: the other way cannot win by the margin
-        scores = {0: upright, 180: read(180)}
-    else:
-        scores = {turn: read(turn) for turn in candidates}
-    best = max(candidates, key=lambda t: scores[t])
-    other = min(candidates, key=lambda t: scores[t])
-    if sideways:
-        return best if scores[best] >= tuning.ORIENTATION_MIN_SCORE and \
-            scores[best] - scores[other] >= tuning.ORIENTATION_SCORE_MARGIN else 0
-    return 180 if scores[180] - scores[0] >= tuning.ORIENTATION_SCORE_MARGIN else 0
+    return boxes
 
 
 def _mean_score(engine, crops: list) -> float:

@@ -11,12 +11,14 @@ Modes (``EngineConfig.mode``):
 * ``regions`` Stage 1 only, region outputs concatenated (region-parallel baseline; not lossless).
 
 The engine holds the target, the drafter, the measured pass cost and the current document's memory
-(learned notation and earlier pages' output). ``convert_image`` decodes one rendered page: it builds
-the page's ``core.page_job.PageJob``, hands it to the mode's schedule (``core.stages``, or
-``core.elements`` for families that read a page element by element) and turns the ``PageDecode``
-record that comes back into the page's result. Progress goes out as events (``core.events``)
+(learned notation and earlier pages' output). ``decode_image`` decodes one rendered page (a
+``core.page_pipeline.DraftedPage`` record): it builds the page's ``core.page_job.PageJob``, hands it
+to the mode's schedule (``core.stages``, or ``core.elements`` for families that read a page element
+by element); ``DecodedPage.finish`` turns the ``PageDecode`` record that comes back into the page's
+result. Progress goes out as events (``core.events``)
 through ``on_event``; ``should_cancel`` is checked between forward passes. A document's pages reach
-the engine through ``core.run`` (docs/architecture.md draws the whole path).
+the engine through ``core.run``, for which the engine is the local ``PageDecoder`` (docs/architecture.md
+draws the whole path).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from core.drafters.base import Region
 from core.elements import decode_elements
 from core.errors import HSDError
 from core.page_job import DocumentMemory, Drafting, EventCallback, PageDecode, PageImage, PageJob, PageRegions
+from core.page_pipeline import DraftedPage
 from core.results import PageResult, page_seconds
 from core.speculative.budget import PassCost
 from core.speculative.matching import ProposalConfig
@@ -104,7 +107,8 @@ class Engine:
 
             c = self.config
             self._target = load_target(c.model or default_model(), device=c.device, dtype=c.dtype,
-                                       trust_remote_code=c.trust_remote_code)
+                                       trust_remote_code=c.trust_remote_code,
+                                       **({"engine": c.engine} if c.engine != "eager" else {}))
         return self._target
 
     @property
@@ -135,6 +139,12 @@ class Engine:
         if mode == "auto":
             return self._device().type != "cpu"
         return mode == "on"
+
+    @property
+    def pages_ahead(self) -> int:
+        """Pages a document run drafts ahead of the one decoding (``core.run.PageDecoder``):
+        ``tuning.DRAFT_AHEAD_PAGES`` where they are drafted beside the decode, else 0."""
+        return tuning.DRAFT_AHEAD_PAGES if self.drafts_beside_decode else 0
 
     def _device(self):
         if self._target is not None:
@@ -185,43 +195,49 @@ class Engine:
 
     # -- one page image ---------------------------------------------------------------------------
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the target is loaded (``prepare`` loads it): a document run says so first."""
+        return self._target is not None
+
     def convert_image(self, image, regions: "list[Region] | Drafting", width: float, height: float,
                       page_number: int = 1, on_event: EventCallback | None = None,
                       should_cancel: Callable[[], bool] | None = None,
                       seconds: dict | None = None) -> PageResult:
-        """Convert one rendered page. ``regions`` carry bboxes in points of a ``width`` x ``height``
-        page; ``image`` may be rendered at any scale. ``regions`` may also be a drafting still
-        running (``core.page_job.Drafting``): ``hsd`` and ``page`` then decode without drafts until
-        it delivers, and the page's statistics say after how many passes it did. ``seconds``: the
-        page's timings so far (render, draft); its ``total`` grows by this decode. The drafter is
-        waited for before this returns, also when the decode raises."""
-        return self.decode_image(image, regions, width, height, page_number, on_event, should_cancel,
-                                 seconds).finish()
+        """Convert one rendered page given by its parts (a single image, a test's page): ``regions``
+        carry bboxes in points of a ``width`` x ``height`` page; ``image`` may be rendered at any
+        scale. ``regions`` may also be a drafting still running (``core.page_job.Drafting``): ``hsd``
+        and ``page`` then decode without drafts until it delivers, and the page's statistics say
+        after how many passes it did. ``seconds``: the page's timings so far (render, draft); its
+        ``total`` grows by this decode. The drafter is waited for before this returns, also when the
+        decode raises. A page that arrives as a record goes to ``decode_image``."""
+        page = DraftedPage(page_number, width, height, image, regions,
+                           seconds if seconds is not None else page_seconds())
+        return self.decode_image(page, on_event, should_cancel).finish()
 
-    def decode_image(self, image, regions: "list[Region] | Drafting", width: float, height: float,
-                     page_number: int = 1, on_event: EventCallback | None = None,
-                     should_cancel: Callable[[], bool] | None = None,
-                     seconds: dict | None = None) -> "DecodedPage":
-        """``convert_image`` up to the end of the page's decode: the page's output is final and
-        joins the document's history, while its drafter may still be reading it (a decode that
-        ended before its regions came). ``DecodedPage.finish`` waits for them and makes the result,
-        so that a document run can decode its next page meanwhile (``core.run``)."""
+    def decode_image(self, page: DraftedPage, on_event: EventCallback | None = None,
+                     should_cancel: Callable[[], bool] | None = None) -> "DecodedPage":
+        """Decode ``page`` (its image, its drafts done or still coming, its size in points and its
+        timings so far) up to the end of its decode: the page's output is final and joins the
+        document's history, while its drafter may still be reading it (a decode that ended before
+        its regions came). ``DecodedPage.finish`` waits for them and makes the result, so that a
+        document run can decode its next page meanwhile (``core.run``). ``page.seconds`` grows by
+        this decode (the caller hands a copy where it keeps its own)."""
         t_start = time.perf_counter()
-        target = self.target
-        drafting = DraftJob.finished(regions) if isinstance(regions, (list, tuple)) else regions
-        job = PageJob(self.config, target, PageImage(image, image.width / width, page_number),
+        target, image, regions = self.target, page.image, page.drafts
+        drafting = DraftJob.finished(list(regions)) if isinstance(regions, (list, tuple)) else regions
+        job = PageJob(self.config, target, PageImage(image, image.width / page.width, page.number),
                       PageRegions(drafting, target.encode), memory=self._memory, pass_cost=self._pass_cost,
-                      emit=on_event, should_cancel=should_cancel,
-                      seconds=seconds if seconds is not None else page_seconds())
+                      emit=on_event, should_cancel=should_cancel, seconds=page.seconds)
         try:
             job.regions.poll(0)  # drafted already: the drafts serve from the first pass on
             element_level = target.profile is not None and target.profile.element_level
-            page = decode_elements(job) if element_level else decode(job)
+            decoded = decode_elements(job) if element_level else decode(job)
         except BaseException:
             drafting.result()  # no drafter outlives its page's decode unseen
             raise
-        self._remember(page.tokens)
-        return DecodedPage(job, drafting, page, width, height, t_start)
+        self._remember(decoded.tokens)
+        return DecodedPage(job, drafting, decoded, page.width, page.height, t_start)
 
 
 @dataclass

@@ -1,11 +1,17 @@
 """One document's run: plan it, then take each page through the page pipeline, the decode and the
-save, yielding typed events (``core.events``). ``hsd convert`` and the app (through ``core.api``)
-run documents this way; Ray executes the same plan with its own workers (``core.scale``).
+save, yielding typed events (``core.events``). It is the one loop over a document's pages:
+``hsd convert``, the app (through ``core.api``), ``hsd convert --ray`` and the benchmark all run
+documents this way, and differ only in the ``PageDecoder`` that decodes each page:
+
+    the engine (``core.engine.Engine``)          on this machine
+    ``core.scale.ray_pipeline.RayPageDecoder``   on a Ray model actor (the page travels there)
+    ``core.bench.document_run.ReplayDecoder``    the engine, the replay target told each page's
+                                                 reference first, every page measured
 
     plan_document(document, output, pages)  ->  DocumentPlan: this run's pages, those an earlier run
                                                 kept (resume), those to convert, and the kept pages
                                                 each of those remembers first
-    DocumentRun(request, engine)            ->  iterate it for the events, in order; ``close()``
+    DocumentRun(request, decoder)           ->  iterate it for the events, in order; ``close()``
 
 A run's threads:
 
@@ -13,7 +19,7 @@ A run's threads:
   relays the events of the other two, writes the Markdown;
 * drafting (``core.draft_ahead``): owns the PDF from the plan on; renders and drafts the pages
   ahead of the decode, bounded, and the first one while the model loads;
-* decode: each page through ``Engine.decode_image`` (``start_page``), saved at once
+* decode: each page through ``PageDecoder.decode_image`` (``start_page``), saved at once
   (``DocumentOutput.save_page``), so that a stopped run keeps every finished page. The decode
   never waits for a drafter: a page whose decode ends before its drafter does (a scan's OCR,
   beside the decode) waits for its regions on a thread of its own (``PageSaver``), with the pages
@@ -31,7 +37,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol
 
 from core.draft_ahead import DraftAhead
 from core.errors import CancelledError
@@ -40,10 +47,45 @@ from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoadin
 from core.notices import warnings_to
 from core.page_pipeline import DraftedPage, failed_page, page_error
 from core.results import PageResult
-from core.tuning import DRAFT_AHEAD_PAGES
 
 if TYPE_CHECKING:
-    from core.engine import DecodedPage, Engine, EngineConfig
+    from core.engine import EngineConfig
+
+
+class Decoded(Protocol):
+    """A page whose decode has ended (``core.engine.DecodedPage`` on this machine): ``drafted()``
+    says whether its drafter has delivered, ``finish()`` waits for it and gives the result."""
+
+    def drafted(self) -> bool: ...
+
+    def finish(self) -> PageResult: ...
+
+
+class PageDecoder(Protocol):
+    """What a document run decodes its pages with (the module docstring names the three). The run
+    renders and drafts each page (``core.draft_ahead``, with ``drafter``; ``pages_ahead`` of them
+    ahead of and beside the decode, or, where 0, each page's drafter first while nothing decodes),
+    hands it to ``decode_image`` and saves what ``finish`` gives. ``config``: the settings it decodes under (an ``EngineConfig``); ``loaded``: whether
+    ``prepare`` (load the model; it raises the user's error) has run; ``remember_pages``: the kept
+    pages of a document join its history before the next page of it is decoded."""
+
+    config: "EngineConfig"
+
+    @property
+    def drafter(self): ...
+
+    @property
+    def pages_ahead(self) -> int: ...
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def prepare(self) -> None: ...
+
+    def remember_pages(self, key, results: Iterable[PageResult]) -> None: ...
+
+    def decode_image(self, page: DraftedPage, on_event: Callable[[object], None] | None = None,
+                     should_cancel: Callable[[], bool] | None = None) -> Decoded: ...
 
 
 @dataclass(frozen=True)
@@ -124,24 +166,24 @@ def rejected_notice(markdown_path, rejected: list[int]) -> str:
 # --- one page --------------------------------------------------------------------------------------
 
 
-def start_page(engine: "Engine", page: DraftedPage, on_event: Callable[[object], None] | None = None,
+def start_page(decoder: PageDecoder, page: DraftedPage, on_event: Callable[[object], None] | None = None,
                should_cancel: Callable[[], bool] | None = None, waited: float = 0.0) -> "_Guarded | _KnownPage":
-    """Decode a prepared page with ``engine`` up to the end of its decode (``Engine.decode_image``).
+    """Decode a prepared page with ``decoder`` up to the end of its decode (``decode_image``).
     ``waited``: seconds the decode waited for it (its total counts them). ``finish()`` waits for
     the page's drafter where it is still reading and gives the result: a page that could not be
     rendered, or whose decode or finishing raised, is recorded as failed and the run goes on; a
     cancel raises."""
+    mode = decoder.config.mode
     if page.error is not None:
-        return _KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page.error))
-    seconds = dict(page.seconds, total=waited)
+        return _KnownPage(failed_page(page.number, page.width, page.height, mode, page.error))
     try:
-        decoded = engine.decode_image(page.image, page.drafts, page.width, page.height, page.number,
-                                      on_event=on_event, should_cancel=should_cancel, seconds=seconds)
+        decoded = decoder.decode_image(replace(page, seconds=dict(page.seconds, total=waited)),
+                                       on_event=on_event, should_cancel=should_cancel)
     except (CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:  # one bad page never sinks the document
-        return _KnownPage(failed_page(page.number, page.width, page.height, engine.config.mode, page_error(exc)))
-    return _Guarded(decoded, page, engine.config.mode)
+        return _KnownPage(failed_page(page.number, page.width, page.height, mode, page_error(exc)))
+    return _Guarded(decoded, page, mode)
 
 
 @dataclass
@@ -161,7 +203,7 @@ class _KnownPage:
 class _Guarded:
     """A decoded page whose finishing, should it raise, makes the page failed, not the run."""
 
-    decoded: "DecodedPage"
+    decoded: Decoded
     page: DraftedPage
     mode: str
 
@@ -261,19 +303,20 @@ class _Raised:
 
 
 class DocumentRun:
-    """One document converted on this machine: an iterator of events (module docstring).
+    """One document converted: an iterator of events (module docstring).
 
-    ``engine`` decodes under ``request.config``'s settings (``settings_of``; it loads its model on
-    first need: a document whose pages are all kept loads none). ``should_cancel`` is checked between forward
+    ``decoder`` (a ``PageDecoder``: on this machine the ``Engine``) decodes under
+    ``request.config``'s settings (``settings_of``; it loads its model on first need: a document
+    whose pages are all kept loads none). ``should_cancel`` is checked between forward
     passes and pages (``CancelledError``). ``kept`` and ``converted`` list the page numbers taken
     back and those this run converted and saved, final once it has ended (``close()`` ends an
     interrupted one)."""
 
-    def __init__(self, request: ConversionRequest, engine: "Engine",
+    def __init__(self, request: ConversionRequest, decoder: PageDecoder,
                  should_cancel: Callable[[], bool] | None = None):
-        if settings_of(engine.config) != settings_of(request.config):
-            raise ValueError("the engine decodes under other settings than the request's")
-        self.request, self.engine = request, engine
+        if settings_of(decoder.config) != settings_of(request.config):
+            raise ValueError("the decoder decodes under other settings than the request's")
+        self.request, self.decoder = request, decoder
         self._should_cancel = should_cancel
         self._stop = threading.Event()
         self.kept: list[int] = []
@@ -344,20 +387,20 @@ class DocumentRun:
     def _convert(self, document, plan: DocumentPlan, output, results: dict) -> Iterator[object]:
         from core.engine import default_model
 
-        engine, events = self.engine, queue.Queue()
-        drafter = engine.drafter  # a drafter that cannot be built is the run's error, before any thread
-        beside = engine.drafts_beside_decode
-        drafting = DraftAhead(document, plan.to_convert, drafter, engine.config.dpi,
-                              ahead=DRAFT_AHEAD_PAGES if beside else 0, beside=beside, emit=events.put)
+        decoder, events = self.decoder, queue.Queue()
+        drafter = decoder.drafter  # a drafter that cannot be built is the run's error, before any thread
+        ahead = decoder.pages_ahead
+        drafting = DraftAhead(document, plan.to_convert, drafter, decoder.config.dpi, ahead=ahead, beside=ahead > 0,
+                              emit=events.put)
         decoding = None
         try:
-            if engine.loaded_target is None:
+            if not decoder.loaded:
                 if self.cancelled():
                     raise CancelledError("cancelled")
-                model = engine.config.model or default_model()
+                model = decoder.config.model or default_model()
                 yield ModelLoading(model=model)
                 t0 = time.perf_counter()
-                engine.prepare()
+                decoder.prepare()
                 yield ModelLoaded(model=model, seconds=time.perf_counter() - t0)
             decoding = threading.Thread(target=self._decode, args=(plan, drafting, output, events.put),
                                         name="hsd-decode", daemon=True)
@@ -381,7 +424,7 @@ class DocumentRun:
     # -- the decode thread ------------------------------------------------------------------------
 
     def _decode(self, plan: DocumentPlan, drafting: DraftAhead, output, emit) -> None:
-        engine, key = self.engine, str(self.request.input)
+        decoder, key = self.decoder, str(self.request.input)
         total = len(plan.to_convert)
 
         def save(page: DraftedPage, result: PageResult) -> None:
@@ -397,11 +440,11 @@ class DocumentRun:
                     for position, (index, remember) in enumerate(plan.steps()):
                         if self.cancelled():
                             raise CancelledError("cancelled")
-                        engine.remember_pages(key, remember)
+                        decoder.remember_pages(key, remember)
                         t0 = time.perf_counter()
                         page = drafting.next()
                         emit(PageStarted(page=page.number, index=position, total=total))
-                        decoded = start_page(engine, page, emit, self.cancelled, waited=time.perf_counter() - t0)
+                        decoded = start_page(decoder, page, emit, self.cancelled, waited=time.perf_counter() - t0)
                         saver.save(page, decoded)
                         del page, decoded  # its rendered image goes once it is saved
             finally:
@@ -411,10 +454,11 @@ class DocumentRun:
             emit(_Raised(exc))
 
 
-def convert_document(request: ConversionRequest, engine: "Engine | None" = None,
+def convert_document(request: ConversionRequest, engine: PageDecoder | None = None,
                      should_cancel: Callable[[], bool] | None = None) -> DocumentRun:
-    """The run of ``request``: iterate it for its events. ``engine``: the one to use (built from
-    ``request.config``; default: a new one, which loads its model only if a page needs it)."""
+    """The run of ``request``: iterate it for its events. ``engine``: the ``PageDecoder`` to use
+    (built from ``request.config``; default: a new ``Engine``, which loads its model only if a page
+    needs it)."""
     if engine is None:
         from core.engine import Engine
 

@@ -9,10 +9,10 @@ drafting included wherever it was not hidden behind the decode.
 Replay's acceptance needs each page's reference, and the run's drafting thread produces a page's
 regions only while the page decodes. So the benchmark drafts the document once first (as the
 page-by-page loop does; that also splits the document's reference into pages, by the drafts), and
-``ReferencedEngine`` hands the target the page's reference, its regions' references and those of
-the OCR lines the drafter tells before its regions (``line_references``; ``ReplayTarget.set_page``)
-as the run's decode reaches the page. The run drafts every page again,
-as a user's run would; the drafter reads a page the same way twice, and each page's record says
+the run's page decoder, ``ReplayDecoder`` (the engine's decode, the target told the page first),
+hands the target the page's reference, its regions' references and those of the OCR lines the
+drafter tells before its regions (``line_references``; ``ReplayTarget.set_page``) as the run's
+decode reaches the page. The run drafts every page again, as a user's run would; the drafter reads a page the same way twice, and each page's record says
 whether it did (``same_regions``). ``ar`` drafts nothing (``NoDrafts``); an oracle method's drafter
 returns the page's oracle regions at once (``FixedDrafts``: drafts computed beforehand).
 
@@ -29,8 +29,9 @@ from pathlib import Path
 from core.bench.corpus import region_spans
 from core.bench.replay import ReplayTarget
 from core.drafters.base import DrafterBase, Region, as_ocr_lines
-from core.engine import Engine, EngineConfig
+from core.engine import DecodedPage, Engine, EngineConfig
 from core.events import DocumentDone, PageDone, RegionsDrafted
+from core.page_pipeline import DraftedPage
 from core.results import PageResult
 from core.speculative.budget import PassCost
 
@@ -107,27 +108,42 @@ def device_seconds(target) -> float | None:
     return target.device_seconds if isinstance(target, SimulatedGpuTarget) else None
 
 
-class ReferencedEngine(Engine):
-    """An engine whose replay target reads each page as its reference says (``references``: page
-    number -> ``PageReference``), set as the decode reaches the page; it measures every page it
-    converts (``pages``)."""
+class ReplayDecoder:
+    """The benchmark's ``core.run.PageDecoder``: ``engine``'s own decode, its replay target first
+    told the page's reference, its regions' and its early lines' (``references``: page number ->
+    ``PageReference``) as the run's decode reaches the page; every page it decodes is measured
+    (``pages``). The rest (drafter, loading, history) is the engine's."""
 
-    def __init__(self, config: EngineConfig, target: ReplayTarget, drafter, references: dict[int, PageReference],
-                 pass_cost: PassCost | None = None):
-        super().__init__(config, target=target, drafter=drafter, pass_cost=pass_cost)
-        self.replay_target = target
-        self.references = references
+    def __init__(self, engine: Engine, references: dict[int, PageReference]):
+        self.engine, self.references = engine, references
+        self.config = engine.config
         self.pages: dict[int, PageMeasure] = {}
 
-    def decode_image(self, image, regions, width, height, page_number=1, on_event=None, should_cancel=None,
-                     seconds=None):
-        reference = self.references.get(page_number, PageReference("", []))
-        target = self.replay_target
+    @property
+    def drafter(self):
+        return self.engine.drafter
+
+    @property
+    def pages_ahead(self) -> int:
+        return self.engine.pages_ahead
+
+    @property
+    def loaded(self) -> bool:
+        return self.engine.loaded
+
+    def prepare(self) -> None:
+        self.engine.prepare()
+
+    def remember_pages(self, key, results) -> None:
+        self.engine.remember_pages(key, results)
+
+    def decode_image(self, page: DraftedPage, on_event=None, should_cancel=None) -> DecodedPage:
+        reference = self.references.get(page.number, PageReference("", []))
+        target = self.engine.target
         target.set_page(reference.page, reference.regions, reference.lines)
-        measure = self.pages.setdefault(page_number, PageMeasure())
+        measure = self.pages.setdefault(page.number, PageMeasure())
         cpu0, gpu0 = time.thread_time(), device_seconds(target)
-        decoded = super().decode_image(image, regions, width, height, page_number, on_event, should_cancel,
-                                       seconds)
+        decoded = self.engine.decode_image(page, on_event, should_cancel)
         # measured where the decode ends: the run may decode the next page while this one waits
         # for its regions (``core.run.PageSaver``), and its result comes with its ``PageDone``
         measure.cpu_seconds = time.thread_time() - cpu0
@@ -146,25 +162,25 @@ def run_document(pdf: Path, config: EngineConfig, target: ReplayTarget, drafter,
     temporary folder and dropped."""
     from core.run import ConversionRequest, convert_document
 
-    engine = ReferencedEngine(config, target, drafter, references, pass_cost)
+    decoder = ReplayDecoder(Engine(config, target=target, drafter=drafter, pass_cost=pass_cost), references)
     with tempfile.TemporaryDirectory(prefix="hsd-bench-run-") as out:
         request = ConversionRequest(input=Path(pdf), output=Path(out) / "out.md", config=config, pages=pages,
                                     fresh=True)
         drafted: dict[int, list[Region]] = {}
         walls: dict[int, float] = {}
         t0 = last = time.perf_counter()
-        with convert_document(request, engine) as run:
+        with convert_document(request, decoder) as run:
             for event in run:
                 if isinstance(event, RegionsDrafted):
                     drafted[event.page] = list(event.regions)
                 elif isinstance(event, PageDone):
                     now = time.perf_counter()
                     walls[event.page], last = now - last, now
-                    engine.pages.setdefault(event.page, PageMeasure()).result = event.result
+                    decoder.pages.setdefault(event.page, PageMeasure()).result = event.result
                 elif isinstance(event, DocumentDone):
                     break
         seconds = time.perf_counter() - t0
-    for number, measure in engine.pages.items():
+    for number, measure in decoder.pages.items():
         measure.wall_seconds = walls.get(number, 0.0)
         measure.regions = drafted.get(number)
-    return DocumentMeasure(engine.pages, seconds)
+    return DocumentMeasure(decoder.pages, seconds)

@@ -103,20 +103,26 @@ def _drafter_sources(value: str) -> tuple[str, ...]:
 
 
 def run(args) -> int:
+    """Every input's document run, in order, each followed on its progress line (``follow``), then
+    the statistics, the review and the summary; with ``--ray`` the same, the documents run on Ray's
+    model actors (``core.scale``)."""
     from core.commands.arguments import check_document, device_present, resolve_password
     from core.outputs import check_output_target
     from core.targets.loader import DEFAULT_MODEL, check_model_folder, model_source
 
     resolve_password(args)
-    if getattr(args, "ray", None) and getattr(args, "review", None):
+    on_ray = bool(getattr(args, "ray", None))
+    if on_ray and getattr(args, "review", None):
         raise HSDError("--review is written by a run on this machine; leave out --ray to write it")
-    if getattr(args, "ray", None):
-        from core.scale.cli import run as run_on_ray
+    if on_ray:
+        from core.scale.cli import ray_inputs
 
-        return run_on_ray(args)
-    if not args.inputs:
+        address, inputs = ray_inputs(args)  # folders: their PDFs and images
+    elif not args.inputs:
         raise HSDError("convert needs at least one INPUT file")
-    inputs = distinct_inputs([Path(p) for p in args.inputs])
+    else:
+        inputs = [Path(p) for p in args.inputs]
+    inputs = distinct_inputs(inputs)
     outputs = output_paths(inputs, Path(args.output))
     stats_path = Path(args.stats) if args.stats else None
     refuse_unsafe_outputs(inputs, outputs, stats_path, overwrite=args.overwrite)
@@ -138,50 +144,57 @@ def run(args) -> int:
         jobs.append((in_path, out_path))
     if not jobs:
         return 1
-    if args.model:
+    if args.model and (not on_ray or address == "local"):  # a cluster's nodes may hold a folder this one lacks
         check_model_folder(args.model)  # a folder that cannot load: one line before torch
-    model_source(args.model or DEFAULT_MODEL)  # a hub id neither cached nor reachable: the same
-    device_present(args.device)
-    from core.api import ConversionRequest, Engine, convert_document
+    if not on_ray:
+        model_source(args.model or DEFAULT_MODEL)  # a hub id neither cached nor reachable: the same
+        device_present(args.device)
+    from core.api import ConversionRequest
     from core.commands.progress import RunTally
 
     config = engine_config(args)
-    engine = Engine(config)  # loads its model when the first page needs it
-    all_stats, tally, kept, reviewed = [], RunTally(), 0, []
+    requests = [ConversionRequest(in_path, out_path, config, pages=args.pages, password=args.password,
+                                  fresh=args.fresh, overwrite=args.overwrite) for in_path, out_path in jobs]
+    if on_ray:
+        from core.scale.cli import ray_documents
+
+        runs = ray_documents(args, address, config)
+    else:
+        runs = LocalRuns(config)
+    all_stats, tally, reviewed = [], RunTally(), []
     with sigterm_as_interrupt() as signalled:
-        for in_path, out_path in jobs:
-            request = ConversionRequest(in_path, out_path, config, pages=args.pages, password=args.password,
-                                        fresh=args.fresh, overwrite=args.overwrite)
-            run = convert_document(request, engine)
-            try:
-                pages = [] if getattr(args, "review", None) else None
-                stats = follow(run, args.quiet, tally, pages)
-            except KeyboardInterrupt:
-                n = kept + len(run.kept) + len(run.converted)
-                print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
-                      file=sys.stderr)
-                from core.cli import StopSignals
+        try:
+            with runs:
+                for run in runs.runs(requests):
+                    in_path = run.request.input
+                    try:
+                        pages = [] if getattr(args, "review", None) else None
+                        stats = follow(run, args.quiet, tally, pages)
+                    except (HSDError, OSError) as exc:
+                        if len(inputs) == 1:
+                            raise
+                        report_failure(in_path, exc)
+                        failures += 1
+                        continue
+                    all_stats.append(stats)
+                    if pages is not None:
+                        from core.api import page_markdown, review_document
 
-                StopSignals.said = True
-                return 128 + signal.SIGTERM if signalled["terminated"] else 130
-            except (HSDError, OSError) as exc:
-                if len(inputs) == 1:
-                    raise
-                report_failure(in_path, exc)
-                failures += 1
-                continue
-            kept += len(run.kept) + len(run.converted)
-            all_stats.append(stats)
-            if pages is not None:
-                from core.api import page_markdown, review_document
+                        texts = {r.page: page_markdown(r, r.figure_links) for r in pages if not r.error}
+                        reviewed.append((str(in_path), review_document(pages, texts)))
+                    failed = stats["totals"]["failed_pages"]
+                    if failed:
+                        failures += 1
+                        print(f"hsd: warning: {one_line(in_path)}: pages {', '.join(map(str, failed))} failed "
+                              f"(see --stats); the others were written", file=sys.stderr)
+        except KeyboardInterrupt:  # every run has ended (``with runs``): what they saved stays
+            n = sum(len(run.kept) + len(run.converted) for run in runs.begun)
+            print(f"\nhsd: stopped; {n} page{'' if n == 1 else 's'} kept, run the same command to continue",
+                  file=sys.stderr)
+            from core.cli import StopSignals
 
-                texts = {r.page: page_markdown(r, r.figure_links) for r in pages if not r.error}
-                reviewed.append((str(in_path), review_document(pages, texts)))
-            failed = stats["totals"]["failed_pages"]
-            if failed:
-                failures += 1
-                print(f"hsd: warning: {one_line(in_path)}: pages {', '.join(map(str, failed))} failed "
-                      f"(see --stats); the others were written", file=sys.stderr)
+            StopSignals.said = True
+            return 128 + signal.SIGTERM if signalled["terminated"] else 130
     if args.stats:
         from core.export import atomic_write_text
 
@@ -198,6 +211,33 @@ def run(args) -> int:
     if not args.quiet and tally.outputs:
         print(tally.summary([str(p) for p, _ in jobs], args.stats), file=sys.stderr)
     return 1 if failures else 0
+
+
+class LocalRuns:
+    """The document runs of ``hsd convert`` on this machine: one ``Engine`` for every input (it loads
+    its model when the first page needs it), each document run when the loop reaches it. ``begun``:
+    the runs begun (as ``core.scale.ray_pipeline.RayDocuments``)."""
+
+    def __init__(self, config):
+        from core.api import Engine
+
+        self.engine = Engine(config)
+        self.begun: list = []
+
+    def runs(self, requests):
+        from core.api import convert_document
+
+        for request in requests:
+            run = convert_document(request, self.engine)
+            self.begun.append(run)
+            yield run
+
+    def __enter__(self) -> "LocalRuns":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for run in self.begun:
+            run.close()
 
 
 def report_failure(in_path: Path, exc: BaseException) -> None:

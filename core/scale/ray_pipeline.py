@@ -1,43 +1,44 @@
-"""Batch conversion on Ray: pages rendered and drafted on CPU tasks, decoded by model actors.
+"""Batch conversion on Ray: the pages of each document decoded by a model actor, each document run
+by ``core.run.DocumentRun`` as on one machine.
 
-    driver: plan documents (``core.run.plan_document``: the resume rules of one machine)
-            ->  each document to one model actor (the one with least work)
-    render tasks:  render_and_draft        CPU tasks, one CPU each, retried if their worker dies
-    model actors:  one per GPU (or CPU actors without GPUs), each holding one model; a document's
-                   pages reach its actor in page order, so the actor's engine keeps the document's
-                   history and learned notation (``Engine.start_document``) exactly as
-                   ``hsd convert`` does; actors restart if killed and the pages they held run again
-    driver: results as they come -> save each page (atomic, resumable) -> Markdown when a document
-            is complete
+    driver:  one ``DocumentRun`` per document (plan and resume, pages rendered and drafted ahead
+             of the decode, each page saved as it comes, the Markdown): ``core.run``'s own loop,
+             so the events, the files and the statistics are those of ``hsd convert``
+    model actors: one per GPU (or CPU actors without GPUs), each holding one model; the run's
+             ``PageDecoder`` is ``RayPageDecoder``: it sends each rendered and drafted page to its
+             actor, whose engine decodes it (``Engine.decode_image``) and sends the result back.
+             A document's pages reach one actor in page order, so the actor's engine keeps the
+             document's history and learned notation exactly as ``hsd convert`` does.
 
-Pages are drafted ahead: each actor's first pages go to render tasks as soon as the actor is
-created, so they are drafted while its model loads, and ``RayOptions.batch_size`` pages stay in
-flight ahead of the one it decodes. That bounds memory too: only rendered pages waiting for their
-actor are held, and the driver keeps page results (no images) of the documents still open. Documents run in
-parallel, the pages of one document one after the other (each is drafted from the ones before it).
+Documents run in parallel, one per actor (``RayDocuments``: a run per actor on a thread of the
+driver, their events read in input order), the pages of one document one after the other (each
+is drafted from the ones before it). Pages are drafted ahead: ``RayOptions.batch_size`` pages of a
+document are rendered and drafted beyond the one its actor decodes, the first while the model loads.
 
-Failures: a page that raises is retried (``retries``) inside its worker, then recorded as failed in
-its document's statistics while the rest goes on; a page whose worker process dies is run again
-(Ray task retries / actor restarts, ``max_task_retries``; a restarted actor has lost the history
-of the document it was on, so its next pages cost more passes, never other Markdown); pages already
-saved are skipped on a re-run, with the same rules as ``hsd convert``, and join the document's
-history first.
+Failures: a page that raises is retried (``retries``) inside its actor, then recorded as failed in
+its document's statistics while the rest goes on; a page whose actor process dies is sent again to
+the restarted actor (``max_task_retries``; a restarted actor has lost the history of the document it
+was on, so its next pages cost more passes, never other Markdown); pages already saved are skipped
+on a re-run, with the same rules as ``hsd convert``, and join the document's history first.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import queue
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from core import tuning
-from core.errors import HSDError
-from core.scale.jobs import DocumentFailure, DocumentJob, expand_inputs, plan_documents
-from core.scale.pages import RenderedPage, convert_rendered, render_and_draft
+from core.drafters.background import DraftJob
+from core.drafters.base import Region
+from core.errors import CancelledError, HSDError
+from core.page_pipeline import DraftedPage, failed_page, page_error
 
 #: Environment of every worker: library chatter off (the CLI does the same for itself).
 WORKER_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -49,11 +50,11 @@ class RayOptions:
     address: str | None = None          # None or "local": start a local Ray instance; else join it
     actors: int | None = None           # model actors; default: GPUs / gpus_per_actor, else 1
     gpus_per_actor: float = tuning.RAY_GPUS_PER_ACTOR     # below 1 packs several models on a GPU
-    batch_size: int = tuning.RAY_PAGES_AHEAD              # pages sent to an actor ahead of the one it decodes
+    batch_size: int = tuning.RAY_PAGES_AHEAD              # pages drafted ahead of the one an actor decodes
     retries: int = tuning.RAY_RETRIES                     # further attempts of a page that raised, then "failed"
-    max_task_retries: int = tuning.RAY_TASK_RETRIES       # re-runs of a page whose worker process died
+    max_task_retries: int = tuning.RAY_TASK_RETRIES       # re-sends of a page whose actor process died
     cpus_per_actor: float = tuning.RAY_CPUS_PER_ACTOR     # CPUs reserved per model actor
-    render_cpus: float = tuning.RAY_RENDER_CPUS           # CPUs per render+draft task
+    render_cpus: float = tuning.RAY_RENDER_CPUS           # CPUs the driver keeps for rendering and drafting
     num_cpus: int | None = None         # local instance only: CPUs Ray may use (default: all)
     progress_every: float = tuning.RAY_PROGRESS_SECONDS   # seconds between progress lines
 
@@ -95,6 +96,14 @@ class Progress:
 
 
 @dataclass
+class DocumentFailure:
+    """A document that could not be opened or planned (the command prints it and goes on)."""
+
+    input_path: Path
+    message: str
+
+
+@dataclass
 class RunReport:
     documents: list[dict]               # document_stats(...) per converted document, input order
     failures: list[DocumentFailure]     # documents that could not be opened
@@ -105,53 +114,84 @@ class RunReport:
         return bool(self.failures) or any(d["totals"]["failed_pages"] for d in self.documents)
 
 
-# --- Ray workers ---------------------------------------------------------------------------------
+# --- the model actor -----------------------------------------------------------------------------
 
 
-def _render(doc: int, path: str, index: int, dpi: int, drafter: str, password: str | None, retries: int,
-            rotate: str = "off") -> bytes:
-    return render_and_draft(doc, path, index, dpi, drafter, password=password, retries=retries, rotate=rotate).dumps()
+@dataclass
+class ShippedPage:
+    """A rendered and drafted page on its way to a model actor: what ``DraftedPage`` holds, its
+    drafting finished (the regions, the drafter's error and seconds travel; a drafter does not)."""
+
+    number: int
+    width: float
+    height: float
+    image: object                    # PIL image (pickled as its pixels)
+    regions: list[Region]
+    draft_error: str | None
+    draft_seconds: float
+    seconds: dict
+
+    def drafted_page(self) -> DraftedPage:
+        drafts = DraftJob.finished(list(self.regions), self.draft_error, self.draft_seconds)
+        return DraftedPage(self.number, self.width, self.height, self.image, drafts, dict(self.seconds))
 
 
-
-class _ModelActor:
-    """One model per actor (per GPU): decodes the pages of the documents it is given, in order."""
+class ModelActor:
+    """One model per actor (per GPU): decodes the pages it is sent, in order. Plain Python: Ray
+    makes it an actor (``ray.remote``), a test may call it directly."""
 
     def __init__(self, config, engine_factory, retries: int):
-        from core.api import quiet_libraries as _quiet_libraries
+        from core.api import quiet_libraries
         from core.engine import Engine
 
-        _quiet_libraries()
+        quiet_libraries()
         self.retries = retries
         self.name = _actor_name()
-        self.load_error: HSDError | None = None
+        self.load_error: str = ""
         try:
             self.engine = (engine_factory or Engine)(config)
-            self.engine.target  # load now, not inside the first page's timing
+            self.engine.prepare()  # load now, not inside the first page's timing
         except HSDError as exc:
-            # Reported as a "fatal" result instead: Ray hands exceptions to the driver as text only
-            # (with traceback), and the user should see the one-line error.
-            self.load_error = exc
+            # Told by ``ready`` instead: Ray hands exceptions to the driver as text only (with
+            # traceback), and the user should see the one-line error.
+            self.load_error = str(exc)
 
-    def remember(self, key: str, saved: list) -> None:
-        """Pages of document ``key`` saved by an earlier run join its history, as on resume in
-        ``hsd convert`` (``Engine.remember_pages``)."""
-        if self.load_error is None:
-            self.engine.remember_pages(key, saved)
+    def ready(self) -> str:
+        """The model's load error ("" once loaded)."""
+        return self.load_error
 
-    def convert(self, key: str, data: bytes) -> dict:
-        """Decode one rendered page of document ``key``: its history is the pages this actor
-        decoded (or remembered) of the same document before it."""
-        page = RenderedPage.loads(data)
-        fatal = str(self.load_error) if self.load_error is not None else page.fatal
+    def decode(self, key: str, remembered: list, page: ShippedPage) -> dict:
+        """Decode ``page`` of document ``key``, after the pages of it saved by an earlier run
+        (``remembered``) join its history (``Engine.remember_pages``, which also starts the
+        document): its history is the pages this actor decoded or remembered of it before. A page
+        that raises is tried ``retries`` more times, then recorded as failed."""
         t0 = time.perf_counter()
+        self.engine.remember_pages(key, remembered)
+        error: BaseException | None = None
         result = None
-        if not fatal:
-            self.engine.start_document(key)
-            result = convert_rendered(self.engine, page, self.retries)
-        return {"doc": page.doc, "index": page.index, "result": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL),
-                "actor": self.name, "busy": time.perf_counter() - t0, "gpu": _gpu_utilization(),
-                "fatal": fatal or ""}
+        for _ in range(self.retries + 1):
+            try:
+                result = self.engine.decode_image(page.drafted_page()).finish()
+                break
+            except (KeyboardInterrupt, CancelledError):
+                raise
+            except Exception as exc:
+                error = exc
+                _free_memory()
+        if result is None:
+            result = failed_page(page.number, page.width, page.height, self.engine.config.mode, page_error(error))
+        return {"result": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), "actor": self.name,
+                "busy": time.perf_counter() - t0, "gpu": _gpu_utilization()}
+
+
+def _free_memory() -> None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:
+        pass
 
 
 def _actor_name() -> str:
@@ -174,10 +214,10 @@ def _gpu_utilization() -> int:
     return -1
 
 
-# --- driver --------------------------------------------------------------------------------------
+# --- the driver ----------------------------------------------------------------------------------
 
 
-def _require_ray():
+def require_ray():
     try:
         import ray
     except ImportError:
@@ -188,7 +228,7 @@ def _require_ray():
 def connect(address: str | None, num_cpus: int | None = None) -> bool:
     """Start a local Ray instance (``address`` None or "local") or join a cluster; True when this
     call started or joined it (and so should shut it down), False when Ray was already running."""
-    ray = _require_ray()
+    ray = require_ray()
     if ray.is_initialized():
         return False
     runtime_env = {"env_vars": dict(WORKER_ENV)}
@@ -203,182 +243,384 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
     return True
 
 
-def convert_with_ray(inputs, output, config, *, pages: str | None = None, password: str | None = None,
-                     fresh: bool = False, options: RayOptions | None = None,
-                     engine_factory: Callable | None = None, quiet: bool = True,
-                     on_progress: Callable[[Progress], None] | None = None) -> RunReport:
-    """Convert ``inputs`` (files or folders) into ``output`` on Ray: the Python face of
-    ``hsd convert --ray``. ``config`` is an ``EngineConfig``; output, resume rules and statistics are
-    those of ``hsd convert``. ``engine_factory(config) -> Engine`` replaces ``Engine`` in the actors
-    (tests, custom targets); it must be importable or picklable by the workers.
-    ``on_progress`` runs in the driver after every page; raising from it stops the run (finished
-    pages are kept, as after Ctrl-C).
-    """
-    from core.api import output_paths, settings_of
+class ModelActors:
+    """The model actors of a run, started on first need (a run whose pages were all kept starts
+    neither Ray nor a model): ``slots`` how many documents run at once, ``actor(slot)`` the
+    slot's actor, its model loaded (the load error raised as the user's one line), ``loads``
+    what each actor did."""
 
-    options = options or RayOptions()
-    _require_ray()  # before any output folder is touched
-    inputs = expand_inputs(inputs)
-    outputs = output_paths(inputs, Path(output))
-    settings = settings_of(config)
-    plan = plan_documents(inputs, outputs, settings, pages, password, fresh)
-    jobs = {j.id: j for j in plan if isinstance(j, DocumentJob)}
-    failures = [f for f in plan if isinstance(f, DocumentFailure)]
-    progress = Progress(documents_total=len(jobs), pages_total=sum(len(j.todo) for j in jobs.values()),
-                        pages_skipped=sum(len(j.plan.kept) for j in jobs.values()))
-    stats: dict[int, dict] = {}
-    say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    def __init__(self, config, options: RayOptions, engine_factory=None, documents: int = 1,
+                 on_connect: Callable[[int], None] | None = None):
+        """``on_connect(slots)``: told once connected how many documents may run at once."""
+        self.config, self.options, self.engine_factory = config, options, engine_factory
+        self.documents = max(1, documents)
+        self.on_connect = on_connect
+        self._error: HSDError | None = None
+        self.loads: dict[str, ActorLoad] = {}
+        self._lock = threading.Lock()
+        self._actors: dict[int, object] = {}
+        self._started: bool | None = None  # None: not connected; True: this run started Ray
+        self._slots: int | None = None
+        self._model = None
 
-    def finish(job: DocumentJob) -> None:
-        stats[job.id] = job.finish(settings)
-        progress.documents_done += 1
-        say(f"{job.input_path} -> {job.output_path}")
-
-    for job in jobs.values():  # nothing left to do: assemble, as a re-run of hsd convert does
-        if not job.todo:
-            finish(job)
-    if progress.pages_total:
-        if progress.pages_skipped:
-            say(f"hsd: resuming: {progress.pages_skipped} page(s) finished by an earlier run are kept")
-        started = connect(options.address, options.num_cpus)
+    def _connect(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._started is not None:
+            return
         try:
-            _run_pipeline(jobs, config, password, options, engine_factory, progress, finish, say, on_progress)
-        finally:
-            if started:
-                import ray
+            self._start()
+        except HSDError as exc:
+            self._error = exc
+            raise
+        if self.on_connect is not None:
+            self.on_connect(self._slots)
 
-                ray.shutdown()
-    ordered = [stats[i] for i in sorted(stats)]
-    return RunReport(documents=ordered, failures=failures, progress=progress)
+    def _start(self) -> None:
+        options = self.options
+        self._started = connect(options.address, options.num_cpus)
+        import ray
 
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        per_gpu = options.gpus_per_actor if options.gpus_per_actor > 0 else 1.0
+        actors = min(self.documents, options.actors or max(1, int(gpus / per_gpu + 1e-9)))
+        cpus = float(ray.cluster_resources().get("CPU", 0))
+        if actors * options.cpus_per_actor + options.render_cpus > cpus + 1e-9:
+            # the driver's rendering and drafting would have no CPU left
+            raise HSDError(f"{actors} model actor(s) x {options.cpus_per_actor:g} CPU leave no CPU for "
+                           f"rendering (the cluster has {cpus:g}); use fewer --ray-actors or "
+                           "--ray-cpus-per-actor")
+        config = self.config
+        if gpus and (config.device or "").startswith("cuda:"):
+            config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
+        self._actor_config = config
+        # A killed actor is restarted and the page it held is sent again; a page that kills its
+        # process every time would loop forever, so the re-sends are capped.
+        self._model = ray.remote(ModelActor).options(num_gpus=per_gpu if gpus else 0,
+                                                     num_cpus=options.cpus_per_actor, max_restarts=-1,
+                                                     max_task_retries=options.max_task_retries)
+        self._slots = actors
 
-class _Stream:
-    """One model actor's work: whole documents taken from ``queue`` one after the other, their
-    pages submitted in order (the saved pages before each first joining the document's history)."""
+    def loaded(self, slot: int) -> bool:
+        return slot in self._actors
 
-    def __init__(self, actor, queue: list[DocumentJob], submit_render):
-        self.actor, self.queue, self.submit_render = actor, queue, submit_render
-        self.pages: list[tuple[DocumentJob, int, list]] = []
+    def actor(self, slot: int):
+        """The actor of ``slot``, started and its model loaded."""
+        with self._lock:
+            actor = self._actors.get(slot)
+            if actor is not None:
+                return actor
+            self._connect()
+            actor = self._model.remote(self._actor_config, self.engine_factory, self.options.retries)
+        error = _get(actor.ready.remote())
+        if error:
+            raise HSDError(error)
+        with self._lock:
+            self._actors[slot] = actor
+        return actor
 
-    def submit_next(self):
-        """Submit this actor's next page: ``(result, rendered page)`` references, None when all are out."""
-        while not self.pages:
-            if not self.queue:
-                return None
-            job = self.queue.pop(0)
-            self.pages = [(job, index, saved) for index, saved in job.plan.steps()]
-        job, index, saved = self.pages.pop(0)
-        key = str(job.input_path)
-        if saved:
-            self.actor.remember.remote(key, saved)
-        rendered = self.submit_render(job, index)
-        return self.actor.convert.remote(key, rendered), rendered
-
-
-def _run_pipeline(jobs: dict[int, DocumentJob], config, password: str | None, options: RayOptions,
-                  engine_factory, progress: Progress, finish, say, on_progress) -> None:
-    import ray
-
-    gpus = int(ray.cluster_resources().get("GPU", 0))
-    per_gpu = options.gpus_per_actor if options.gpus_per_actor > 0 else 1.0
-    todo = [j for j in jobs.values() if j.todo]
-    actors = min(len(todo), options.actors or max(1, int(gpus / per_gpu + 1e-9)))
-    cpus = float(ray.cluster_resources().get("CPU", 0))
-    if actors * options.cpus_per_actor + options.render_cpus > cpus + 1e-9:
-        # the render tasks would wait forever for a CPU
-        raise HSDError(f"{actors} model actor(s) x {options.cpus_per_actor:g} CPU leave no CPU for "
-                       f"rendering (the cluster has {cpus:g}); use fewer --ray-actors or "
-                       "--ray-cpus-per-actor")
-    actor_config = config
-    if gpus and (config.device or "").startswith("cuda:"):
-        actor_config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
-    render = ray.remote(_render).options(num_cpus=options.render_cpus, memory=tuning.RAY_RENDER_TASK_MEMORY,
-                                         max_retries=options.max_task_retries)
-    # A killed actor is restarted and the pages it held run again; a page that kills its process
-    # every time would loop forever, so the re-runs are capped.
-    model = ray.remote(_ModelActor).options(num_gpus=per_gpu if gpus else 0, num_cpus=options.cpus_per_actor,
-                                            max_restarts=-1, max_task_retries=options.max_task_retries)
-    def submit_render(job: DocumentJob, index: int):
-        return render.remote(job.id, str(job.input_path), index, config.dpi, config.drafter, password,
-                             options.retries, config.rotate)
-
-    pool = [model.remote(actor_config, engine_factory, options.retries) for _ in range(actors)]
-    queue = list(todo)  # shared: an actor takes the next document when it has submitted its last page
-    streams = [_Stream(actor, queue, submit_render) for actor in pool]
-    say(f"hsd: ray: {progress.pages_total} page(s) of {len(jobs)} document(s) on {actors} model "
-        f"actor(s) ({f'{gpus} GPU(s)' if gpus else 'CPU only'})")
-    pending: dict = {}  # result reference -> (stream, rendered page reference): pages in flight
-    ahead = max(1, options.batch_size)  # pages submitted to an actor beyond the one it decodes
-    for stream in streams:
-        for _ in range(ahead + 1):
-            refs = stream.submit_next()
-            if refs is None:
-                break
-            pending[refs[0]] = (stream, refs[1])
-    t0 = time.perf_counter()
-    last = t0
-    try:
-        while pending:
-            (ready,), _ = ray.wait(list(pending), num_returns=1)
-            stream, _ = pending.pop(ready)
-            row = ray.get(ready)
-            refs = stream.submit_next()
-            if refs is not None:
-                pending[refs[0]] = (stream, refs[1])
-            if row["fatal"]:
-                raise HSDError(row["fatal"])
-            job = jobs.get(int(row["doc"]))
-            result = pickle.loads(row["result"])
-            if job is None or not job.add(result):
-                continue
-            now = time.perf_counter()
-            progress.elapsed = now - t0
-            progress.pages_done += 1
-            if result.error:
-                progress.pages_failed += 1
-                say(f"hsd: warning: {job.input_path}: page {result.page} failed: {result.error}")
-            busy = float(row["busy"])
-            load = progress.actors.setdefault(row["actor"], ActorLoad(first_seen=now - busy))
+    def record(self, row: dict) -> None:
+        """What an actor said about a page it decoded (``Progress.actors``)."""
+        now, busy = time.perf_counter(), float(row["busy"])
+        with self._lock:
+            load = self.loads.setdefault(row["actor"], ActorLoad(first_seen=now - busy))
             load.pages += 1
             load.busy_seconds += busy
             load.gpu_utilization = None if int(row["gpu"]) < 0 else int(row["gpu"])
-            if job.done:
-                finish(job)
-            if on_progress is not None:
-                on_progress(progress)
-            if now - last >= options.progress_every:
-                say(f"hsd: {progress.line()}")
-                last = now
-    except KeyboardInterrupt:
-        say(f"\nhsd: interrupted; {progress.pages_done} page(s) converted in this run are kept, "
-            "run the same command again to resume")
-        raise
+
+    def close(self) -> None:
+        """Stop the actors (their models go) and Ray where this run started it."""
+        with self._lock:
+            actors, self._actors = list(self._actors.values()), {}
+            started, self._started = self._started, None
+        if started is None:
+            return
+        import ray
+
+        for actor in actors:
+            try:
+                ray.kill(actor)
+            except Exception:
+                pass
+        if started:
+            ray.shutdown()
+
+
+def _get(ref, should_cancel: Callable[[], bool] | None = None):
+    """``ray.get(ref)``, checking ``should_cancel`` while it waits; a user's error inside a Ray
+    error comes out as that error."""
+    import ray
+
+    while should_cancel is not None:
+        ready, _ = ray.wait([ref], timeout=tuning.DRAFT_AHEAD_WAKE_SECONDS)
+        if ready:
+            break
+        if should_cancel():
+            raise CancelledError("cancelled")
+    try:
+        return ray.get(ref)
     except HSDError:
         raise
     except Exception as exc:
         cause = _user_error(exc)
         if cause is not None:
             raise cause from None
-        raise HSDError(f"the Ray pipeline failed after {progress.pages_done} page(s) (those are kept; "
-                       f"run again to resume): {_short(exc)}") from exc
-    finally:
-        _stop(ray, pool, [rendered for _, rendered in pending.values()])
+        raise HSDError(f"the model actor failed: {_short(exc)}") from exc
+
+
+@dataclass
+class _Returned:
+    """A page the actor has decoded: its result came back whole."""
+
+    result: object
+
+    def drafted(self) -> bool:
+        return True
+
+    def finish(self):
+        return self.result
+
+
+class RayPageDecoder:
+    """``core.run.PageDecoder`` on a model actor (``ModelActors``, slot ``slot``): the run renders
+    and drafts each page here, ``decode_image`` waits for the page's drafts, sends the page to the
+    actor and gives back its result. The drafter is the run's own (``config.drafter``)."""
+
+    def __init__(self, actors: ModelActors, slot: int):
+        self.actors, self.slot = actors, slot
+        self.config = actors.config
+        self._drafter = None
+        self._key: str | None = None
+        self._remembered: list = []
+
+    @property
+    def drafter(self):
+        if self._drafter is None:
+            from core.drafters import get_drafter
+
+            self._drafter = get_drafter(self.config.drafter)
+        return self._drafter
+
+    @property
+    def pages_ahead(self) -> int:
+        return max(1, self.actors.options.batch_size)
+
+    @property
+    def loaded(self) -> bool:
+        return self.actors.loaded(self.slot)
+
+    def prepare(self) -> None:
+        self.actors.actor(self.slot)
+
+    def remember_pages(self, key, results) -> None:
+        self._key = str(key)
+        self._remembered.extend(results)  # they travel with the document's next page
+
+    def decode_image(self, page: DraftedPage, on_event=None, should_cancel=None) -> _Returned:
+        regions = page.drafts.result()
+        shipped = ShippedPage(page.number, page.width, page.height, page.image, list(regions), page.drafts.error,
+                              page.drafts.seconds, dict(page.seconds))
+        remembered, self._remembered = self._remembered, []
+        actor = self.actors.actor(self.slot)
+        row = _get(actor.decode.remote(self._key, remembered, shipped), should_cancel)
+        self.actors.record(row)
+        return _Returned(pickle.loads(row["result"]))
+
+
+# --- documents in parallel ------------------------------------------------------------------------
+
+
+class _End:
+    """A started run has no more events."""
+
+
+@dataclass
+class _Failed:
+    """A started run stopped on ``error``; the reading thread raises it."""
+
+    error: BaseException
+
+
+class StartedRun:
+    """A ``core.run.DocumentRun`` iterated on a thread of ``RayDocuments``: iterate this for its
+    events, in order, as the run's own (``request``, ``kept`` and ``converted`` too). ``close()``
+    cancels the run where it has not ended and waits for it."""
+
+    def __init__(self, request):
+        self.request = request
+        self.run = None
+        self._events: queue.Queue = queue.Queue()
+        self._cancel = threading.Event()
+        self._ended = threading.Event()
+        self._read_all = False
+
+    @property
+    def kept(self) -> list[int]:
+        return self.run.kept if self.run is not None else []
+
+    @property
+    def converted(self) -> list[int]:
+        return self.run.converted if self.run is not None else []
+
+    def execute(self, decoder) -> None:
+        """Run the document with ``decoder`` (on a thread of ``RayDocuments``)."""
+        from core.run import DocumentRun
+
+        try:
+            if not self._cancel.is_set():
+                self.run = DocumentRun(self.request, decoder, should_cancel=self._cancel.is_set)
+                with self.run:
+                    for event in self.run:
+                        self._events.put(event)
+        except BaseException as exc:  # raised on the reading thread
+            self._events.put(_Failed(exc))
+        finally:
+            self._events.put(_End())
+            self._ended.set()
+
+    def __iter__(self) -> Iterator[object]:
+        return self
+
+    def __next__(self):
+        if self._read_all:
+            raise StopIteration
+        item = self._events.get()
+        if isinstance(item, (_End, _Failed)):
+            self._read_all = True
+            if isinstance(item, _Failed):
+                raise item.error
+            raise StopIteration
+        return item
+
+    def close(self) -> None:
+        self._cancel.set()
+        self._ended.wait()  # the runs before it have ended: a thread has taken it or takes it now
+
+    def __enter__(self) -> "StartedRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class RayDocuments:
+    """Documents converted on Ray's model actors: ``runs(requests)`` gives one ``StartedRun`` per
+    request, in order; a document runs on each actor at once (a thread per actor takes the next
+    document when its last one has ended), so the later ones' events may wait to be read.
+    ``close()`` (the ``with`` block's end) cancels what still runs and stops the actors."""
+
+    def __init__(self, config, options: RayOptions | None = None, engine_factory=None):
+        self.config, self.options, self.engine_factory = config, options or RayOptions(), engine_factory
+        self.actors: ModelActors | None = None
+        self._waiting: list[StartedRun] = []
+        self._runs: list[StartedRun] = []
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def runs(self, requests) -> list[StartedRun]:
+        requests = list(requests)
+        self.actors = ModelActors(self.config, self.options, self.engine_factory, len(requests),
+                                  on_connect=self._workers)
+        self._runs = [StartedRun(request) for request in requests]
+        self._waiting = list(self._runs)
+        self._workers(1)  # the others once Ray says how many actors there are
+        return list(self._runs)
+
+    def _workers(self, count: int) -> None:
+        with self._lock:
+            while len(self._threads) < count:
+                slot = len(self._threads)
+                thread = threading.Thread(target=self._work, args=(slot,), name=f"hsd-ray-{slot}", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+
+    def _work(self, slot: int) -> None:
+        while True:
+            with self._lock:
+                if not self._waiting:
+                    return
+                run = self._waiting.pop(0)
+            run.execute(RayPageDecoder(self.actors, slot))
+
+    def close(self) -> None:
+        for run in self._runs:
+            run._cancel.set()
+        for thread in list(self._threads):
+            thread.join()
+        if self.actors is not None:
+            self.actors.close()
+
+    def __enter__(self) -> "RayDocuments":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def convert_with_ray(inputs, output, config, *, pages: str | None = None, password: str | None = None,
+                     fresh: bool = False, options: RayOptions | None = None,
+                     engine_factory: Callable | None = None, quiet: bool = True,
+                     on_progress: Callable[[Progress], None] | None = None) -> RunReport:
+    """Convert ``inputs`` (files or folders) into ``output`` on Ray, from Python: the documents run
+    as in ``hsd convert --ray`` (``RayDocuments``); output, resume rules and statistics are those
+    of ``hsd convert``. ``config`` is an ``EngineConfig``; ``engine_factory(config) -> Engine``
+    replaces ``Engine`` in the actors (tests, custom targets); it must be importable or picklable
+    by the workers. ``on_progress`` runs after every page and document; raising from it stops the
+    run (finished pages are kept, as after Ctrl-C)."""
+    from core.api import ConversionRequest, output_paths
+    from core.events import DocumentDone, DocumentPlanned, PageDone
+    from core.scale.inputs import expand_inputs
+
+    options = options or RayOptions()
+    require_ray()  # before any output folder is touched
+    inputs = expand_inputs(inputs)
+    requests = [ConversionRequest(path, out, config, pages=pages, password=password, fresh=fresh)
+                for path, out in zip(inputs, output_paths(inputs, Path(output)))]
+    progress = Progress(documents_total=len(requests))
+    documents, failures = [], []
+    say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    t0 = last = time.perf_counter()
+    with RayDocuments(config, options, engine_factory) as ray_documents:
+        for run in ray_documents.runs(requests):
+            with run:
+                try:
+                    for event in run:
+                        if isinstance(event, DocumentPlanned):
+                            progress.pages_total += len(event.to_convert)
+                            progress.pages_skipped += len(event.kept)
+                            continue
+                        if isinstance(event, PageDone):
+                            progress.pages_done += 1
+                            if event.result.error:
+                                progress.pages_failed += 1
+                                say(f"hsd: warning: {run.request.input}: page {event.page} failed: "
+                                    f"{event.result.error}")
+                        elif isinstance(event, DocumentDone):
+                            documents.append(event.stats)
+                            progress.documents_done += 1
+                            say(f"{run.request.input} -> {event.markdown_path}")
+                        else:
+                            continue
+                        now = time.perf_counter()
+                        progress.elapsed, progress.actors = now - t0, dict(ray_documents.actors.loads)
+                        if on_progress is not None:
+                            on_progress(progress)
+                        if now - last >= options.progress_every:
+                            say(f"hsd: {progress.line()}")
+                            last = now
+                except (HSDError, OSError) as exc:  # this document: the others go on
+                    if isinstance(exc, CancelledError):
+                        raise
+                    failures.append(DocumentFailure(run.request.input, _message(exc)))
     progress.elapsed = time.perf_counter() - t0
     say(f"hsd: {progress.line()}")
+    return RunReport(documents=documents, failures=failures, progress=progress)
 
 
-def _stop(ray, actors: list, renders: list) -> None:
-    """Stop what is still running (an interrupted or failed run): its pages are not saved."""
-    for ref in renders:
-        try:
-            ray.cancel(ref)
-        except Exception:
-            pass
-    for actor in actors:
-        try:
-            ray.kill(actor)
-        except Exception:
-            pass
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, HSDError):
+        return f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc.strerror or exc)
+    return str(exc)
 
 
 def _user_error(exc: BaseException) -> HSDError | None:
@@ -401,4 +643,5 @@ def _short(exc: BaseException) -> str:
     return text[:300]
 
 
-__all__ = ["RayOptions", "Progress", "RunReport", "connect", "convert_with_ray"]
+__all__ = ["RayOptions", "Progress", "RunReport", "DocumentFailure", "ModelActor", "ModelActors", "RayPageDecoder",
+           "RayDocuments", "StartedRun", "connect", "convert_with_ray"]

@@ -40,7 +40,7 @@ def test_a_conversion_is_one_call_with_a_request(tmp_path):
     assert settings["model"] == "default" and settings["dpi"] == config.dpi
     request = api.ConversionRequest(tmp_path / "in.pdf", tmp_path / "out.md", config)
     run = api.convert_document(request)  # an engine of the request's settings, loading nothing yet
-    assert isinstance(run, api.DocumentRun) and run.engine.config is config and run.engine.loaded_target is None
+    assert isinstance(run, api.DocumentRun) and run.decoder.config is config and not run.decoder.loaded
     run.close()  # never started: nothing to stop, nothing written
     assert not (tmp_path / "out.md").exists()
     with pytest.raises(ValueError):  # an engine of other settings would write under the wrong resume key

@@ -77,8 +77,8 @@ def test_resume_skips_finished_pages(tmp_path, model_dir, monkeypatch):
 
     calls = []
     original = Engine.decode_image
-    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
-                        calls.append(number) or original(self, image, regions, w, h, number, **k))
+    monkeypatch.setattr(Engine, "decode_image", lambda self, page, **k:
+                        calls.append(page.number) or original(self, page, **k))
     assert _convert(pdf, out, model_dir, "--mode", "ar") == 0
     assert calls == [] and out.read_bytes() == first
     # other settings: pages are redone
@@ -134,10 +134,10 @@ import os, signal
 import core.export
 from core.engine import Engine
 orig = Engine.decode_image
-def convert_image(self, image, regions, width, height, number=1, **k):
-    if number == 2 and {when!r} == "decoding":
+def convert_image(self, page, **k):
+    if page.number == 2 and {when!r} == "decoding":
         os.kill(os.getpid(), signal.SIGKILL)
-    return orig(self, image, regions, width, height, number, **k)
+    return orig(self, page, **k)
 Engine.decode_image = convert_image
 real_replace = os.replace
 def replace(src, dst):

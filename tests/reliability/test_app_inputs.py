@@ -94,10 +94,10 @@ def test_a_failing_page_is_marked_and_the_rest_converts(qtbot, window, tmp_path,
 
     original = Engine.decode_image
 
-    def convert_image(self, image, regions, width, height, page_number=1, **kw):
-        if page_number == 2:
+    def convert_image(self, page, **kw):
+        if page.number == 2:
             raise RuntimeError("simulated crash on page 2")
-        return original(self, image, regions, width, height, page_number, **kw)
+        return original(self, page, **kw)
 
     monkeypatch.setattr(Engine, "decode_image", convert_image)
     pdf = h.text_pdf(tmp_path / "three.pdf", pages=3)

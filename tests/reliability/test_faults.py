@@ -61,11 +61,11 @@ def test_a_failing_page_is_reported_and_redone_on_resume(three_pages, reference,
     original = Engine.decode_image
     calls = []
 
-    def convert_image(self, image, regions, width, height, page_number=1, **kw):
-        calls.append(page_number)
-        if page_number == 2 and failing:
+    def convert_image(self, page, **kw):
+        calls.append(page.number)
+        if page.number == 2 and failing:
             raise RuntimeError("simulated crash in the model on page 2")
-        return original(self, image, regions, width, height, page_number, **kw)
+        return original(self, page, **kw)
 
     monkeypatch.setattr(Engine, "decode_image", convert_image)
     failing = True
@@ -128,9 +128,9 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
     state = {"page": 0, "passes": 0, "armed": True}
     original_page, original_forward = Engine.decode_image, Target.forward
 
-    def convert_image(self, image, regions, width, height, number=1, **k):
-        state["page"] = number
-        return original_page(self, image, regions, width, height, number, **k)
+    def convert_image(self, page, **k):
+        state["page"] = page.number
+        return original_page(self, page, **k)
 
     def forward(self, *a, **k):
         if state["armed"] and state["page"] == 2:
@@ -150,8 +150,8 @@ def test_interrupt_mid_page_keeps_finished_pages_and_resumes(three_pages, refere
 
     state["armed"] = False
     done = []
-    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
-                        done.append(number) or original_page(self, image, regions, w, h, number, **k))
+    monkeypatch.setattr(Engine, "decode_image", lambda self, page, **k:
+                        done.append(page.number) or original_page(self, page, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3]
@@ -224,8 +224,8 @@ def test_disk_full_while_saving_page_2_keeps_page_1_and_the_old_markdown(three_p
     monkeypatch.setattr(core.export.os, "replace", real_replace)
     done = []
     original = Engine.decode_image
-    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
-                        done.append(number) or original(self, image, regions, w, h, number, **k))
+    monkeypatch.setattr(Engine, "decode_image", lambda self, page, **k:
+                        done.append(page.number) or original(self, page, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--overwrite", "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3] and out.read_bytes() == reference
@@ -245,8 +245,8 @@ def test_damaged_page_file_is_redone_not_trusted(three_pages, reference, tmp_pat
     (work / ".page-0001.json.abc123.partial").write_bytes(b'{"half')
     done = []
     original = Engine.decode_image
-    monkeypatch.setattr(Engine, "decode_image", lambda self, image, regions, w, h, number=1, **k:
-                        done.append(number) or original(self, image, regions, w, h, number, **k))
+    monkeypatch.setattr(Engine, "decode_image", lambda self, page, **k:
+                        done.append(page.number) or original(self, page, **k))
     rc, _, err = cli("convert", three_pages, "-o", out, "--model", model_dir, *FAST_AR)
     assert rc == 0, err
     assert done == [2, 3] and out.read_bytes() == reference

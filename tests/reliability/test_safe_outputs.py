@@ -120,7 +120,7 @@ def test_inputs_that_share_a_name_get_outputs_of_their_own(tmp_path, cli, model_
 def test_ray_names_a_folder_s_documents_as_the_single_machine_path_does(tmp_path):
     """``--ray c`` expands the folder and names its documents with the same function as the
     single-machine path: no two documents share an output or a resume folder."""
-    from core.scale.jobs import expand_inputs
+    from core.scale.inputs import expand_inputs
 
     try:
         from core.outputs import output_paths

@@ -1,13 +1,16 @@
-"""The work units of a distributed run, without Ray: the same pages as on one machine."""
+"""The parts of a Ray run that need no Ray: the model actor's decode (called here directly), the
+inputs, the address, errors inside Ray's errors."""
 
 from __future__ import annotations
+
+import pickle
 
 import pytest
 
 from core.engine import Engine
 from core.scale.cli import split_address
-from core.scale.jobs import expand_inputs, plan_documents
-from core.scale.pages import RenderedPage, convert_rendered, render_and_draft
+from core.scale.inputs import expand_inputs
+from core.scale.ray_pipeline import ModelActor, ShippedPage
 
 
 @pytest.fixture(scope="module")
@@ -15,75 +18,78 @@ def engine(scale_config):
     return Engine(scale_config)
 
 
-def test_render_and_draft_then_decode_is_the_single_machine_page(engine, scale_inputs):
+def _shipped(engine, path, index: int, extra=()) -> tuple[ShippedPage, object]:
+    """Page ``index`` of ``path`` rendered and drafted as a run does, packed for the trip to an
+    actor and back out of a pickle (as Ray sends it); and the page as drafted."""
     from core import page_pipeline
     from core.documents import open_document
 
-    path = scale_inputs[0]
     with open_document(path) as doc:
-        page = page_pipeline.render_and_draft(doc.page(1), engine.config.dpi, engine.drafter)
-        expected = engine.convert_image(page.image, page.drafts, page.width, page.height, page.number)
-        image = page.image
-    rendered = RenderedPage.loads(render_and_draft(7, str(path), 1, engine.config.dpi, "textlayer").dumps())
-    assert (rendered.doc, rendered.number, rendered.error) == (7, 2, None)
-    assert rendered.image().tobytes() == image.tobytes()  # pixels survive the trip: figures crop the same
-    assert rendered.regions == expected.regions
-    result = convert_rendered(engine, rendered)
+        page = page_pipeline.render_and_draft(doc.page(index), engine.config.dpi, engine.drafter)
+    regions = page.drafts.result() + list(extra)
+    shipped = ShippedPage(page.number, page.width, page.height, page.image, regions, page.drafts.error,
+                          page.drafts.seconds, dict(page.seconds))
+    return pickle.loads(pickle.dumps(shipped)), page
+
+
+def _decode(actor: ModelActor, key: str, shipped: ShippedPage, remembered=()):
+    return pickle.loads(actor.decode(key, list(remembered), shipped)["result"])
+
+
+def test_the_actor_decodes_a_page_as_the_engine_on_one_machine(engine, scale_inputs):
+    shipped, page = _shipped(engine, scale_inputs[0], 1)
+    assert shipped.image.tobytes() == page.image.tobytes()  # pixels survive the trip: figures crop the same
+    expected = Engine(engine.config, target=engine.target).decode_image(page).finish()
+    actor = ModelActor(engine.config, lambda config: Engine(config, target=engine.target), retries=0)
+    assert actor.ready() == ""
+    result = _decode(actor, str(scale_inputs[0]), shipped)
     assert result.markdown == expected.markdown and result.output_tokens == expected.output_tokens
-    assert result.to_dict()["regions"] == expected.to_dict()["regions"]
-    assert result.page_image is None  # no figure regions: no image travels back
+    assert result.to_dict()["regions"] == expected.to_dict()["regions"] and result.error is None
 
 
-def test_figures_travel_back_and_crop_like_the_single_path(engine, scale_inputs, tmp_path):
-    from core.documents import open_document
-    from core.drafters.base import Region
-    from core.export import DocumentOutput
-
-    path = scale_inputs[0]
-    rendered = render_and_draft(0, str(path), 1, engine.config.dpi, "textlayer")
-    rendered.regions.append(Region("figure", (40.0, 150.0, 260.0, 300.0), "", "test"))
-    result = convert_rendered(engine, RenderedPage.loads(rendered.dumps()))
-    assert result.page_image is not None
-    with open_document(path) as doc:
-        direct = doc.page(1).render(engine.config.dpi)
-    settings = {"test": 1}
-    DocumentOutput(path, tmp_path / "a" / "x.md", settings).save_page(result, result.page_image)
-    DocumentOutput(path, tmp_path / "b" / "x.md", settings).save_page(result, direct)
-    a, b = (sorted((tmp_path / d / "x_images").glob("*.png")) for d in ("a", "b"))
-    assert len(a) == 1 and a[0].read_bytes() == b[0].read_bytes()
+def test_the_actor_s_engine_keeps_the_document_s_history(engine, scale_inputs):
+    """Pages of one document sent to one actor are drafted from the ones before them, also from
+    pages saved by an earlier run (``remembered``), exactly as a run on one machine."""
+    path = str(scale_inputs[0])
+    first, _ = _shipped(engine, scale_inputs[0], 0)
+    second, _ = _shipped(engine, scale_inputs[0], 1)
+    in_order = ModelActor(engine.config, lambda config: Engine(config, target=engine.target), retries=0)
+    saved = _decode(in_order, path, first)
+    uninterrupted = _decode(in_order, path, second)
+    resumed = ModelActor(engine.config, lambda config: Engine(config, target=engine.target), retries=0)
+    again = _decode(resumed, path, second, remembered=[saved])
+    assert (again.markdown, again.stats.forward_passes) == (uninterrupted.markdown,
+                                                            uninterrupted.stats.forward_passes)
 
 
 def test_a_failing_page_is_retried_then_recorded(engine, scale_inputs):
     calls = []
 
-    class Flaky:
-        config = engine.config
-
-        def convert_image(self, *a, **kw):
-            calls.append(1)
+    class Flaky(Engine):
+        def decode_image(self, page, on_event=None, should_cancel=None):
+            calls.append(page.number)
             if len(calls) < 3:
                 raise RuntimeError("transient")
-            return engine.convert_image(*a, **kw)
+            return super().decode_image(page, on_event, should_cancel)
 
-    rendered = render_and_draft(0, str(scale_inputs[0]), 0, engine.config.dpi, "textlayer")
-    assert convert_rendered(Flaky(), rendered, retries=2).error is None and len(calls) == 3
+    shipped, _ = _shipped(engine, scale_inputs[0], 0)
+    actor = ModelActor(engine.config, lambda config: Flaky(config, target=engine.target), retries=2)
+    assert _decode(actor, "a", shipped).error is None and len(calls) == 3
     calls.clear()
-    failed = convert_rendered(Flaky(), rendered, retries=1)
+    actor = ModelActor(engine.config, lambda config: Flaky(config, target=engine.target), retries=1)
+    failed = _decode(actor, "a", shipped)
     assert failed.error == "RuntimeError: transient" and failed.markdown == "" and len(calls) == 2
 
 
-def test_an_unreadable_page_becomes_a_failed_page(engine, tmp_path):
-    bad = tmp_path / "bad.pdf"
-    bad.write_bytes(b"%PDF-1.4 nonsense")
-    rendered = render_and_draft(0, str(bad), 0, 72, "textlayer", retries=1)
-    assert rendered.error and rendered.attempts == 2
-    result = convert_rendered(engine, rendered)
-    assert result.error == rendered.error and result.page == 1
+def test_a_model_that_cannot_load_is_told_in_one_line(scale_config, tmp_path):
+    from dataclasses import replace
+
+    actor = ModelActor(replace(scale_config, model=str(tmp_path / "nowhere")), None, retries=0)
+    error = actor.ready()
+    assert error and "\n" not in error and "Traceback" not in error
 
 
-def test_folders_expand_sorted_and_plan_skips_finished_pages(tmp_path, scale_inputs, engine):
-    from core.api import output_paths, settings_of
-
+def test_folders_expand_sorted(tmp_path, scale_inputs):
     (tmp_path / "in" / "sub").mkdir(parents=True)
     for p in scale_inputs:
         (tmp_path / "in" / "sub" / p.name).write_bytes(p.read_bytes())
@@ -91,18 +97,6 @@ def test_folders_expand_sorted_and_plan_skips_finished_pages(tmp_path, scale_inp
     (tmp_path / "in" / ".hidden.pdf").write_bytes(scale_inputs[0].read_bytes())
     inputs = expand_inputs([tmp_path / "in"])
     assert [p.name for p in inputs] == ["alpha.pdf", "beta.pdf", "gamma.pdf"]
-    outputs = output_paths(inputs, tmp_path / "out")
-    settings = settings_of(engine.config)
-    plan = plan_documents(inputs, outputs, settings, None, None, fresh=False)
-    assert [len(j.todo) for j in plan] == [3, 2, 1]
-    job = plan[1]
-    job.add(convert_rendered(engine, render_and_draft(1, str(job.input_path), 0, engine.config.dpi, "textlayer")))
-    again = plan_documents(inputs, outputs, settings, None, None, fresh=False)
-    assert again[1].todo == [1]
-    ((index, saved),) = again[1].plan.steps()  # page 2, after page 1 joins the history
-    assert index == 1 and [r.page for r in saved] == [1] and saved[0].markdown == job.results[1].markdown
-    assert [(i, s) for i, s in plan[0].plan.steps()] == [(0, []), (1, []), (2, [])]
-    assert plan_documents(inputs, outputs, settings, None, None, fresh=True)[1].todo == [0, 1]
 
 
 def test_ray_address_or_first_input(tmp_path):
@@ -134,15 +128,3 @@ def test_user_errors_are_found_inside_ray_errors():
     except RuntimeError as outer:
         assert _user_error(outer) is original
     assert _user_error(RuntimeError("plain")) is None
-
-
-def test_an_unusable_drafter_stops_the_run_not_each_page(scale_inputs, monkeypatch):
-    import core.scale.pages as pages
-    from core.errors import DrafterUnavailableError
-
-    def unavailable(name):
-        raise DrafterUnavailableError(f"drafter {name!r} is not installed")
-
-    monkeypatch.setattr(pages, "_drafter", unavailable)
-    rendered = render_and_draft(0, str(scale_inputs[0]), 0, 72, "paddle")
-    assert rendered.fatal == "drafter 'paddle' is not installed" and rendered.error is None

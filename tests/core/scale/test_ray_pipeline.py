@@ -34,18 +34,18 @@ class LoggingEngine(Engine):
     fail_page: int | None = None    # raise on every attempt at this page number
     crash_page: int | None = None   # kill the worker process the first time it sees this page
 
-    def convert_image(self, image, regions, width, height, page_number=1, **kw):
-        found = regions if isinstance(regions, list) else regions.result()
+    def decode_image(self, page, on_event=None, should_cancel=None):
+        found = page.drafts.result()
         doc = found[0].text.split()[0] if found else "?"
         with open(self.log, "a") as f:
-            f.write(f"{doc} {page_number}\n")
-        if page_number == self.fail_page:
+            f.write(f"{doc} {page.number}\n")
+        if page.number == self.fail_page:
             raise RuntimeError("injected failure")
         marker = Path(self.log + ".crashed")
-        if page_number == self.crash_page and not marker.exists():
+        if page.number == self.crash_page and not marker.exists():
             marker.write_text("once")
             os._exit(1)
-        return super().convert_image(image, regions, width, height, page_number, **kw)
+        return super().decode_image(page, on_event, should_cancel)
 
 
 def factory(log: Path, **attrs):
@@ -119,9 +119,10 @@ def test_interrupted_run_resumes_without_redoing_finished_documents(ray_local, s
     report = convert_with_ray(scale_inputs, out, scale_config, options=options, engine_factory=factory(log))
     second = logged(log)
     assert not {d for d, _ in second} & set(finished), "a finished document was converted again"
-    # pages saved before the stop are kept; only pages still in flight then are decoded again
-    assert report.progress.pages_skipped == saved[0] >= 1
-    assert len(second) == report.progress.pages_total == 6 - saved[0]
+    # pages saved before the stop are kept (those the stop found decoded too: a run saves a page
+    # whose decode has ended); only the pages not saved are decoded again
+    assert report.progress.pages_skipped >= saved[0] >= 1
+    assert len(second) == report.progress.pages_total == 6 - report.progress.pages_skipped
     assert output_files(out) == output_files(single_output)
     # and a third run converts nothing at all
     log = tmp_path / "pages-3.log"
@@ -210,8 +211,7 @@ def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local
         with open_document(path) as doc:
             for i in range(doc.page_count):  # each page without its document's history
                 page = render_and_draft(doc.page(i), config.dpi, engine.drafter)
-                result = Engine(config, target=engine.target).convert_image(page.image, page.drafts, page.width,
-                                                                            page.height, page.number)
+                result = Engine(config, target=engine.target).decode_image(page).finish()
                 alone[(path.stem, result.page)] = (result.markdown, result.stats.forward_passes)
     assert {k: v[0] for k, v in alone.items()} == {k: v[0] for k, v in single.items()}
     assert alone != single, "history changes no page's passes here: the test would prove nothing"

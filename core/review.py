@@ -9,7 +9,8 @@ draft holds it, and the places where they part:
 - **changed**: both at once, between the same agreeing words (a number misread, a word replaced).
 
 A running head or page number the model left out is no departure (document models leave them out
-by design), and a formula region is not compared (its draft is never the LaTeX the model writes).
+by design), and formulas are not compared, neither a formula region nor a formula in the text (a
+draft is never the LaTeX the model writes).
 
 Words are compared as people read them: letters and digits (a CJK character is a word of its own),
 NFKC, case folded; Markdown, HTML and LaTeX markup, punctuation and line-break hyphens are not words,
@@ -50,6 +51,9 @@ _WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+(?:-[ \t]*\n[ \t]*[^\W_{_CJK}]+)*")
 #: Markup that is not the page's words: HTML comments and tags, entities, image links, LaTeX commands.
 _MARKUP = re.compile(r"<!--.*?-->|<[^<>\n]*>|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);|!\[[^\]\n]*\]\([^)\n]*\)"
                      r"|\\[a-zA-Z]+", re.S)
+#: Formulas in the Markdown: display and inline, in dollars (as Pandoc reads them: ``$5 and $10`` is
+#: no formula) or in brackets.
+_MATH = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)|\\\(.+?\\\)", re.S)
 #: What parts a formula's letters without parting its word: sub- and superscripts, braces.
 _SCRIPT_JOIN = re.compile(r"[\^_{}]+")
 
@@ -228,8 +232,19 @@ def _gaps(model: list[Word], page: list[Word], pairs: dict[int, int]):
         yield [], run, None
 
 
+def formulas_in(text: str) -> list[tuple[int, int]]:
+    """Where the Markdown's formulas are: their LaTeX is compared with nothing (an OCR reads
+    ``Σi`` where the model writes ``\\(\\Sigma_i\\)``, and is wrong where they differ, not the model)."""
+    return [(m.start(), m.end()) for m in _MATH.finditer(text)]
+
+
+def in_formula(formulas: list[tuple[int, int]], start: int, end: int, near: int = 0) -> bool:
+    return any(s - near <= start and end <= e + near for s, e in formulas)
+
+
 def _departures(number: int, text: str, regions, model, page, pairs) -> list[Departure]:
     by_page = {j: i for i, j in pairs.items()}
+    formulas = formulas_in(text)
     out: list[Departure] = []
     for model_run, page_run, before in _gaps(model, page, pairs):
         pieces = _by_region(page, page_run)
@@ -239,12 +254,15 @@ def _departures(number: int, text: str, regions, model, page, pairs) -> list[Dep
                 region, run = pieces.pop(0)
             else:
                 region, run = _owner(text, model, page, pairs, model_run), []
-            if region is None or regions[region].label not in UNCOMPARED_LABELS:
+            if ((region is None or regions[region].label not in UNCOMPARED_LABELS)
+                    and not all(in_formula(formulas, model[i].start, model[i].end) for i in model_run)):
                 out.append(_departure(number, text, regions, region, start, end, page, run))
         for region, run in pieces:
             if regions[region].label in MARGIN_LABELS + UNCOMPARED_LABELS:
                 continue
             at = _place(text, model, page, by_page, run, before)
+            if in_formula(formulas, at, at, near=2):  # the OCR's reading of a formula beside it
+                continue
             out.append(_departure(number, text, regions, region, at, at, page, run))
     out.sort(key=lambda d: (d.start, d.end))
     return _merged(out, text, model, regions)

@@ -14,8 +14,10 @@ as the review's):
   a word of one), and of the differences (each run where model and reference part), the share a
   departure touches.
 
-Pages whose review lists nothing because model and drafts agree too little are counted apart,
-with how much of their output differs from the reference.
+Both are given over every difference and over the differences outside the model's formulas, which
+the review does not compare (no draft holds a formula's LaTeX). Pages whose review lists nothing
+because model and drafts agree too little are counted apart, with how much of their output differs
+from the reference.
 
     python3 tools/review_precision.py ../shared/corpus/model_outputs/omnidocbench_demo ../shared/corpus
 """
@@ -29,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.review import review_page, words  # noqa: E402
+from core.review import formulas_in, in_formula, review_page, words  # noqa: E402
 
 
 def differences(model_text: str, reference: str) -> tuple[list[bool], list[tuple[int, int]]]:
@@ -56,17 +58,30 @@ def touches(a: tuple[int, int], b: tuple[int, int], slack: int) -> bool:
 
 
 def score_page(result, reference: str, slack: int = 2) -> dict:
+    """The page's counts, over all its words and over the words outside its formulas (which the
+    review does not compare: no draft holds a formula's LaTeX)."""
     review = review_page(result)
     differs, places = differences(result.markdown, reference)
     model = words(result.markdown)
+    formulas = formulas_in(result.markdown)
     flagged = [any(d.start <= w.start and w.end <= d.end for d in review.departures if d.end > d.start)
                for w in model]
     ranges = [(d.start, d.end) for d in review.departures]
-    return {"page": result.page, "poor": review.low_agreement, "agreement": review.agreement,
-            "words": len(model), "differ": sum(differs), "flagged": sum(flagged),
-            "flagged_and_differ": sum(f and d for f, d in zip(flagged, differs)),
-            "departures": len(ranges), "departures_hit": sum(any(touches(r, p, slack) for p in places) for r in ranges),
-            "places": len(places), "places_found": sum(any(touches(p, r, slack) for r in ranges) for p in places)}
+    row = {"page": result.page, "poor": review.low_agreement, "agreement": review.agreement}
+    for scope, keep_word, keep_place in (
+            ("all", lambda w: True, lambda p: True),
+            ("text", lambda w: not in_formula(formulas, w.start, w.end),
+             lambda p: not in_formula(formulas, p[0], p[1], near=slack))):
+        kept = [k for k, w in enumerate(model) if keep_word(w)]
+        kept_places = [p for p in places if keep_place(p)]
+        row[scope] = {
+            "words": len(kept), "differ": sum(differs[k] for k in kept), "flagged": sum(flagged[k] for k in kept),
+            "flagged_and_differ": sum(flagged[k] and differs[k] for k in kept),
+            "departures": len(ranges), "departures_hit": sum(any(touches(r, p, slack) for p in kept_places)
+                                                             for r in ranges),
+            "places": len(kept_places), "places_found": sum(any(touches(p, r, slack) for r in ranges)
+                                                            for p in kept_places)}
+    return row
 
 
 def draft(pdf: Path):
@@ -95,27 +110,29 @@ def main(argv=None) -> int:
         row = score_page(result, reference.read_text(encoding="utf-8"))
         row["page_name"] = pdf.stem
         rows.append(row)
+        a = row["all"]
         unlisted = " (too little agreement to list)" if row["poor"] else ""
-        print(f"{pdf.stem}: agreement {row['agreement']:.0%}{unlisted}, "
-              f"{row['departures']} departures, {row['departures_hit']} on a difference; "
-              f"{row['places']} differences, {row['places_found']} found; words {row['flagged_and_differ']}/"
-              f"{row['flagged']} flagged differ, {row['differ']}/{row['words']} differ", flush=True)
+        print(f"{pdf.stem}: agreement {row['agreement']:.0%}{unlisted}, {a['departures']} departures, "
+              f"{a['departures_hit']} on a difference; {a['places']} differences, {a['places_found']} found; "
+              f"words {a['flagged_and_differ']}/{a['flagged']} flagged differ, {a['differ']}/{a['words']} differ",
+              flush=True)
     listed = [r for r in rows if not r["poor"]]
-    total = {k: sum(r[k] for r in listed) for k in ("words", "differ", "flagged", "flagged_and_differ",
-                                                     "departures", "departures_hit", "places", "places_found")}
 
     def share(a, b):
         return f"{a / b:.0%} ({a}/{b})" if b else "-"
 
     print(f"\n{len(rows)} pages, {len(rows) - len(listed)} listed as one item (too little agreement)"
-          + "".join(f"; {r['page_name']}: {r['differ'] / max(1, r['words']):.0%} of the model's words differ from the "
-                    "reference" for r in rows if r["poor"]))
-    print(f"on the other {len(listed)}:")
-    print(f"words:  precision {share(total['flagged_and_differ'], total['flagged'])}, recall "
-          f"{share(total['flagged_and_differ'], total['differ'])}; chance precision "
-          f"{share(total['differ'], total['words'])}")
-    print(f"places: precision {share(total['departures_hit'], total['departures'])}, recall "
-          f"{share(total['places_found'], total['places'])}")
+          + "".join(f"; {r['page_name']}: {r['all']['differ'] / max(1, r['all']['words']):.0%} of the model's "
+                    "words differ from the reference" for r in rows if r["poor"]))
+    for scope, what in (("all", "every difference"), ("text", "differences outside formulas")):
+        t = {k: sum(r[scope][k] for r in listed) for k in listed[0][scope]} if listed else {}
+        if not t:
+            break
+        print(f"{what}, on the other {len(listed)} pages:")
+        print(f"  words:  precision {share(t['flagged_and_differ'], t['flagged'])}, recall "
+              f"{share(t['flagged_and_differ'], t['differ'])}; chance precision {share(t['differ'], t['words'])}")
+        print(f"  places: precision {share(t['departures_hit'], t['departures'])}, recall "
+              f"{share(t['places_found'], t['places'])}")
     return 0
 
 

@@ -184,3 +184,13 @@ def test_convert_writes_the_review(tmp_path, tiny_target_dir, capsys):
     assert "doc.pdf" in text and "departs from the page" in text
     assert "hsd: review:" in capsys.readouterr().err
     assert main(args + ["--fresh"]) == 0  # its own report is replaced
+
+
+def test_formulas_in_the_text_are_not_compared_but_the_words_around_them_are():
+    regions = [Region("text", (0, 0, 300, 80), "The sum Σi = μ2 holds for all 12 nodes.", "rapidocr")]
+    markdown = "The sum \\(\\Sigma_{i} = \\mu^{2}\\) holds for all 13 nodes."
+    (d,) = review_page(_page(markdown, regions)).departures
+    assert (d.kind, d.model_text, d.page_text) == ("changed", "13", "12")
+    prices = "It costs $5 and $10 at most."
+    (d,) = review_page(_page(prices, [Region("text", (0, 0, 300, 80), "It costs $5 and $12 at most.", "t")])).departures
+    assert (d.model_text, d.page_text) == ("10", "12")  # dollars that are no formula are compared

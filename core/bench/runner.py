@@ -1,16 +1,19 @@
-"""Methods and the benchmark loop: every page of every document, every method, one run.
+"""Methods and the benchmark: every page of every document, every method, one run.
 
-Per page the document is rendered and drafted **once** (timed); every method then converts the same
-image with the same regions, so ratios compare like with like. Wall-clock per method is
-``render + draft + engine`` seconds, except ``ar``, which does not use drafts and so is not charged
-the drafter's time. Oracle methods use the drafter's boxes with reference text (``oracle_regions``);
-they are charged the drafter's time too (the boxes come from it).
+Each document is rendered and drafted **once** first (timed): the drafts split the reference into
+pages and place each region's reference. Then every method converts the document in one document
+run, as ``hsd convert`` does (``core.run``, its page decoder the replay hook of
+``core.bench.document_run``), with the same regions, so ratios compare like with like: the run is
+handed the drafts made first, at once, and a page's wall-clock is the run's seconds for it plus
+the drafter's first seconds, except for ``ar``, which reads no drafts and is not charged them.
+Oracle methods use the drafter's boxes with reference text (``oracle_regions``); they are charged
+the drafter's time too (the boxes come from it).
 
-Where ``Engine.convert_page`` would draft beside the decode (``background_drafting``: auto = the
-target is on a GPU; on or off), replay-cost and real runs do as it does: ``hsd`` and ``page`` run the
-drafter again, on a thread beside their own decode, and their wall-clock is ``render + engine``
-seconds, the engine's seconds spanning the drafter's. The replay target always drafts first: its
-passes take no time, so the drafts would arrive after the page was decoded.
+Where a conversion would draft beside the decode (``background_drafting``: auto = the target is on
+a GPU; on or off), replay-cost and real runs do as it does: the runs of ``hsd`` and ``page`` read
+the pages with the drafter again, beside their own decode, and their wall-clock is the run's alone.
+The replay target always drafts first: its passes take no time, so the drafts would arrive after
+the page was decoded.
 
 Targets (``--target``):
 
@@ -21,11 +24,11 @@ Targets (``--target``):
 * ``real``: the model itself (its own greedy output); the lossless check compares ``hsd`` at tau 1
   with ``ar`` token for token;
 * ``simulated-gpu``: ``SimulatedGpuTarget``, replay's acceptance with every pass taking the time of a
-  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). Each method
-  converts each document in one document run (``core.bench.document_run``): pages drafted ahead of
-  and beside the decode as conversions on a GPU do (``background_drafting`` auto = on), a page's
-  wall-clock its share of the run, ``passes_before_drafts`` how long it decoded without its
-  regions' drafts, ``passes_before_lines`` without any (an OCR drafter's early lines serve before).
+  GPU cost model (see ``core.bench.simulated_gpu``; ``gpu_pass_ms``, ``gpu_token_ms``). Each method's
+  run drafts the pages again, ahead of and beside the decode as conversions on a GPU do
+  (``background_drafting`` auto = on), a page's wall-clock its share of the run,
+  ``passes_before_drafts`` how long it decoded without its regions' drafts, ``passes_before_lines``
+  without any (an OCR drafter's early lines serve before).
 
 Every method record also holds ``decode_cpu_seconds``: the CPU time of the decoding thread
 (``time.thread_time``) while the page converted, the engine's own work (the drafter runs on its own
@@ -39,19 +42,17 @@ import sys
 import time
 import warnings
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from core import tuning
 from core.bench import beside as human_side
-from core.bench.document_run import (FixedDrafts, NoDrafts, PageReference, device_seconds, line_references,
-                                     run_document)
+from core.bench.document_run import FixedDrafts, NoDrafts, PageReference, line_references, run_document
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
 from core.bench.metrics import page_teds, text_edit_distance
 from core.bench.replay import ReplayTarget
-from core.drafters.background import DraftJob
 from core.drafters.base import prepare_drafter
 from core.drafters.process import reader_for
 from core.engine import Engine, EngineConfig
@@ -281,12 +282,15 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
 
 def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None, pass_cost=None,
                   human=None) -> list[dict]:
+    """Draft the document's pages once (timed; their drafts split the reference into pages), then
+    every method converts them in one document run (``_run_as_documents``); beside a model's
+    outputs, ``ar`` and ``hsd`` again against the human reference (``core.bench.beside``)."""
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)
     if isinstance(target, ReplayTarget):  # replay targets number a document's tokens afresh
         target.start_document()
-    out = []
+    rereads = _drafts_again(cfg, target)
     with open_document(doc.pdf, rotate=cfg.rotate) as document:
         n = document.page_count
         prepared, loads = [], []  # loads: seconds loading the drafter's models, kept out of draft_s
@@ -295,51 +299,42 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             t0 = time.perf_counter()
             try:
                 _prepare(drafter, page)
-                if cfg.target == "simulated-gpu":  # its document runs draft in the drafting process
+                if rereads:  # those document runs draft in the drafting process
                     _prepare(reader_for(drafter), page)
             except Exception:  # drafting below meets the same failure and records it
                 pass
             loads.append(time.perf_counter() - t0)
             # the page pipeline's render and draft (a drafter crash costs speed, never the page)
             drafted = render_and_draft(page, cfg.dpi, drafter, background=False)
-            prepared.append((page, drafted.image, drafted.drafts.result(), drafted.seconds["render"],
-                             drafted.seconds["draft"], drafted.drafts.error, list(drafted.drafts.early_lines())))
-        page_texts = [_draft_text(p[2]) or _draft_text_all(p[2]) for p in prepared]
-        page_refs = split_reference(reference, page_texts)
-        if cfg.target == "simulated-gpu":  # each method converts the document as hsd convert does
-            out = _run_as_documents(doc, cfg, methods, target, drafter, prepared[:budget], page_refs, n, pass_cost)
-            for i, rec in enumerate(out):
-                rec["draft_load_seconds"] = loads[i]
-                if on_page:
-                    on_page(rec)
-                _log_page(log, rec, n)
-            return out
-        side = human_side.start_document(human, doc.name, page_texts, cfg, target, pass_cost)
-        # one engine per method for the whole document, as a conversion runs: what a method learns
-        # on one page (the output's notation) serves its next pages
-        engines = {m.name: Engine(EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens,
-                                               dpi=cfg.dpi, background_drafting=_background_drafting(cfg),
-                                               rotate=cfg.rotate),
-                                  target=target, drafter=None, pass_cost=pass_cost)
-                   for m in methods}
-        for engine in engines.values():
-            engine.start_document(doc.name)
-        for i, (page, image, regions, render_s, draft_s, draft_error, _lines) in enumerate(prepared):
-            if budget is not None and len(out) >= budget:
-                break
-            rec = _run_page(doc, i, n, page, image, regions, render_s, draft_s, draft_error, page_refs[i],
-                            cfg, methods, target, engines, drafter)
-            rec["draft_load_seconds"] = loads[i]
-            if side is not None:  # the same page and drafts, replayed against its human reference
-                rec["human_reference"] = human_side.run_page(
-                    side, i, image, regions, page, target,
-                    lambda name, res, err, ref: _method_record(Method(name, name), res, err, render_s, draft_s,
-                                                               ref, target))
-            out.append(rec)
-            if on_page:
-                on_page(rec)
-            _log_page(log, rec, n)
+            prepared.append(PreparedPage(drafted.drafts.result(), drafted.seconds["render"], drafted.seconds["draft"],
+                                         drafted.drafts.error, list(drafted.drafts.early_lines())))
+    page_texts = [_draft_text(p.regions) or _draft_text_all(p.regions) for p in prepared]
+    page_refs = split_reference(reference, page_texts)
+    out = _run_as_documents(doc, cfg, methods, target, drafter, prepared[:budget], page_refs, n, pass_cost)
+    human_refs = human_side.human_references(human, doc.name, page_texts, cfg)
+    if human_refs is not None:  # the same pages and drafts, replayed against their human reference
+        beside = _run_as_documents(doc, cfg, [Method(name, name) for name in human_side.BESIDE_METHODS], target,
+                                   drafter, prepared[:budget], human_refs, n, pass_cost, drafts_beside=False)
+        for rec, other in zip(out, beside):
+            rec["human_reference"] = {key: other[key] for key in ("reference_chars", "reference_tokens", "methods")}
+    for i, rec in enumerate(out):
+        rec["draft_load_seconds"] = loads[i]
+        if on_page:
+            on_page(rec)
+        _log_page(log, rec, n)
     return out
+
+
+@dataclass
+class PreparedPage:
+    """A page as the benchmark drafted it first: its regions, the render's and the drafter's
+    seconds, the drafter's error, the early lines it told."""
+
+    regions: list
+    render_seconds: float
+    draft_seconds: float
+    draft_error: str | None
+    lines: list
 
 
 def _log_page(log, rec: dict, n_pages: int) -> None:
@@ -349,25 +344,38 @@ def _log_page(log, rec: dict, n_pages: int) -> None:
         + (f" [hsd mal {hsd['mean_accepted_length']:.2f}]" if "hsd" in rec["methods"] else ""))
 
 
-def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n_pages, pass_cost) -> list[dict]:
+def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n_pages, pass_cost,
+                      drafts_beside: bool = True) -> list[dict]:
     """Every method converts the document's first ``len(prepared)`` pages in one document run
-    (``core.bench.document_run``): drafting ahead of the decode as ``hsd convert`` does it, a page's
+    (``core.bench.document_run``: ``core.run`` with the replay hook as its page decoder), a page's
     wall-clock the run's seconds from the page before to its own. ``prepared``: the pages as drafted
-    first (their drafts split the reference and place the regions' references)."""
-    references, oracles, records = {}, {}, []
-    for i, (_page, _image, regions, render_s, draft_s, draft_error, lines) in enumerate(prepared):
-        spans = region_spans(page_refs[i], regions)
-        references[i + 1] = PageReference(page_refs[i], region_references(page_refs[i], regions, spans),
-                                          line_references(page_refs[i], lines))
-        oracles[i + 1] = oracle_regions(page_refs[i], regions, spans)
-        records.append(_page_record(doc, i, n_pages, regions, spans, render_s, draft_s, draft_error, page_refs[i],
-                                    cfg, target))
+    first (their drafts split the reference and place the regions' references).
+
+    Which drafter a method's run reads with: none for ``ar``; the oracle regions for an oracle
+    method; on the simulated GPU, and where ``hsd`` and ``page`` draft beside their decode
+    (``replay-cost`` and ``real`` with ``background_drafting``; ``drafts_beside``), the drafter
+    itself, reading every page again as a user's run would; else the drafts made first, handed
+    over at once, the drafter's seconds then added to the page's wall-clock."""
+    references, oracles, records, first = {}, {}, [], {}
+    for i, p in enumerate(prepared):
+        spans = region_spans(page_refs[i], p.regions)
+        references[i + 1] = PageReference(page_refs[i], region_references(page_refs[i], p.regions, spans),
+                                          line_references(page_refs[i], p.lines))
+        oracles[i + 1] = oracle_regions(page_refs[i], p.regions, spans)
+        first[i + 1] = p.regions
+        records.append(_page_record(doc, i, n_pages, p.regions, spans, p.render_seconds, p.draft_seconds,
+                                    p.draft_error, page_refs[i], cfg, target))
     oracle_references = {k: PageReference(ref.page, [r.text for r in oracles[k]]) for k, ref in references.items()}
     outputs, texts = [{} for _ in records], [{} for _ in records]
     for m in methods:
         config = EngineConfig(mode=m.mode, tau=m.tau, max_new_tokens=cfg.max_new_tokens, dpi=cfg.dpi,
                               background_drafting=_background_drafting(cfg), rotate=cfg.rotate)
-        method_drafter = NoDrafts() if not m.uses_drafts else FixedDrafts(oracles) if m.oracle else drafter
+        rereads = (m.uses_drafts and not m.oracle and _drafts_again(cfg, target)
+                   and (cfg.target == "simulated-gpu" or (drafts_beside and m.mode in ("hsd", "page"))))
+        if m.uses_drafts and not m.oracle and not rereads:
+            config = replace(config, background_drafting="off")  # the drafts made first, at once
+        method_drafter = (drafter if rereads else NoDrafts() if not m.uses_drafts
+                          else FixedDrafts(oracles) if m.oracle else FixedDrafts(first))
         run = run_document(doc.pdf, config, target, method_drafter, oracle_references if m.oracle else references,
                            f"1-{len(prepared)}", pass_cost)
         records[0].setdefault("document_run_seconds", {})[m.name] = run.seconds
@@ -379,19 +387,29 @@ def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n
             rec["methods"][m.name] = r
             if measure is None:
                 continue
-            r["wall_seconds"] = measure.wall_seconds
+            charged = prepared[i].draft_seconds if cfg.target != "simulated-gpu" and m.uses_drafts and not rereads else 0.0
+            r["wall_seconds"] = measure.wall_seconds + charged
             r["decode_cpu_seconds"] = measure.cpu_seconds
             if measure.gpu_seconds is not None:
                 r["gpu_seconds"] = measure.gpu_seconds
-            if m.uses_drafts and not m.oracle:
+            if rereads:
                 r["background_drafting"] = {
                     "draft_seconds": res.stats.seconds.get("draft", 0.0),
                     "same_regions": measure.regions is not None and [x.to_dict() for x in measure.regions]
-                    == [x.to_dict() for x in prepared[i][2]]}
+                    == [x.to_dict() for x in prepared[i].regions]}
             outputs[i][m.name], texts[i][m.name] = list(res.output_tokens), res.markdown
     for i, rec in enumerate(records):
-        _compare_methods(rec, methods, outputs[i], texts[i], replay=True)
+        _compare_methods(rec, methods, outputs[i], texts[i], replay=cfg.target != "real")
     return records
+
+
+def _drafts_again(cfg: BenchConfig, target) -> bool:
+    """Whether document runs read pages with the drafter again: on the simulated GPU, and where
+    ``replay-cost`` and ``real`` draft beside their decode (``background_drafting``)."""
+    if cfg.target == "simulated-gpu":
+        return True
+    return cfg.target in ("replay-cost", "real") and Engine(
+        EngineConfig(background_drafting=_background_drafting(cfg)), target=target).drafts_beside_decode
 
 
 def _background_drafting(cfg: BenchConfig) -> str:
@@ -422,50 +440,6 @@ def _page_record(doc, index, n_pages, regions, spans, render_s, draft_s, draft_e
         "drafts": {"edit_distance": text_edit_distance(draft_text, page_ref), "teds": page_teds(draft_text, page_ref)},
         "methods": {},
     }
-
-
-def _run_page(doc, index, n_pages, page, image, regions, render_s, draft_s, draft_error, page_ref, cfg,
-              methods, target, engines, drafter=None) -> dict:
-    replay = cfg.target != "real"
-    spans = region_spans(page_ref, regions)
-    region_refs = region_references(page_ref, regions, spans)
-    oracle = oracle_regions(page_ref, regions, spans)
-    rec = _page_record(doc, index, n_pages, regions, spans, render_s, draft_s, draft_error, page_ref, cfg,
-                       target)
-    outputs: dict[str, list[int]] = {}
-    texts: dict[str, str] = {}
-    for m in methods:
-        regs = oracle if m.oracle else regions
-        if replay:
-            target.set_page(page_ref, [r.text for r in oracle] if m.oracle else region_refs)
-        else:
-            target.reset()
-        error = None
-        beside = (cfg.target != "replay" and drafter is not None and m.mode in ("hsd", "page") and not m.oracle
-                  and engines[m.name].drafts_beside_decode)
-        if beside:  # the same drafter, on a thread beside this method's decode (module docstring)
-            regs = DraftJob(drafter, page)
-        cpu0, gpu0 = time.thread_time(), device_seconds(target)
-        try:
-            res = engines[m.name].convert_image(image, regs, page.width, page.height, index + 1)
-        except (KeyboardInterrupt, HSDError):
-            raise
-        except Exception as exc:  # recorded, and the page still counts (see report: errors)
-            error, res = f"{type(exc).__name__}: {exc}", None
-        rec["methods"][m.name] = _method_record(m, res, error, render_s, 0.0 if beside else draft_s, page_ref,
-                                                target)
-        rec["methods"][m.name]["decode_cpu_seconds"] = time.thread_time() - cpu0
-        if gpu0 is not None:
-            rec["methods"][m.name]["gpu_seconds"] = device_seconds(target) - gpu0
-        if beside:
-            drafted = regs.result()  # waits for the drafter if the decode finished first
-            rec["methods"][m.name]["background_drafting"] = {
-                "draft_seconds": regs.seconds,
-                "same_regions": [r.to_dict() for r in drafted] == [r.to_dict() for r in regions]}
-        if res is not None:
-            outputs[m.name], texts[m.name] = list(res.output_tokens), res.markdown
-    _compare_methods(rec, methods, outputs, texts, replay)
-    return rec
 
 
 def _compare_methods(rec: dict, methods, outputs: dict, texts: dict, replay: bool) -> None:

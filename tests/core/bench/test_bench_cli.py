@@ -58,8 +58,8 @@ def test_real_tiny_model_lossless_and_cost_replay(synthetic_corpus, tiny_target_
 
 
 def test_cost_replay_with_the_drafter_beside_the_decode(synthetic_corpus, tiny_target_dir):
-    """As a GPU conversion runs: hsd and page draft the page again, on a thread, while they decode;
-    their wall-clock is the engine's alone (it spans the drafter), ar's is unchanged."""
+    """As a GPU conversion runs: hsd and page draft the page again, beside their decode; their
+    wall-clock is their document run's alone (it spans the drafter), ar reads no drafts."""
     cfg = BenchConfig(corpus=str(synthetic_corpus), target="replay-cost", model=str(tiny_target_dir("hunyuan_vl")),
                       methods="page,hsd", docs=["beta"], drafter="textlayer", max_new_tokens=40, tokenizer="tiny",
                       dpi=36, background_drafting="on")
@@ -69,7 +69,7 @@ def test_cost_replay_with_the_drafter_beside_the_decode(synthetic_corpus, tiny_t
     for name in ("page", "hsd"):
         m = page["methods"][name]
         assert m["background_drafting"]["same_regions"] and m["background_drafting"]["draft_seconds"] > 0
-        assert m["wall_seconds"] == pytest.approx(page["render_seconds"] + m["engine_seconds"])
+        assert 0 < m["engine_seconds"] <= m["wall_seconds"]  # the run's seconds for the page span its decode
         assert m["edit_distance"] == 0.0
     assert "background_drafting" not in page["methods"]["ar"]
 

@@ -1,7 +1,8 @@
 """A page before its decode, written once: render it, draft it, time both; and the record of a page
-that failed. The document run (``core.run``, through its drafting thread ``core.draft_ahead``), the
-Ray workers (``core.scale.pages``) and the benchmark (``core.bench.runner``) all prepare pages here;
-the engine (``Engine.convert_image``) then decodes them. Nothing here calls the engine.
+that failed. The document run (``core.run``, through its drafting thread ``core.draft_ahead``; on
+one machine, on Ray and in the benchmark) and the benchmark's first drafting (``core.bench.runner``)
+prepare pages here; a ``DraftedPage`` is the record a page decoder (``Engine.decode_image``) takes.
+Nothing here calls the engine.
 
     render(page, dpi)                                  ->  (image, seconds)   PyMuPDF, timed
     render_and_draft(page, dpi, drafter, background)   ->  DraftedPage        the drafter now, or on

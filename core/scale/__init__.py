@@ -1,15 +1,18 @@
 """Scale-out: batch conversion across processes, GPUs and machines on Ray (``hsd convert --ray``).
 
+Each document is run by ``core.run.DocumentRun``, the loop of a run on one machine (plan and
+resume, pages rendered and drafted ahead, saved as they come, the events, the Markdown); only its
+page decoder differs: ``RayPageDecoder`` sends each page to a model actor.
+
 Modules:
 
-* ``pages``         a page's two halves as separate work units: render + draft (CPU tasks, the
-                    page pipeline ``core.page_pipeline``) and decode (model actors,
-                    ``Engine.convert_image``). No Ray here.
-* ``jobs``          driver side: inputs to documents planned as on one machine (``core.run``),
-                    saving through ``core.export.DocumentOutput``, assembly and statistics. No Ray here.
-* ``ray_pipeline``  render tasks and model actors (a document's pages in order on one actor, so it
-                    keeps the document's history), progress and the ``convert_with_ray`` entry point.
-* ``cli``           the ``--ray`` options of ``hsd convert``.
+* ``ray_pipeline``  the model actors (``ModelActor``: one model each, a document's pages in order,
+                    so it keeps the document's history), ``RayPageDecoder``, ``RayDocuments``
+                    (a document per actor at once, their events read in input order) and the
+                    ``convert_with_ray`` entry point for Python.
+* ``inputs``        folders given as inputs become their PDFs and images. No Ray here.
+* ``cli``           the ``--ray`` options of ``hsd convert``, whose loop, progress line and
+                    epilogue are those of a run on one machine (``core.commands.convert``).
 
 Ray is an optional dependency (``pip install 'hsd-studio[ray]'``); only ``ray_pipeline`` imports it.
 """

@@ -60,7 +60,7 @@ class PageInspection(QObject):
         self.doc, self.page, self.selected, self._drawn = doc, page, None, None
         self.inspector.clear()
         self.refresh(mode, running)
-        if self.review_panel is not None:
+        if self.review_panel is not None and self.record is None:
             self.review_panel.set_document(doc)
         if had and doc is not None and page is not None:
             self.status.emit(page_story.page_line(doc, page))
@@ -96,7 +96,7 @@ class PageInspection(QObject):
         if self.selected is not None:
             self._tell(self.selected, move=False)
         if self.review_panel is not None:
-            self.review_panel.set_document(self.doc)
+            self.review_panel.set_document(self.doc, self.page, self.text)
 
     def review(self):
         """The shown page's departures and region spans (``core.review.PageReview``), None before

@@ -73,16 +73,18 @@ class ReviewPanel(QWidget):
 
     # -- content ----------------------------------------------------------------------------------
 
-    def set_document(self, doc) -> None:
+    def set_document(self, doc, shown: int | None = None, shown_text: str | None = None) -> None:
         """Show ``doc``'s finished pages' departures (None: nothing); the place chosen stays chosen
-        where it is still found."""
+        where it is still found. A page is reviewed again when its result changes; ``shown`` (the
+        page on view) also when its Markdown, ``shown_text``, does."""
         if doc is not self.doc:
             self.doc, self._cache = doc, {}
         reviews = []
         for number, result in sorted((doc.results if doc is not None else {}).items()):
-            text = doc.page_markdown(number)
             cached = self._cache.get(number)
-            if cached is None or cached[0] is not result or cached[1] != text:
+            if (cached is None or cached[0] is not result
+                    or (number == shown and shown_text is not None and cached[1] != shown_text)):
+                text = shown_text if number == shown and shown_text is not None else doc.page_markdown(number)
                 cached = (result, text, review_page(result, text))
                 self._cache[number] = cached
             reviews.append(cached[2])

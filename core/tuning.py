@@ -237,6 +237,46 @@ TALL_BAND_LINES = 2.5
 #: Boxes form a grid (read row by row) when this share of them have partners on their row in two
 #: other columns.
 GRID_ROW_SHARE = 0.6
+#: Pieces of one row may overlap by up to this many line heights (a superscript, split spans) ...
+ROW_JOIN_BACKTRACK = 0.5
+#: ... and lines share a row where they overlap vertically by this share of the smaller height (a
+#: row's pieces, ``rows_of``; lines stacked closer are cut apart, ``layout_check.separate_stacked``).
+ROW_OVERLAP = 0.5
+#: A line whose top is less than this many line heights below the top of the paragraph's last line
+#: stands beside it, not under it, and does not join the paragraph.
+PARAGRAPH_BELOW_TOP = 0.4
+#: A line joins a paragraph (``group_blocks``; an early line, ``line_blocks``) where their
+#: horizontal extents overlap by this share of the narrower.
+PARAGRAPH_OVERLAP = 0.5
+#: A line reaching this many line heights outside a paragraph's column is a wider element below it.
+PARAGRAPH_OVERREACH = 2
+#: A list item's text continues under its own text, never more than this many line heights left of
+#: its bullet.
+LIST_LEFT_SLACK = 0.5
+#: Two short lines are cells of one unruled-table row where they overlap vertically by this share
+#: of the smaller height.
+TABLE_CELL_ROW_OVERLAP = 0.6
+#: A line is the next of its column where it starts between this many line heights above the end
+#: of the one over it (boxes taller than the ink overlap) ...
+NEXT_LINE_GAP_MIN = -0.3
+#: ... and this many below it (``layout.next_line_gap``: running text, a prose table's wraps).
+NEXT_LINE_GAP_MAX = 0.8
+#: Stacked lines of running text overlap by this share of the narrower ...
+PROSE_STACK_OVERLAP = 0.8
+#: ... and differ in width by at most this share of the wider (justified text).
+PROSE_STACK_WIDTH_DIFF = 0.15
+#: Boxes of a grid share a row where their tops differ by less than this share of the height ...
+GRID_ROW_TOP_SLACK = 0.3
+#: ... and their heights by less than this share.
+GRID_ROW_HEIGHT_SLACK = 0.5
+#: XY-cut's row cuts tolerate stacked boxes overlapping by this many points.
+XY_CUT_ROW_OVERLAP_PT = 1.0
+#: Early lines' paragraphs stand in two columns where a gap of this many line heights separates them.
+LINE_COLUMN_GAP = 0.4
+#: An early line stacked under another may reach up into it by this many line heights ...
+LINE_STACK_BACKTRACK = 0.5
+#: ... and the taller of the two is at most this many times the shorter.
+LINE_STACK_HEIGHT_RATIO = 1.5
 
 # --- drafters: labels of regions (``core.drafters.regions``) --------------------------------------
 
@@ -254,6 +294,39 @@ H2_SIZE = 1.15
 TITLE_MAX_LINES, TITLE_MAX_CHARS = 3, 160
 #: One-line numeric blocks stacked this many or more in a row or column are a chart's axis labels.
 AXIS_TICK_RUN = 4
+#: Axis labels share a row where their centres are less than this many points apart (a number with
+#: a label on its row is a table cell) ...
+AXIS_TICK_ROW_PT = 2
+#: ... and a column where their right ends or their centres are less than this many points apart.
+AXIS_TICK_COLUMN_PT = 3
+#: The body's columns are cut at gaps of this share of the body's font size, and at least this many
+#: points ...
+COLUMN_GAP_SIZES, COLUMN_GAP_MIN_PT = 0.3, 2.0
+#: ... and its line height is taken as this many times its font size.
+LINE_HEIGHT_SIZES = 1.2
+#: A running header or footer is a block in the margin band of at most this many lines ...
+MARGIN_MAX_LINES = 4
+#: ... no larger than this many times the body's size ...
+MARGIN_MAX_SIZE = 1.1
+#: ... set apart from the body by at least this many of its sizes (closer, it is body text).
+MARGIN_APART_SIZES = 0.5
+#: A bold short block at least this share of the body's size is a level-3 heading, with at most this
+#: many characters and at least this many.
+H3_SIZE, H3_MAX_CHARS, H3_MIN_CHARS = 0.95, 100, 3
+#: A block of at most this many lines may be a formula ...
+FORMULA_MAX_LINES = 2
+#: ... of at least this many characters (spaces aside), its words of three letters or more (functions
+#: aside) at most this share of its characters and at most this many.
+FORMULA_MIN_CHARS, FORMULA_WORD_SHARE, FORMULA_MAX_WORDS = 3, 0.25, 2
+#: A page reads right to left where more than this share of its letters are Arabic or Hebrew.
+RTL_SHARE = 0.5
+#: Two list items or code blocks are one where the lower starts within this many points of the
+#: upper's left edge and this many points under it.
+STACKED_LEFT_PT, STACKED_GAP_PT = 30, 20
+#: A code block's character width is measured on lines of at least this many characters ...
+CODE_MEASURED_CHARS = 4
+#: ... and taken as this share of its font size where none is that long.
+CODE_CHAR_WIDTH = 0.6
 
 # --- drafters: the text layer (``core.drafters.textlayer``, ``core.documents``) -------------------
 
@@ -483,6 +556,30 @@ GRID_COLUMN_SHARE = 1 / 3
 GRID_FULL_SHARE = 0.75
 #: ... unless half its lines hold this many words or more (text in columns, descriptions).
 GRID_TEXT_WORDS = 3
+#: The share of a grid's lines that, holding ``GRID_TEXT_WORDS`` words or more, make it text in columns.
+GRID_TEXT_LINE_SHARE = 0.5
+#: A table box of fewer lines than this is never taken for prose.
+PROSE_MIN_LINES = 4
+#: A line fills its column (and may wrap onto the next) where it ends within this share of the
+#: column's width from the column's right end.
+PROSE_FILL_SLACK = 0.1
+#: The line under another in its column overlaps it by this share of the narrower.
+NEXT_LINE_OVERLAP = 0.6
+#: A paragraph is this many body sizes high or more (two lines), and two paragraphs stand side by
+#: side where they share this much height (``layout_check.sideways_steps``).
+SIDEWAYS_SIZES = 2
+#: A line is inside a figure where its centre is within this many points of the figure's box.
+FIGURE_EDGE_SLACK_PT = 1
+#: A gutter is looked for inside lines of at least this many characters (a character's box each).
+GUTTER_MIN_CHARS = 6
+#: A line ends or starts at a gutter's edge within this many line heights; lines closer than a row's
+#: pieces meet at a seam (``layout_check.column_seams``) by the same rule.
+GUTTER_EDGE_SLACK = 0.5
+#: A line runs across a gutter unless a gap of its own covers this share of it; a line is cut at a
+#: gap holding this share of a gutter.
+GUTTER_OWN_GAP_SHARE = 0.5
+#: Stacked lines' boxes are cut apart only where they share this share of the narrower's width.
+SEPARATE_ACROSS_SHARE = 0.5
 
 # --- targets -------------------------------------------------------------------------------------
 

@@ -152,7 +152,8 @@ def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) 
             same_group = piece.group is not None and piece.group == last.group
             across = any(last.bbox[2] - h <= b0 and b1 <= piece.bbox[0] + h for b0, b1 in barriers)
             widest = tuning.ROW_JOIN_GAP_SAME_BLOCK if same_group else tuning.ROW_JOIN_GAP
-            if -0.5 * h <= gap <= widest * h and overlap >= 0.5 * h and not across:
+            if -tuning.ROW_JOIN_BACKTRACK * h <= gap <= widest * h and overlap >= tuning.ROW_OVERLAP * h \
+                    and not across:
                 row.append(piece)
                 break
         else:
@@ -182,7 +183,8 @@ def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
     for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
         for row in rows:
             first = row[0]
-            if min(first.bbox[3], line.bbox[3]) - max(first.bbox[1], line.bbox[1]) >= 0.5 * min(first.height, line.height):
+            if min(first.bbox[3], line.bbox[3]) - max(first.bbox[1], line.bbox[1]) \
+                    >= tuning.ROW_OVERLAP * min(first.height, line.height):
                 row.append(line)
                 break
         else:
@@ -208,18 +210,19 @@ def group_blocks(lines: list[TextLine], same_style=None) -> list[Block]:
                 last = block.lines[-1]
                 h = max(min(line.height, last.height), 1.0)
                 gap = line.bbox[1] - last.bbox[3]
-                if line.bbox[1] < last.bbox[1] + 0.4 * h or gap > tuning.PARAGRAPH_GAP * h:
+                if line.bbox[1] < last.bbox[1] + tuning.PARAGRAPH_BELOW_TOP * h or gap > tuning.PARAGRAPH_GAP * h:
                     continue
                 bx0, _, bx1, _ = block.bbox
                 overlap = min(line.bbox[2], bx1) - max(line.bbox[0], bx0)
                 if line.mono and last.mono:
                     if overlap <= 0:  # a listing's lines differ in length and indentation
                         continue
-                elif overlap < 0.5 * min(line.bbox[2] - line.bbox[0], bx1 - bx0):
+                elif overlap < tuning.PARAGRAPH_OVERLAP * min(line.bbox[2] - line.bbox[0], bx1 - bx0):
                     continue
-                elif line.bbox[0] < bx0 - 2 * h or line.bbox[2] > bx1 + 2 * h and len(block.lines) > 1:
+                elif line.bbox[0] < bx0 - tuning.PARAGRAPH_OVERREACH * h \
+                        or line.bbox[2] > bx1 + tuning.PARAGRAPH_OVERREACH * h and len(block.lines) > 1:
                     continue  # reaches far outside this column: a wider element below it
-                if block.lines[0].is_list_start and line.bbox[0] < bx0 - 0.5 * h:
+                if block.lines[0].is_list_start and line.bbox[0] < bx0 - tuning.LIST_LEFT_SLACK * h:
                     continue  # a list item continues under its own text, never left of its bullet
                 if id(last) in cells or not same_style(last, line):
                     continue
@@ -251,7 +254,7 @@ def table_cell_lines(lines: list[TextLine]) -> set[int]:
             if b.bbox[1] > a.bbox[3]:
                 break
             overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-            if overlap >= 0.6 * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width \
+            if overlap >= tuning.TABLE_CELL_ROW_OVERLAP * min(a.height, b.height) and b.bbox[2] - b.bbox[0] <= short_width \
                     and id(b) not in prose:
                 cells.update((id(a), id(b)))
     return cells
@@ -269,15 +272,23 @@ def paragraph_lines(by_top: list[TextLine]) -> set[int]:
             continue
         for b in by_top[i + 1:]:
             h = max(min(a.height, b.height), 1.0)
-            if b.bbox[1] > a.bbox[3] + 0.8 * h:
+            if b.bbox[1] > a.bbox[3] + tuning.NEXT_LINE_GAP_MAX * h:
                 break
             gap = b.bbox[1] - a.bbox[3]
             overlap = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
             wa, wb = a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]
-            if -0.3 * h <= gap <= 0.8 * h and overlap >= 0.8 * min(wa, wb) and abs(wa - wb) <= 0.15 * max(wa, wb) \
+            if next_line_gap(gap, h) and overlap >= tuning.PROSE_STACK_OVERLAP * min(wa, wb) \
+                    and abs(wa - wb) <= tuning.PROSE_STACK_WIDTH_DIFF * max(wa, wb) \
                     and _words(b.text) >= tuning.PARAGRAPH_LINE_WORDS:
                 out.update((id(a), id(b)))
     return out
+
+
+def next_line_gap(gap: float, h: float) -> bool:
+    """True where a line ``gap`` points under another (``h``: the line height) may be the next line
+    of its column: from reaching up into it (boxes taller than the ink) to most of a line's height
+    apart (``tuning.NEXT_LINE_GAP_MIN`` .. ``NEXT_LINE_GAP_MAX``)."""
+    return tuning.NEXT_LINE_GAP_MIN * h <= gap <= tuning.NEXT_LINE_GAP_MAX * h
 
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -299,8 +310,8 @@ def _rows_aligned(boxes, indices, columns) -> bool:
         h = boxes[i][3] - boxes[i][1]
         partner_columns = {
             column_of[j] for j in indices
-            if column_of[j] != column_of[i] and abs(boxes[j][1] - boxes[i][1]) < 0.3 * h
-            and abs((boxes[j][3] - boxes[j][1]) - h) < 0.5 * h
+            if column_of[j] != column_of[i] and abs(boxes[j][1] - boxes[i][1]) < tuning.GRID_ROW_TOP_SLACK * h
+            and abs((boxes[j][3] - boxes[j][1]) - h) < tuning.GRID_ROW_HEIGHT_SLACK * h
         }
         aligned += len(partner_columns) >= 2
     return aligned >= tuning.GRID_ROW_SHARE * len(indices)
@@ -312,7 +323,8 @@ def reading_order(boxes: list[Box], min_column_gap: float = 4.0, line_height: fl
 
     def project(indices, axis):
         lo_i, hi_i = (0, 2) if axis == "x" else (1, 3)
-        shrink = 0.0 if axis == "x" else 1.0  # tolerate slight vertical overlaps of stacked blocks
+        # tolerate slight vertical overlaps of stacked blocks
+        shrink = 0.0 if axis == "x" else tuning.XY_CUT_ROW_OVERLAP_PT
         spans = sorted((boxes[i][lo_i] + shrink, boxes[i][hi_i] - shrink, i) for i in indices)
         return spans
 
@@ -383,7 +395,7 @@ def line_reading_order(boxes: list[Box]) -> list[int]:
     """Indices of text lines' ``boxes`` in reading order: the lines joined into paragraphs
     (``line_blocks``), the paragraphs put in reading order (``reading_order``, down a column before
     the next), each paragraph's lines top to bottom. Their median height is the line height, and a
-    gap of 0.4 of it between paragraphs makes a column (4 points in 10-point type).
+    gap of ``tuning.LINE_COLUMN_GAP`` of it between paragraphs makes a column (4 points in 10-point type).
 
     Why paragraphs: the lines of neighbouring columns often stand on the same baselines, and a
     line spanning the columns (a title, a running head) leaves the XY-cut no gutter over the whole
@@ -395,7 +407,8 @@ def line_reading_order(boxes: list[Box]) -> list[int]:
     blocks = line_blocks(boxes, height)
     spans = [(min(boxes[i][0] for i in b), min(boxes[i][1] for i in b), max(boxes[i][2] for i in b),
               max(boxes[i][3] for i in b)) for b in blocks]
-    return [i for k in reading_order(spans, min_column_gap=0.4 * height, line_height=height) for i in blocks[k]]
+    return [i for k in reading_order(spans, min_column_gap=tuning.LINE_COLUMN_GAP * height, line_height=height)
+            for i in blocks[k]]
 
 
 def line_blocks(boxes: list[Box], height: float) -> list[list[int]]:
@@ -410,14 +423,15 @@ def line_blocks(boxes: list[Box], height: float) -> list[list[int]]:
         gap = lower[1] - upper[3]
         h_up, h_low = upper[3] - upper[1], lower[3] - lower[1]
         overlap = min(upper[2], lower[2]) - max(upper[0], lower[0])
-        return (-0.5 * height <= gap <= tuning.PARAGRAPH_LINE_GAP * height
-                and max(h_up, h_low) <= 1.5 * max(min(h_up, h_low), 1e-6)
-                and overlap >= 0.5 * min(upper[2] - upper[0], lower[2] - lower[0]))
+        return (-tuning.LINE_STACK_BACKTRACK * height <= gap <= tuning.PARAGRAPH_LINE_GAP * height
+                and max(h_up, h_low) <= tuning.LINE_STACK_HEIGHT_RATIO * max(min(h_up, h_low), 1e-6)
+                and overlap >= tuning.PARAGRAPH_OVERLAP * min(upper[2] - upper[0], lower[2] - lower[0]))
 
     tops = [boxes[i][1] for i in order]
     above: dict[int, int] = {}  # a line -> the nearest line stacked over it
     for n, j in enumerate(order):
-        reach = 1.5 * (boxes[j][3] - boxes[j][1]) + tuning.PARAGRAPH_LINE_GAP * height  # the tallest stackable line
+        # the tallest stackable line
+        reach = tuning.LINE_STACK_HEIGHT_RATIO * (boxes[j][3] - boxes[j][1]) + tuning.PARAGRAPH_LINE_GAP * height
         over = [i for i in order[bisect.bisect_left(tops, boxes[j][1] - reach, 0, n):n] if stacked(boxes[i], boxes[j])]
         if over:
             above[j] = max(over, key=lambda i: boxes[i][3])

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from core import tuning
 from core.drafters.base import Region
-from core.drafters.layout import CJK_CHARS, TextLine, _words, rows_of
+from core.drafters.layout import CJK_CHARS, TextLine, _words, next_line_gap, rows_of
 from core.drafters.normalize import normalize_for_match
 
 _CJK = re.compile(f"[{CJK_CHARS}]")
@@ -74,7 +74,7 @@ def reads_as_prose(lines: list[TextLine]) -> bool:
     next line of their column (the upper line fills the column and does not end a sentence). A
     table's cells are short; where one column holds long text (a description), its neighbours hold
     numbers."""
-    if len(lines) < 4:
+    if len(lines) < tuning.PROSE_MIN_LINES:
         return False
     rows = [row for row in rows_of(lines) if len(row) >= 2]
     side_by_side = sum(sum(words(ln.text) >= tuning.PROSE_LINE_WORDS for ln in row) >= 2 for row in rows)
@@ -86,7 +86,7 @@ def reads_as_prose(lines: list[TextLine]) -> bool:
         if below is None or _SENTENCE_END.search(ln.text):
             continue
         column_right = max(ln.bbox[2], below.bbox[2])
-        fills = ln.bbox[2] >= column_right - 0.1 * (column_right - ln.bbox[0])
+        fills = ln.bbox[2] >= column_right - tuning.PROSE_FILL_SLACK * (column_right - ln.bbox[0])
         if fills and words(ln.text) >= tuning.PROSE_LINE_WORDS:
             wraps += 1
     return wraps >= tuning.PROSE_WRAP_SHARE * len(lines)
@@ -121,10 +121,10 @@ def _next_in_column(line: TextLine, lines: list[TextLine]) -> TextLine | None:
     best, best_gap = None, None
     for other in lines:
         gap = other.bbox[1] - line.bbox[3]
-        if other is line or gap < -0.3 * h or gap > 0.8 * h:
+        if other is line or not next_line_gap(gap, h):
             continue
         overlap = min(line.bbox[2], other.bbox[2]) - max(line.bbox[0], other.bbox[0])
-        if overlap < 0.6 * min(line.bbox[2] - line.bbox[0], other.bbox[2] - other.bbox[0]):
+        if overlap < tuning.NEXT_LINE_OVERLAP * min(line.bbox[2] - line.bbox[0], other.bbox[2] - other.bbox[0]):
             continue
         if best is None or gap < best_gap:
             best, best_gap = other, gap
@@ -152,7 +152,7 @@ def sideways_steps(regions: list[Region], body_size: float) -> int:
         order A B C D: 2 steps (A->B, C->D; B and C share no height)     order A C B D: 0
     """
     def paragraph(region: Region) -> bool:
-        return region.label in ("text", "list") and region.bbox[3] - region.bbox[1] >= 2 * body_size
+        return region.label in ("text", "list") and region.bbox[3] - region.bbox[1] >= tuning.SIDEWAYS_SIZES * body_size
 
     steps = 0
     for a, b in zip(regions, regions[1:]):
@@ -160,7 +160,7 @@ def sideways_steps(regions: list[Region], body_size: float) -> int:
             continue
         beside = min(a.bbox[2], b.bbox[2]) <= max(a.bbox[0], b.bbox[0])
         shared = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-        if beside and shared >= 2 * body_size:
+        if beside and shared >= tuning.SIDEWAYS_SIZES * body_size:
             steps += 1
     return steps
 
@@ -191,7 +191,8 @@ def slot(box, regions: list[Region]) -> int:
 
 def _center_inside(box, outer) -> bool:
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return outer[0] - 1 <= cx <= outer[2] + 1 and outer[1] - 1 <= cy <= outer[3] + 1
+    slack = tuning.FIGURE_EDGE_SLACK_PT
+    return outer[0] - slack <= cx <= outer[2] + slack and outer[1] - slack <= cy <= outer[3] + slack
 
 
 def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, float]]]) -> list[tuple[float, float]]:
@@ -209,7 +210,7 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
 
     candidates = []  # (line index or None, gap x0, gap x1, height)
     for i, (line, spans) in enumerate(zip(lines, chars)):
-        if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
+        if len(spans) >= tuning.GUTTER_MIN_CHARS and len(spans) == sum(not c.isspace() for c in line.text):
             for k in range(1, len(spans)):
                 x0, x1 = spans[k - 1][2], spans[k][1]
                 wide = min(x0 - spans[0][1], spans[-1][2] - x1) >= tuning.GUTTER_SIDE_HEIGHTS * line.height
@@ -235,11 +236,11 @@ def column_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, flo
             if j == i:
                 continue
             left, right = ink(j)
-            at_edge = abs(right - x0) <= 0.5 * h or abs(left - x1) <= 0.5 * h
+            at_edge = abs(right - x0) <= tuning.GUTTER_EDGE_SLACK * h or abs(left - x1) <= tuning.GUTTER_EDGE_SLACK * h
             if at_edge and right - left >= tuning.GUTTER_SIDE_HEIGHTS * h:
                 edges += 1
-            elif left < x0 and right > x1 and not any(min(g1, x1) - max(g0, x0) >= 0.5 * (x1 - x0)
-                                                      for g0, g1 in gaps_of.get(j, ())):
+            elif left < x0 and right > x1 and not any(
+                    min(g1, x1) - max(g0, x0) >= tuning.GUTTER_OWN_GAP_SHARE * (x1 - x0) for g0, g1 in gaps_of.get(j, ())):
                 crossing += 1  # runs across the gap with text (not through a gap of its own)
         recurs = sum(1 for c in candidates if c[1] < x1 and c[2] > x0) - 1  # the same gap on other rows
         if edges >= tuning.GUTTER_EDGE_LINES and crossing <= tuning.GUTTER_CROSSING_SHARE * edges \
@@ -265,7 +266,7 @@ def column_seams(lines: list[TextLine]) -> list[tuple[float, float]]:
             h = max(min(a.height, b.height), 1.0)
             x0, x1 = a.bbox[2], b.bbox[0]
             long = min(a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]) >= tuning.GUTTER_SIDE_HEIGHTS * h
-            if not long or not -0.5 * h <= x1 - x0 <= tuning.ROW_JOIN_GAP * h:
+            if not long or not -tuning.ROW_JOIN_BACKTRACK * h <= x1 - x0 <= tuning.ROW_JOIN_GAP * h:
                 continue
             ends, starts, across = [], [], []
             for other in lines:
@@ -273,9 +274,9 @@ def column_seams(lines: list[TextLine]) -> list[tuple[float, float]]:
                     continue
                 left, right = other.bbox[0], other.bbox[2]
                 wide = right - left >= tuning.GUTTER_SIDE_HEIGHTS * h
-                if wide and abs(right - x0) <= 0.5 * h:
+                if wide and abs(right - x0) <= tuning.GUTTER_EDGE_SLACK * h:
                     ends.append(other)
-                elif wide and abs(left - x1) <= 0.5 * h:
+                elif wide and abs(left - x1) <= tuning.GUTTER_EDGE_SLACK * h:
                     starts.append(other)
                 elif left < min(x0, x1) - h and right > max(x0, x1) + h:
                     across.append(other)
@@ -310,7 +311,8 @@ def separate_stacked(lines: list[TextLine]) -> list[TextLine]:
             across = min(upper[2], lower[2]) - max(upper[0], lower[0])
             overlap = upper[3] - lower[1]
             h = min(upper[3] - upper[1], lower[3] - lower[1])
-            if width <= 0 or across < 0.5 * width or overlap >= 0.5 * h or lower[3] <= upper[3]:
+            if width <= 0 or across < tuning.SEPARATE_ACROSS_SHARE * width or overlap >= tuning.ROW_OVERLAP * h \
+                    or lower[3] <= upper[3]:
                 continue
             cut = lower[1] + overlap / 2
             boxes[i][3] = min(boxes[i][3], cut)
@@ -332,7 +334,8 @@ def grid_table(lines: list[TextLine]) -> str | None:
     Worked example: lines ``Station | Total`` over ``Pendle | 28.6`` give two columns and
     ``<table><tr><td>Station</td><td>Total</td></tr><tr><td>Pendle</td><td>28.6</td></tr></table>``."""
     rows = [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows_of(lines)]
-    if len(rows) < 2 or sum(words(ln.text) >= tuning.GRID_TEXT_WORDS for ln in lines) >= 0.5 * len(lines):
+    if len(rows) < 2 or sum(words(ln.text) >= tuning.GRID_TEXT_WORDS for ln in lines) \
+            >= tuning.GRID_TEXT_LINE_SHARE * len(lines):
         return None  # cells of several words: columns of text, or a table of descriptions
 
     def shared(a, b) -> bool:
@@ -373,7 +376,7 @@ def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, f
     out = []
     for line, spans in zip(lines, chars):
         at = []
-        if len(spans) >= 6 and len(spans) == sum(not c.isspace() for c in line.text):
+        if len(spans) >= tuning.GUTTER_MIN_CHARS and len(spans) == sum(not c.isspace() for c in line.text):
             h = line.height
             # The gap is itself gutter-wide and holds most of a gutter: a word's letters that stand
             # where the gutter's estimate runs (the detector's boxes are not the ink), the letters
@@ -381,7 +384,7 @@ def split_at_gutters(lines: list[TextLine], chars: list[list[tuple[str, float, f
             # column (an empty column beside a row's lines) stay together.
             at = [k for k in range(1, len(spans))
                   if spans[k][1] - spans[k - 1][2] >= tuning.GUTTER_GAP_HEIGHTS * h
-                  and any(min(spans[k][1], g1) - max(spans[k - 1][2], g0) >= 0.5 * (g1 - g0)
+                  and any(min(spans[k][1], g1) - max(spans[k - 1][2], g0) >= tuning.GUTTER_OWN_GAP_SHARE * (g1 - g0)
                           for g0, g1 in gutters)]
         out.append(_cut(line, spans, at) if at else [line])
     return out

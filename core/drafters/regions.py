@@ -64,8 +64,9 @@ def lines_to_regions(lines: list[TextLine], tables: list[tuple[tuple, str]], pag
         item = (block.bbox, label, text, extra, block.score)
         (margin if label in ("header", "footer", "page_number") else body).append(item)
     body += [(bbox, "table", table_html, {}, table_confidence) for bbox, table_html in tables]
-    order = reading_order([it[0] for it in body], min_column_gap=max(2.0, 0.3 * body_size),
-                          line_height=1.2 * body_size)
+    order = reading_order([it[0] for it in body],
+                          min_column_gap=max(tuning.COLUMN_GAP_MIN_PT, tuning.COLUMN_GAP_SIZES * body_size),
+                          line_height=tuning.LINE_HEIGHT_SIZES * body_size)
     tops = sorted((m for m in margin if m[1] == "header" or m[0][1] < page_height / 2), key=lambda m: m[0][0])
     bottoms = sorted((m for m in margin if m not in tops), key=lambda m: (m[0][1], m[0][0]))
     regions: list[Region] = []
@@ -106,10 +107,12 @@ def axis_tick_blocks(blocks: list[Block]) -> set[int]:
     ticks: set[int] = set()
     for b in candidates:
         x0, y0, x1, y1 = b.bbox
-        if any(abs((o.bbox[1] + o.bbox[3]) - (y0 + y1)) < 4 for o in others):
+        if any(abs((o.bbox[1] + o.bbox[3]) - (y0 + y1)) < 2 * tuning.AXIS_TICK_ROW_PT for o in others):
             continue  # a number with a label on its row is a table cell, not an axis label
-        same_column = [c for c in candidates if abs(c.bbox[2] - x1) < 3 or abs((c.bbox[0] + c.bbox[2]) - (x0 + x1)) < 6]
-        same_row = [c for c in candidates if abs((c.bbox[1] + c.bbox[3]) - (y0 + y1)) < 4]
+        # centres compared as sums of two edges: twice the distance
+        same_column = [c for c in candidates if abs(c.bbox[2] - x1) < tuning.AXIS_TICK_COLUMN_PT
+                       or abs((c.bbox[0] + c.bbox[2]) - (x0 + x1)) < 2 * tuning.AXIS_TICK_COLUMN_PT]
+        same_row = [c for c in candidates if abs((c.bbox[1] + c.bbox[3]) - (y0 + y1)) < 2 * tuning.AXIS_TICK_ROW_PT]
         if len(same_column) >= tuning.AXIS_TICK_RUN or len(same_row) >= tuning.AXIS_TICK_RUN:
             ticks.add(id(b))
     return ticks
@@ -126,7 +129,7 @@ def _touches_body(block: Block, blocks: list[Block]) -> bool:
         if min(x1, ox1) - max(x0, ox0) <= 0:
             continue
         gap = oy0 - y1 if oy0 >= y1 else y0 - oy1
-        if 0 <= gap < 0.5 * block.size:
+        if 0 <= gap < tuning.MARGIN_APART_SIZES * block.size:
             return True
     return False
 
@@ -135,7 +138,7 @@ def is_right_to_left(lines) -> bool:
     """True if most letters on the page are Arabic or Hebrew."""
     text = "".join(ln.text for ln in lines)
     letters = sum(1 for c in text if c.isalpha())
-    return letters > 0 and len(_RTL_CHAR.findall(text)) > 0.5 * letters
+    return letters > 0 and len(_RTL_CHAR.findall(text)) > tuning.RTL_SHARE * letters
 
 
 def _mirror(box, page_width):
@@ -153,7 +156,7 @@ def _list_kind(item: str) -> str:
 
 def _stacked(upper, lower) -> bool:
     """True if ``lower`` sits just under ``upper`` in the same column (consecutive list items)."""
-    return abs(upper[0] - lower[0]) < 30 and 0 <= lower[1] - upper[3] < 20
+    return abs(upper[0] - lower[0]) < tuning.STACKED_LEFT_PT and 0 <= lower[1] - upper[3] < tuning.STACKED_GAP_PT
 
 
 CODE_FENCE, CODE_END = "```\n", "\n```"
@@ -163,8 +166,9 @@ _INNER_SPACES = re.compile(r"[ \t]{2,}")
 def code_text(block: Block) -> str:
     """A monospaced block as a fenced code block, one source line per line, indentation rebuilt from
     each line's left edge in character widths (the text layer drops leading spaces)."""
-    widths = [(ln.bbox[2] - ln.bbox[0]) / len(ln.text.strip()) for ln in block.lines if len(ln.text.strip()) >= 4]
-    char = sorted(widths)[len(widths) // 2] if widths else max(block.size * 0.6, 1.0)
+    widths = [(ln.bbox[2] - ln.bbox[0]) / len(ln.text.strip()) for ln in block.lines
+              if len(ln.text.strip()) >= tuning.CODE_MEASURED_CHARS]
+    char = sorted(widths)[len(widths) // 2] if widths else max(block.size * tuning.CODE_CHAR_WIDTH, 1.0)
     left = min(ln.bbox[0] for ln in block.lines)
     body = "\n".join(" " * round((ln.bbox[0] - left) / char) + ln.text.strip() for ln in block.lines)
     return CODE_FENCE + body + CODE_END
@@ -188,7 +192,8 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
     x0, y0, x1, y1 = block.bbox
     in_top = y1 <= tuning.MARGIN_BAND * page_height
     in_bottom = y0 >= (1 - tuning.MARGIN_BAND) * page_height
-    if (in_top or in_bottom) and len(block.lines) <= 4 and not _CAPTION.match(text) and block.size <= body_size * 1.1:
+    if (in_top or in_bottom) and len(block.lines) <= tuning.MARGIN_MAX_LINES and not _CAPTION.match(text) \
+            and block.size <= body_size * tuning.MARGIN_MAX_SIZE:
         if _PAGE_NUMBER.match(text.strip()):
             return "page_number", text, {}
         return ("header" if in_top else "footer"), text, {}
@@ -209,13 +214,14 @@ def label_block(block: Block, body_size: float, page_height: float) -> tuple[str
             level = 1
         elif block.size >= tuning.H2_SIZE * body_size:
             level = 2
-        elif block.bold and block.size >= 0.95 * body_size and len(text) <= 100 and not text.rstrip().endswith((".", ":", ",")):
-            level = 3 if len(text) > 2 else 0
+        elif block.bold and block.size >= tuning.H3_SIZE * body_size and len(text) <= tuning.H3_MAX_CHARS \
+                and not text.rstrip().endswith((".", ":", ",")):
+            level = 3 if len(text) >= tuning.H3_MIN_CHARS else 0
         if level:
             return "title", "#" * level + " " + text, {"level": level}
     if block.lines[0].is_list_start:
         return "list", text, {}
-    if len(block.lines) <= 2 and looks_like_formula(text):
+    if len(block.lines) <= tuning.FORMULA_MAX_LINES and looks_like_formula(text):
         return "formula", text, {}
     return "text", text, {}
 
@@ -233,10 +239,10 @@ def looks_like_formula(text: str) -> bool:
     """True for a line of mathematics (``a² + 8 = 12``, ``x ∈ ∂U``): an operator or relation, and
     at most one word of three letters or more per four symbols, functions aside."""
     compact = text.replace(" ", "")
-    if len(compact) < 3 or not _MATH_OPERATOR.search(text) or _CJK_TEXT.search(text):
+    if len(compact) < tuning.FORMULA_MIN_CHARS or not _MATH_OPERATOR.search(text) or _CJK_TEXT.search(text):
         return False
     words = [w for w in _WORD.findall(text) if w.lower() not in _MATH_WORDS]
-    return sum(len(w) for w in words) <= 0.25 * len(compact) and len(words) <= 2
+    return sum(len(w) for w in words) <= tuning.FORMULA_WORD_SHARE * len(compact) and len(words) <= tuning.FORMULA_MAX_WORDS
 
 
 _CJK_TEXT = re.compile("[\u4e00-\u9fff\u3040-\u30ff]")

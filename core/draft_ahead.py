@@ -6,7 +6,8 @@ the run, renders and drafts the pages to convert in order and hands them to the 
 (``next``). It is the only thread that touches the PDF from then on (PyMuPDF is not
 thread-safe): the decode gets pixels and regions, never a page object.
 
-How far ahead (``Engine.drafts_beside_decode``, ``--background-drafting``):
+How far ahead (the run's page decoder says: ``PageDecoder.pages_ahead``; the engine's from
+``Engine.drafts_beside_decode``, ``--background-drafting``):
 
 * beside (``on``; ``auto`` where the target is on a GPU, whose passes leave the CPU to the
   drafter): up to ``ahead`` pages wait beyond the one decoding, and a page goes to the decode as

@@ -721,9 +721,6 @@ class MainWindow(QMainWindow):
         self._update_welcome()
         self._update_actions()
 
-    def model_ready(self) -> bool:
-        return self.models.usable()
-
     def _update_welcome(self) -> None:
         welcome = not self.documents and not self.models.usable()
         self.page_stack.setCurrentWidget(self.welcome if welcome else self.page_view)

@@ -55,7 +55,6 @@ class ElidedLabel(QLabel):
         self._full = ""
         self._mode = mode
         self._min_chars = min_chars
-        self._tip = ""
         if bold:
             font = QFont(self.font())
             font.setBold(True)
@@ -72,11 +71,6 @@ class ElidedLabel(QLabel):
         """The whole text (what is shown may be elided)."""
         return self._full
 
-    def set_tooltip(self, tip: str) -> None:
-        """A tooltip of its own, shown whether or not the text is cut."""
-        self._tip = tip
-        self._elide()
-
     @property
     def elided(self) -> bool:
         return super().text() != self._full
@@ -85,8 +79,7 @@ class ElidedLabel(QLabel):
         width = max(0, self.contentsRect().width())
         shown = self.fontMetrics().elidedText(self._full, self._mode, width) if width else self._full
         super().setText(shown)
-        tips = [t for t in (self._full if shown != self._full else "", self._tip) if t]
-        self.setToolTip(plain_tooltip("\n\n".join(tips)))
+        self.setToolTip(plain_tooltip(self._full if shown != self._full else ""))
 
     def resizeEvent(self, event):  # noqa: N802
         super().resizeEvent(event)

@@ -360,17 +360,6 @@ class Page:
     def is_image(self) -> bool:
         return self.document.is_image
 
-    @property
-    def native_dpi(self) -> float | None:
-        """For image documents, the image's own resolution (pixels per inch of page), else None."""
-        if not self.is_image:
-            return None
-        info = self.fitz_page.get_images(full=True)
-        if not info:
-            return None
-        width_px = info[0][2]
-        return width_px * 72.0 / self.width if self.width else None
-
     def _capped_dpi(self, dpi: float, width_pt: float, height_pt: float) -> float:
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")

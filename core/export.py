@@ -220,11 +220,6 @@ def input_fingerprint(path: Path) -> tuple[str, tuple]:
     raise HSDError(f"{path}: the file keeps changing while it is read; convert it once it is complete")
 
 
-def file_fingerprint(path: Path) -> str:
-    """SHA-256 of the whole file and its size, to tell the same input apart."""
-    return input_fingerprint(path)[0]
-
-
 def input_changed(path: Path, identity: tuple) -> bool:
     """The input at ``path`` no longer has the size, modification time or inode of ``identity``."""
     try:

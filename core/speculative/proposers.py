@@ -427,21 +427,6 @@ class OutputNgramProposer:
         return root_only(root)
 
 
-class FirstProposal:
-    """Ask proposers in order; the first non-empty tree wins (exact token matches before text
-    matches before the 1-gram fallback)."""
-
-    def __init__(self, proposers: list[Proposer]):
-        self.proposers = proposers
-
-    def propose(self, output: list[int], root: int, budget: int) -> DraftTree:
-        for p in self.proposers:
-            tree = p.propose(output, root, budget)
-            if len(tree) > 1:
-                return tree
-        return root_only(root)
-
-
 class UnionProposal:
     """Ask every proposer and verify all their continuations in one tree (the first proposer's
     first): where the draft knows the content and the output's own n-grams know the markup

@@ -53,10 +53,6 @@ class DraftTree:
                 kids[p].append(i)
         return kids
 
-    def ancestor_mask(self) -> torch.Tensor:
-        """(q, q) bool: ``mask[i, j]`` is True where node i may attend to node j (j is i or an ancestor)."""
-        return ancestor_masks([self], len(self))[0]
-
 
 def ancestor_masks(trees: list[DraftTree], width: int) -> torch.Tensor:
     """Every tree's ancestor mask in one ``(B, width, width)`` bool tensor; the nodes past a tree's

@@ -1,8 +1,8 @@
 """Proposers (``core.speculative.proposers``): where a row's draft trees come from."""
 
 from core.speculative.matching import ProposalConfig
-from core.speculative.proposers import (FirstProposal, NoDrafts, OutputNgramProposer, TextProposer,
-                                        TokenNgramProposer, UnionProposal)
+from core.speculative.proposers import (NoDrafts, OutputNgramProposer, TextProposer, TokenNgramProposer,
+                                        UnionProposal)
 from core.speculative.tree import build_tree
 
 CFG = ProposalConfig()
@@ -78,12 +78,6 @@ def test_text_drafts_are_matched_on_normalised_characters():
     tree = p.propose(_encode("the model"), _encode(" reads")[0], 8)
     assert _decode(tree.tokens[1:]).startswith(" every page")
     assert tree.origins[1][0] == 4
-
-
-def test_first_proposal_takes_the_first_non_empty_tree():
-    empty, full = TokenNgramProposer([], CFG), TokenNgramProposer([[1, 2, 3, 4]], CFG)
-    assert FirstProposal([empty, full]).propose([1, 2], 3, 8).tokens == [3, 4]
-    assert FirstProposal([empty]).propose([1, 2], 3, 8).tokens == [3]
 
 
 class _Fixed:

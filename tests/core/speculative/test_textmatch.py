@@ -1,4 +1,4 @@
-from core.speculative.proposers import FirstProposal, NoDrafts, TextProposer, TokenNgramProposer
+from core.speculative.proposers import NoDrafts, TextProposer, TokenNgramProposer
 from core.speculative.matching import ProposalConfig
 from core.speculative.textmatch import NormalizedText, TextMatcher
 
@@ -51,19 +51,23 @@ def _toy_codec():
     return encode, decode
 
 
-def test_first_proposal_prefers_exact_tokens_then_text():
+def test_text_matching_places_a_context_the_token_index_cannot():
     encode, decode = _toy_codec()
     cfg = ProposalConfig()
     draft = "one two three four five six seven"
     toks = encode(draft)
     exact = TokenNgramProposer([toks], cfg, fallback=False)
     text = TextProposer([draft], [0], encode, decode, cfg)
-    chain = FirstProposal([exact, text])
-    tree = chain.propose(toks[:2], toks[2], budget=8)
+
+    def first(output, root, budget):  # the exact tokens' tree where there is one, else the text matcher's
+        tree = exact.propose(output, root, budget)
+        return tree if len(tree) > 1 else text.propose(output, root, budget)
+
+    tree = first(toks[:2], toks[2], budget=8)
     assert tree.tokens == toks[2:]
     # a context the token index cannot place but the text matcher can
     other = encode("zz yy")
-    tree = chain.propose(other + encode("one two"), encode("three")[0], budget=3)
+    tree = first(other + encode("one two"), encode("three")[0], budget=3)
     assert tree.tokens[1:] == encode("four five six")
     assert NoDrafts().propose([1, 2], 3, 8).tokens == [3]
 

@@ -1,6 +1,6 @@
 """Draft trees (``core.speculative.tree``): continuations merged into one flattened prefix tree."""
 
-from core.speculative.tree import build_tree, root_only
+from core.speculative.tree import ancestor_masks, build_tree, root_only
 
 
 def test_the_docstring_example():
@@ -28,7 +28,7 @@ def test_tree_respects_node_limit():
 def test_ancestor_mask():
     tree = build_tree(4, [([5, 6, 7], None), ([5, 8], None)])
     assert tree.tokens == [4, 5, 6, 7, 8]
-    m = tree.ancestor_mask()
+    m = ancestor_masks([tree], len(tree))[0]
     assert m[3].tolist() == [True, True, True, True, False]
     assert m[4].tolist() == [True, True, False, False, True]
 
@@ -47,7 +47,7 @@ def test_ancestor_mask_of_deep_and_wide_trees_is_each_nodes_path():
                 row[node] = True
                 node = tree.parents[node]
             want.append(row)
-        assert tree.ancestor_mask().tolist() == want
+        assert ancestor_masks([tree], len(tree))[0].tolist() == want
 
 
 def _tree_one_token_at_a_time(root, continuations, max_nodes):

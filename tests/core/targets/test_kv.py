@@ -100,11 +100,12 @@ def test_concat_rows_left_pads_the_narrower_batch():
 
 
 def test_tree_pass_mask_is_the_additive_mask_of_cache_and_trees():
-    from core.speculative.tree import build_tree
+    from core.speculative.tree import ancestor_masks, build_tree
     from core.targets.kv import additive_mask, tree_pass_mask
 
     valid = torch.tensor([[True, False, True, True], [False, True, True, False]])
-    trees = [build_tree(4, [([5, 6], None), ([5, 8, 9], None)]).ancestor_mask(), torch.ones(1, 1, dtype=torch.bool)]
+    tree = build_tree(4, [([5, 6], None), ([5, 8, 9], None)])
+    trees = [ancestor_masks([tree], len(tree))[0], torch.ones(1, 1, dtype=torch.bool)]
     q = 5
     among = torch.eye(q, dtype=torch.bool).repeat(2, 1, 1)
     among[0] = trees[0]

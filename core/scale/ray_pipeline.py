@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -389,17 +390,15 @@ class RayPageDecoder:
     def __init__(self, actors: ModelActors, slot: int):
         self.actors, self.slot = actors, slot
         self.config = actors.config
-        self._drafter = None
         self._key: str | None = None
         self._remembered: list = []
 
-    @property
+    @cached_property
     def drafter(self):
-        if self._drafter is None:
-            from core.drafters import get_drafter
+        """The drafter the run drafts with, in the driver (built when the run starts)."""
+        from core.drafters import get_drafter
 
-            self._drafter = get_drafter(self.config.drafter)
-        return self._drafter
+        return get_drafter(self.config.drafter)
 
     @property
     def pages_ahead(self) -> int:

@@ -65,9 +65,10 @@ class PageDecoder(Protocol):
     """What a document run decodes its pages with (the module docstring names the three). The run
     renders and drafts each page (``core.draft_ahead``, with ``drafter``; ``pages_ahead`` of them
     ahead of and beside the decode, or, where 0, each page's drafter first while nothing decodes),
-    hands it to ``decode_image`` and saves what ``finish`` gives. ``config``: the settings it decodes under (an ``EngineConfig``); ``loaded``: whether
-    ``prepare`` (load the model; it raises the user's error) has run; ``remember_pages``: the kept
-    pages of a document join its history before the next page of it is decoded."""
+    hands it to ``decode_image`` and saves what ``finish`` gives. ``config``: the settings it
+    decodes under (an ``EngineConfig``); ``loaded``: whether ``prepare`` (load the model; it raises
+    the user's error) has run; ``remember_pages``: the kept pages of a document join its history
+    before the next page of it is decoded."""
 
     config: "EngineConfig"
 

@@ -167,7 +167,7 @@ class PageInspection(QObject):
 
     def _markdown_scrolled(self, _value: int) -> None:
         """Follow the Markdown: highlight (and bring into view) the region whose text is at the top."""
-        if self._following or not self.spans or not self.markdown_view.isVisible():
+        if self._following or not self.spans or not self.markdown_view.isVisible() or self.markdown_view.updating:
             return
         offset = self.markdown_view.top_offset()
         if offset is None:

@@ -550,8 +550,8 @@ class MarkdownView(QWidget):
         bar = self.rendered.verticalScrollBar().value()
         self._selecting = True
         self.rendered.setHtml(body)
-        self._selecting = False
         self.rendered.verticalScrollBar().setValue(bar)
+        self._selecting = False
         self._rendered_key = (self.scope, text, end)
         self._show_info()
         # while streaming, re-render at most about a third of the time, however long a render takes
@@ -582,6 +582,12 @@ class MarkdownView(QWidget):
                 self.rendered.ensureCursorVisible()
         finally:
             self._selecting = False
+
+    @property
+    def updating(self) -> bool:
+        """The view changes its own text, selection or place (a render, ``show_range``): a scroll
+        now is not the reader's."""
+        return self._selecting
 
     def scroll_to(self, start: int) -> None:
         """Bring page-Markdown offset ``start`` to the top of both tabs, selecting nothing (the page

@@ -149,8 +149,14 @@ def test_page_and_markdown_scroll_together(window, qtbot):
     assert view.region_in_view() == 0 and md.top_offset() < 20
     # the Markdown scrolled: the page highlights (and shows) the region whose text is at the top
     assert view.highlighted is None
-    md.scroll_to(markdown.index("Sentence 20"))
+    line = md.source.document().findBlock(markdown.index("Sentence 20")).firstLineNumber()
+    md.source.verticalScrollBar().setValue(line + 2)  # the reader scrolls into the long paragraph
     assert view.highlighted == 1
+    md.tabs.setCurrentWidget(md.rendered)
+    md.set_scope("document")
+    md.set_scope("page")  # rendered again, its place restored: no reader scrolled, nothing follows
+    assert view.highlighted == 1
+    md.tabs.setCurrentWidget(md.source)
     assert view.mapToScene(view.viewport().rect()).boundingRect().intersects(view.region_items[1].sceneBoundingRect())
     # in the rendered tab too
     md.tabs.setCurrentWidget(md.rendered)

@@ -10,16 +10,25 @@ overlay, the inspector, the labels and the status bar cannot tell different stor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from app.settings import ConversionSettings
 
-#: A page's phase in the run: not touched yet, drafting, drafted (drafted ahead of the decode: its
-#: regions are there and it waits for the model), decoding, finished (``result`` set), or cancelled
-#: while decoding (``partial``: its drafts and what was verified are kept).
-PHASES = ("", "drafting", "drafted", "decoding", "done", "partial")
+class PagePhase(StrEnum):
+    """A page's phase in the run: not touched yet, drafting, drafted (drafted ahead of the decode:
+    its regions are there and it waits for the model), decoding, finished (``result`` set), or
+    cancelled while decoding (``PARTIAL``: its drafts and what was verified are kept). Each equals
+    its value, so a record's phase reads as the words it stands for."""
+
+    UNTOUCHED = ""
+    DRAFTING = "drafting"
+    DRAFTED = "drafted"
+    DECODING = "decoding"
+    DONE = "done"
+    PARTIAL = "partial"
 
 
 @dataclass
@@ -28,7 +37,7 @@ class PageRecord:
     region, its ``RegionStats`` once verified (None before); ``text``: the page's Markdown so far."""
 
     number: int
-    phase: str = ""
+    phase: PagePhase = PagePhase.UNTOUCHED
     result: object = None                    # core PageResult once done (or failed)
     kept: bool = False                       # taken back from an earlier run (no work in this run)
     regions: list = field(default_factory=list)
@@ -42,22 +51,22 @@ class PageRecord:
     decoded: bool = False                    # its decode has ended before its drafter (a later page started)
 
     def drafting(self, drafter: str, now: float) -> None:
-        self.phase, self.drafter, self.drafting_since = "drafting", drafter, now
+        self.phase, self.drafter, self.drafting_since = PagePhase.DRAFTING, drafter, now
 
     def drafted(self, regions, seconds: float | None = None) -> None:
         self.regions, self.region_stats, self.preview = list(regions), [None] * len(regions), False
         self.drafting_since, self.draft_seconds = None, seconds
-        if self.phase == "drafting":
-            self.phase = "decoding" if self.decoding else "drafted"
+        if self.phase == PagePhase.DRAFTING:
+            self.phase = PagePhase.DECODING if self.decoding else PagePhase.DRAFTED
 
     def started(self) -> None:
         """Its decode has started (its drafter may still run: the decode then starts without drafts)."""
         self.decoding = True
-        if self.phase != "drafting":
-            self.phase = "decoding"
+        if self.phase != PagePhase.DRAFTING:
+            self.phase = PagePhase.DECODING
 
     def finished(self, result, kept: bool = False) -> None:
-        self.result, self.kept, self.phase = result, kept, "done"
+        self.result, self.kept, self.phase = result, kept, PagePhase.DONE
         self.regions, self.region_stats = result.regions, result.region_stats
         self.text, self.preview, self.drafting_since, self.decoding, self.decoded = "", False, None, False, False
 
@@ -65,10 +74,22 @@ class PageRecord:
         """The run stopped: a page whose decode had started keeps what it has, as partial; a page
         only drafted (ahead of the decode) keeps its drafter's regions and is not converted."""
         if self.decoding and (self.text or self.regions):
-            self.phase = "partial"
-        elif self.phase in ("drafting", "drafted", "decoding"):
-            self.phase = ""
+            self.phase = PagePhase.PARTIAL
+        elif self.phase in (PagePhase.DRAFTING, PagePhase.DRAFTED, PagePhase.DECODING):
+            self.phase = PagePhase.UNTOUCHED
         self.drafting_since, self.decoding, self.decoded = None, False, False
+
+
+class DocumentStatus(StrEnum):
+    """Where a document stands: open (not converted), queued, converting, or how its last run
+    ended (``app.worker.RunStatus``'s values). Each equals its value."""
+
+    OPEN = "open"
+    QUEUED = "queued"
+    CONVERTING = "converting"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
 
 
 @dataclass
@@ -76,7 +97,7 @@ class DocumentState:
     path: Path
     page_count: int
     doc: object = None                       # core Document opened for display (GUI thread only)
-    status: str = "queued"                   # open, queued, converting, done, cancelled, failed
+    status: DocumentStatus = DocumentStatus.QUEUED
     error: str | None = None
     notices: list = field(default_factory=list)  # what core degraded during the last run
     password: str | None = None
@@ -89,6 +110,7 @@ class DocumentState:
     fresh: bool = False
     previous: dict | None = None             # the last good pages while a new run has produced nothing
     finished_status: str = ""                # how the last run that produced pages ended
+    edits: object = None                     # the user's corrections (core.edits.PageEdits, app.page_editing)
 
     def __post_init__(self):
         for n in range(1, self.page_count + 1):
@@ -139,19 +161,21 @@ class DocumentState:
         if record is None:
             return ""
         if record.result is not None:
-            return page_markdown(record.result, record.result.figure_links)
+            text = page_markdown(record.result, record.result.figure_links)
+            return self.edits.text_of(page, text) if self.edits else text
         return record.text
 
     def document_markdown(self) -> str:
-        """What ``hsd convert`` writes: the work folder's file once written, else the same assembly."""
-        from core.api import assemble, page_markdown
+        """What ``hsd convert`` writes: the work folder's file once written, else the same assembly
+        (the user's edits in place of the pages they replace)."""
+        from core.api import assemble
 
-        if self.status == "done" and self.markdown_path and self.markdown_path.exists():
+        if self.status == "done" and self.markdown_path and self.markdown_path.exists() and not self.edits:
             return self.markdown_path.read_text("utf-8")
         parts = []
-        for _, record in sorted(self.pages.items()):
+        for number, record in sorted(self.pages.items()):
             if record.result is not None:
-                parts.append(page_markdown(record.result, record.result.figure_links))
+                parts.append(self.page_markdown(number))
             elif record.text and record.phase in ("drafting", "decoding"):
                 parts.append(record.text)
         return assemble(parts) if parts else ""

@@ -1,7 +1,10 @@
-"""Export: Markdown with an images folder, JSON with regions and statistics, the clipboard.
+"""Export: Markdown with an images folder, HTML (formulas as MathML), DOCX (formulas as Word
+equations), JSON with regions, acceptance and departures, a batch of documents, the clipboard.
 
 The Markdown goes through ``hsd convert``'s own path (``DocumentOutput.save_page`` then
-``write_markdown``), so for the same input and settings the file is byte-identical to the CLI's.
+``write_markdown``), so for the same input and settings the file is byte-identical to the CLI's;
+pages the user edited are written as edited. HTML, DOCX and JSON are ``core.exports``' (what
+``hsd export`` writes), built from the app's results, their figures in the work folder and the edits.
 Every file is written atomically (temporary name, then rename). Nothing is overwritten unless the
 caller says so: ``conflicts`` lists what an export would replace, the UI asks, and only then passes
 ``overwrite=True``.
@@ -45,10 +48,11 @@ def markdown_conflicts(markdown_path: Path, results) -> list[Path]:
 
 
 def export_markdown(input_path: Path, markdown_path: Path, results, settings: dict, dpi: int,
-                    password: str | None = None, overwrite: bool = False) -> Path:
+                    password: str | None = None, overwrite: bool = False, texts: dict | None = None) -> Path:
     """Write ``markdown_path`` and its ``NAME_images/`` folder exactly as ``hsd convert`` would.
 
     Pages with figure regions are rendered again (at ``dpi``, as the engine did) to crop the figures.
+    ``texts``: page -> the user's edited Markdown, written instead of the model's.
     """
     input_path, markdown_path = Path(input_path), Path(markdown_path)
     conflicts = markdown_conflicts(markdown_path, results)
@@ -72,13 +76,45 @@ def export_markdown(input_path: Path, markdown_path: Path, results, settings: di
                 image = doc.page(r.page - 1).render(dpi)
             output.save_page(r, image)
             copies.append(r)
-        path = output.write_markdown(copies)
+        path = output.write_markdown(copies, texts)
     finally:
         if doc is not None:
             doc.close()
         if not had_work_dir:  # resume data of this export: not the user's business
             shutil.rmtree(work_dir, ignore_errors=True)
     return path
+
+
+def finished_document(work_markdown: Path, results, settings: dict, input_path: Path, edits=None):
+    """The app's document as the exports read it: its results (figures in the work folder beside
+    ``work_markdown``, where the run saved them) and the user's edits."""
+    from core.exports import FinishedDocument
+
+    return FinishedDocument(Path(work_markdown), sorted(results, key=lambda r: r.page), edits, dict(settings),
+                            str(input_path))
+
+
+def export_as(document, fmt: str, path: Path, overwrite: bool = False) -> Path:
+    """Write ``document`` (``finished_document``) as ``fmt`` (html, docx, json) to ``path``."""
+    from core.exports import export_document
+    from core.outputs import check_output_target
+
+    path = Path(path)
+    check_output_target(path, "the export")
+    if os.path.lexists(path) and not overwrite:
+        raise ExportConflict([path])
+    return export_document(document, {fmt: path})[0]
+
+
+def batch_targets(markdown_paths, formats, folder: Path, pattern: str) -> list[dict]:
+    """Per document, format -> file (``core.outputs.export_targets``, named after each document)."""
+    from core.outputs import export_targets
+
+    return export_targets(markdown_paths, formats, Path(folder), pattern)
+
+
+def batch_conflicts(targets: list[dict]) -> list[Path]:
+    return [p for per_format in targets for p in per_format.values() if os.path.lexists(p)]
 
 
 def stats_payload(input_path: Path, markdown_path: Path | None, settings: dict, results) -> dict:
@@ -89,12 +125,19 @@ def stats_payload(input_path: Path, markdown_path: Path | None, settings: dict, 
 
 
 def export_json(json_path: Path, input_path: Path, markdown_path: Path | None, settings: dict, results,
-                overwrite: bool = False) -> Path:
-    """Regions (with drafts, outputs and per-region statistics) and page statistics, as ``--stats``."""
+                overwrite: bool = False, edits=None, work_markdown: Path | None = None) -> Path:
+    """Regions (with drafts, outputs, per-region statistics and acceptance), page statistics, each
+    page's Markdown as exported and where the model departs from the page's text: ``--stats``'
+    document with what ``hsd export --format json`` adds (``core.exports.document_payload``)."""
+    from core.exports import document_payload
+
     json_path = Path(json_path)
     if json_path.exists() and not overwrite:
         raise ExportConflict([json_path])
-    payload = stats_payload(input_path, markdown_path, settings, results)
+    document = finished_document(work_markdown or markdown_path or json_path.with_suffix(".md"), results, settings,
+                                 input_path, edits)
+    payload = document_payload(document)
+    payload["output"] = str(markdown_path or "")
     atomic_write_text(json_path, json.dumps(payload, indent=1, ensure_ascii=False))
     return json_path
 

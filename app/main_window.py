@@ -132,6 +132,9 @@ class MainWindow(QMainWindow):
 
         self.markdown_view = MarkdownView()
         self.markdown_view.scope_changed.connect(lambda _scope: self._update_copy())
+        from app.page_editing import PageEditActions
+
+        self.page_edits = PageEditActions(self)  # the pane's page editor: edits kept, marked, exported
         self.inspector = DraftInspector()
         self.stats_panel = StatsPanel()
         self.bottom_tabs = QTabWidget()
@@ -193,7 +196,14 @@ class MainWindow(QMainWindow):
                                     "Stop the running conversion (asks first; finished pages are kept)")
         self.settings_action = action("&Settings…", self.edit_settings, "Ctrl+,")
         self.export_md_action = action("Export &Markdown…", self.exports.markdown_dialog, "Ctrl+E")
-        self.export_json_action = action("Export &JSON…", self.exports.json_dialog, "Ctrl+Shift+E")
+        self.export_json_action = action("Export &JSON…", self.exports.json_dialog, "Ctrl+Shift+E",
+                                         "Regions, acceptance, statistics and where the model departs from the page")
+        self.export_html_action = action("Export &HTML…", self.exports.html_dialog, None,
+                                         "One HTML file, formulas typeset as MathML, figures inside")
+        self.export_docx_action = action("Export &Word (DOCX)…", self.exports.docx_dialog, None,
+                                         "A Word document, formulas as Word equations")
+        self.export_batch_action = action("Export &all documents…", self.exports.batch_dialog, None,
+                                          "Every converted document of the list, in chosen formats, into one folder")
         self.copy_action = action("Copy Markdown", self.exports.copy_markdown, "Ctrl+Shift+C",
                                   "Copy the Markdown shown (page or document) to the clipboard")
         self.zoom_in_action = action("Zoom in", self.page_view.zoom_in, QKeySequence.StandardKey.ZoomIn)
@@ -231,7 +241,8 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
-        for a in (None, self.export_md_action, self.export_json_action, self.copy_action, None, self.quit_action):
+        for a in (None, self.export_md_action, self.export_html_action, self.export_docx_action,
+                  self.export_json_action, self.export_batch_action, self.copy_action, None, self.quit_action):
             file_menu.addAction(a) if a else file_menu.addSeparator()
         convert_menu = self.menuBar().addMenu("&Convert")
         for a in (self.convert_action, self.fresh_action, self.cancel_action, self.settings_action, None,
@@ -301,12 +312,14 @@ class MainWindow(QMainWindow):
             self.add_files(paths)
 
     def open_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", self._last_dir(), OPEN_FILTER)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open documents", self.dialog_folder(), OPEN_FILTER)
         if paths:
             window_state.set_last_folder(self.app_settings.q, str(Path(paths[0]).parent))
             self.add_files(paths)
 
-    def _last_dir(self) -> str:
+    def dialog_folder(self) -> str:
+        """The folder a file dialog opens in: the last one a document was opened from, else the most
+        recent file's, else the home folder."""
         remembered = window_state.last_folder(self.app_settings.q)
         if remembered and Path(remembered).is_dir():
             return remembered
@@ -395,6 +408,11 @@ class MainWindow(QMainWindow):
             self.open_dialog()
             return
         if doc is self.conversion.running:
+            return
+        from app.page_editing import confirm_conversion
+
+        if not confirm_conversion(self, doc, self.app_settings.conversion(), fresh):
+            self.set_status("Not converted: your edits are kept")
             return
         if self.models.ensure(lambda: self.convert_current(fresh)):
             self.conversion.queue(doc, fresh)
@@ -690,6 +708,7 @@ class MainWindow(QMainWindow):
             return
         self.markdown_view.set_base_dir(doc.markdown_path.parent if doc.markdown_path else
                                         document_cache_dir(self.app_settings.cache_dir(), doc.path))
+        self.page_edits.refresh()  # reads the document's edits before its text is shown
         self.markdown_view.set_texts(page=doc.page_markdown(page) if page else "",
                                      document=doc.document_markdown(), live=live)
         self._update_copy()
@@ -780,8 +799,9 @@ class MainWindow(QMainWindow):
                                          if self.models.usable() else "Choose a model, then convert")
         self.fresh_action.setEnabled(self.convert_action.isEnabled())
         self.remove_action.setEnabled(self.current is not None)
-        for a in (self.export_md_action, self.export_json_action):
+        for a in (self.export_md_action, self.export_json_action, self.export_html_action, self.export_docx_action):
             a.setEnabled(has_results)
+        self.export_batch_action.setEnabled(any(d.results and d is not running for d in self.conversion.documents))
         self._update_copy()
 
     def _update_copy(self) -> None:

@@ -22,8 +22,8 @@ from pathlib import Path
 import nh3
 from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QImage, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QTabWidget, QTextBrowser,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget,
+                               QTextBrowser, QVBoxLayout, QWidget)
 
 from app.math_render import formula_html
 from core.sanitize import MODEL_TAGS, clean_model_html, numeric_span
@@ -412,6 +412,9 @@ class MarkdownView(QWidget):
 
     page_selection = Signal(int, int)
     scope_changed = Signal(str)
+    #: The user finished editing the page's Markdown (the new text), or asked for the model's back.
+    page_edit_saved = Signal(str)
+    page_edit_reverted = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -427,6 +430,24 @@ class MarkdownView(QWidget):
         self.info = QLabel()
         self.info.setStyleSheet("color: palette(placeholder-text)")
         top.addWidget(self.info)
+        # edits that stay (app.page_editing): the Source tab becomes an editor of this page's Markdown
+        self.edited_mark = QLabel("Edited")
+        self.edited_mark.setToolTip("This page shows and exports your edit, not the model's text")
+        self.edited_mark.setStyleSheet("color: #8a5a00; font-weight: bold")
+        self.edited_mark.hide()
+        top.addWidget(self.edited_mark)
+        self.edit_button = QPushButton("Edit page")
+        self.edit_button.setCheckable(True)
+        self.edit_button.setEnabled(False)
+        self.edit_button.setToolTip("Correct this page's Markdown; the edit is kept, shown and exported")
+        self.edit_button.toggled.connect(self._edit_toggled)
+        top.addWidget(self.edit_button)
+        self.revert_button = QPushButton("Model's text")
+        self.revert_button.setToolTip("Drop your edit of this page and show the model's text again")
+        self.revert_button.hide()
+        self.revert_button.clicked.connect(self.page_edit_reverted.emit)
+        top.addWidget(self.revert_button)
+        self._editing_base: str | None = None  # the page's text when editing began (None: not editing)
         self.rendered = SafeTextBrowser()
         self.source = QPlainTextEdit()
         self.source.setReadOnly(True)
@@ -475,7 +496,49 @@ class MarkdownView(QWidget):
             self._texts["page"] = page
         if document is not None:
             self._texts["document"] = document
+        if self._editing_base is not None:
+            return  # the editor keeps the user's text; the views catch up when editing ends
         self._refresh(live)
+
+    # -- editing ----------------------------------------------------------------------------------
+
+    @property
+    def editing(self) -> bool:
+        return self._editing_base is not None
+
+    def set_editable(self, editable: bool, edited: bool = False) -> None:
+        """Whether the shown page can be edited (a finished page), and whether it shows an edit."""
+        if self.editing and not editable:
+            self.edit_button.setChecked(False)
+        self.edit_button.setEnabled(editable and len(self._texts["page"]) <= SOURCE_CHARS)
+        self.edited_mark.setVisible(edited)
+        self.revert_button.setVisible(edited and not self.editing)
+
+    def _edit_toggled(self, on: bool) -> None:
+        if on:
+            self.set_scope("page")
+            self._editing_base = self._texts["page"]
+            self.scope_box.setEnabled(False)
+            self.tabs.setCurrentWidget(self.source)
+            self.source.setReadOnly(False)
+            self.source.setFocus()
+            self.edit_button.setText("Save edit")
+            self.revert_button.hide()
+            return
+        base, self._editing_base = self._editing_base, None
+        text = self.source.toPlainText()
+        self.source.setReadOnly(True)
+        self.scope_box.setEnabled(True)
+        self.edit_button.setText("Edit page")
+        self._shown = None
+        self._refresh(False)
+        if base is not None and text != base:
+            self.page_edit_saved.emit(text)
+
+    def finish_editing(self) -> None:
+        """Save an edit in progress (the page is about to change)."""
+        if self.editing:
+            self.edit_button.setChecked(False)
 
     def page_text(self) -> str:
         return self._texts["page"]

@@ -53,6 +53,11 @@ ROTATE_HELP = {
             "in upside down) is turned upright for the model and the drafter, in every mode.",
     "off": "Pages are read as the file draws them.",
 }
+ENGINE_HELP = {
+    "eager": "The model's passes as transformers runs them: no wait when the model loads.",
+    "fast": "A static cache, a few fixed pass widths and compiled passes: faster passes, but compiling "
+            "them is a step of loading the model (minutes on a CPU). The same text.",
+}
 MAX_RECENT = 10
 _PAGE_PART = re.compile(r"^\s*(\d*)\s*(-?)\s*(\d*)\s*$")
 
@@ -73,6 +78,7 @@ class ConversionSettings:
     pages: str = ""              # page range such as "1-3,7"; "" = all pages
     max_new_tokens: int = tuning.MAX_NEW_TOKENS   # per page
     rotate: str = tuning.DEFAULT_ROTATE  # "auto": sideways and upside-down pages turned upright; "off"
+    engine: str = tuning.DEFAULT_ENGINE  # "eager" or "fast" (``ENGINE_HELP``)
 
     def engine_config(self):
         """The engine configuration these settings describe (validated by ``EngineConfig``)."""
@@ -82,7 +88,8 @@ class ConversionSettings:
                             drafter=drafter_spec(self.drafter, self.layout_used(), *self.ocr_used()), dpi=int(self.dpi),
                             device=None if self.device in ("", "auto") else self.device,
                             max_new_tokens=int(self.max_new_tokens),
-                            rotate=self.rotate if self.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE)
+                            rotate=self.rotate if self.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE,
+                            engine=self.engine if self.engine in ENGINE_HELP else tuning.DEFAULT_ENGINE)
 
     def output_settings(self) -> dict:
         """What ``hsd convert`` records as the settings of its output (decides resume and JSON)."""
@@ -226,6 +233,19 @@ class AppSettings:
         self.q.setValue("cache_dir", str(path))
         self.q.sync()
 
+    def export_choice(self) -> tuple[list[str], str]:
+        """The formats and file name pattern of the last batch export (``core.exports``)."""
+        from core.exports import FORMATS
+        from core.outputs import EXPORT_PATTERN
+
+        formats = [f for f in str(self.q.value("export/formats", "md,html") or "").split(",") if f in FORMATS]
+        return formats or ["md", "html"], str(self.q.value("export/pattern", EXPORT_PATTERN) or EXPORT_PATTERN)
+
+    def set_export_choice(self, formats, pattern: str) -> None:
+        self.q.setValue("export/formats", ",".join(formats))
+        self.q.setValue("export/pattern", pattern)
+        self.q.sync()
+
 
 def present_devices() -> list[str]:
     """``auto`` and the devices this computer has (cpu always; cuda and mps when torch sees them)."""
@@ -340,6 +360,12 @@ class SettingsDialog(QDialog):
         for i, name in enumerate(ROTATE_HELP):
             self.rotate.setItemData(i, ROTATE_HELP[name], Qt.ItemDataRole.ToolTipRole)
         form.addRow("Turn pages", self.rotate)
+        self.engine = QComboBox()
+        self.engine.addItems(list(ENGINE_HELP))
+        self.engine.setCurrentText(settings.engine if settings.engine in ENGINE_HELP else tuning.DEFAULT_ENGINE)
+        for i, name in enumerate(ENGINE_HELP):
+            self.engine.setItemData(i, ENGINE_HELP[name], Qt.ItemDataRole.ToolTipRole)
+        form.addRow("Engine", self.engine)
         self.mode = QComboBox()
         self.mode.addItems(MODES)
         self.mode.setCurrentText(settings.mode)
@@ -438,7 +464,7 @@ class SettingsDialog(QDialog):
                                   mode=self.mode.currentText(),
                                   tau=round(self.tau.value(), 4), dpi=self.dpi.value(),
                                   pages=self.pages.text().strip(), max_new_tokens=self.max_new_tokens.value(),
-                                  rotate=self.rotate.currentText())
+                                  rotate=self.rotate.currentText(), engine=self.engine.currentText())
 
     def _accept(self, anyway: bool = False) -> None:
         s = self.settings()

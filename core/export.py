@@ -397,10 +397,13 @@ class DocumentOutput:
             self.store.drop_figure_record(result.page)
         self._saved_now.add(result.page)
 
-    def write_markdown(self, results: list[PageResult]) -> Path:
-        """Write the Markdown (every page through ``page_markdown``, reused or new). The manifest
-        learns its checksum first, so a file left by a run killed mid-way is still known as ours."""
-        data = assemble([page_markdown(r, r.figure_links) for r in results]).encode("utf-8", errors="backslashreplace")
+    def write_markdown(self, results: list[PageResult], texts: dict[int, str] | None = None) -> Path:
+        """Write the Markdown (every page through ``page_markdown``, reused or new; ``texts``: page ->
+        the text to write instead, the user's edits). The manifest learns its checksum first, so a
+        file left by a run killed mid-way is still known as ours."""
+        texts = texts or {}
+        pages = [texts[r.page] if r.page in texts else page_markdown(r, r.figure_links) for r in results]
+        data = assemble(pages).encode("utf-8", errors="backslashreplace")
         self._prepare()
         sha = hashlib.sha256(data).hexdigest()
         known = self.store.markdown_digests()

@@ -78,6 +78,7 @@ class ConversionSettings:
     pages: str = ""              # page range such as "1-3,7"; "" = all pages
     max_new_tokens: int = tuning.MAX_NEW_TOKENS   # per page
     rotate: str = tuning.DEFAULT_ROTATE  # "auto": sideways and upside-down pages turned upright; "off"
+    max_gpu_memory: str = ""     # the model's GPU memory cap as ``--max-gpu-memory`` takes it; "" = none
     engine: str = tuning.DEFAULT_ENGINE  # "eager" or "fast" (``ENGINE_HELP``)
 
     def engine_config(self):
@@ -85,11 +86,25 @@ class ConversionSettings:
         from core.api import EngineConfig, drafter_spec
 
         return EngineConfig(model=self.model.strip() or None, mode=self.mode, tau=float(self.tau),
+                            max_gpu_memory=self.memory_cap(),
                             drafter=drafter_spec(self.drafter, self.layout_used(), *self.ocr_used()), dpi=int(self.dpi),
                             device=None if self.device in ("", "auto") else self.device,
                             max_new_tokens=int(self.max_new_tokens),
                             rotate=self.rotate if self.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE,
                             engine=self.engine if self.engine in ENGINE_HELP else tuning.DEFAULT_ENGINE)
+
+    def memory_cap(self):
+        """The GPU memory cap (``core.hardware.MemoryCap``), None where none is set; ``HSDError``
+        (one line, shown when a conversion starts) for a value that is not an amount."""
+        if not self.max_gpu_memory.strip():
+            return None
+        from core.errors import HSDError
+        from core.hardware import parse_memory
+
+        try:
+            return parse_memory(self.max_gpu_memory)
+        except ValueError as exc:
+            raise HSDError(f"Settings > GPU memory cap: {exc}") from None
 
     def output_settings(self) -> dict:
         """What ``hsd convert`` records as the settings of its output (decides resume and JSON)."""
@@ -321,6 +336,11 @@ class SettingsDialog(QDialog):
         self.device.addItems(devices)
         self.device.setCurrentText(settings.device)
         form.addRow("Device", self.device)
+        self.max_gpu_memory = QLineEdit(settings.max_gpu_memory)
+        self.max_gpu_memory.setPlaceholderText("no cap (or e.g. 12GiB, 80%)")
+        self.max_gpu_memory.setToolTip("The most GPU memory the model may take, weights and decoding together "
+                                       "(--max-gpu-memory): a model that cannot fit is refused before it loads")
+        form.addRow("GPU memory cap", self.max_gpu_memory)
         self.drafter = QComboBox()
         self.drafter.addItems(DRAFTER_NAMES)
         model = self.drafter.model()
@@ -464,7 +484,8 @@ class SettingsDialog(QDialog):
                                   mode=self.mode.currentText(),
                                   tau=round(self.tau.value(), 4), dpi=self.dpi.value(),
                                   pages=self.pages.text().strip(), max_new_tokens=self.max_new_tokens.value(),
-                                  rotate=self.rotate.currentText(), engine=self.engine.currentText())
+                                  rotate=self.rotate.currentText(), engine=self.engine.currentText(),
+                                  max_gpu_memory=self.max_gpu_memory.text().strip())
 
     def _accept(self, anyway: bool = False) -> None:
         s = self.settings()

@@ -59,11 +59,11 @@ class EngineCache:
     def get(self, config):
         from core.api import Engine
 
-        key = (config.model, config.device, config.dtype, config.trust_remote_code, config.mode,
-               config.tau, config.drafter, config.dpi, config.max_new_tokens)
+        key = (config.model, config.device, config.dtype, config.trust_remote_code, config.max_gpu_memory,
+               config.mode, config.tau, config.drafter, config.dpi, config.max_new_tokens)
         if self._engine is None or key != self._key:
             target = None
-            if self._engine is not None and self._key[:4] == key[:4]:
+            if self._engine is not None and self._key[:5] == key[:5]:
                 target = self._engine.loaded_target  # same model: reuse the loaded weights
             self._engine = (self._factory or Engine)(config, target=target)
             self._key = key

@@ -77,6 +77,7 @@ def engine_config(args):
     return EngineConfig(model=args.model, mode=args.mode, tau=args.tau,
                         drafter=drafter_spec(args.drafter, args.scan_layout, args.ocr_workers, args.ocr_device),
                         dpi=args.dpi, device=args.device, dtype=args.dtype,
+                        max_gpu_memory=getattr(args, "max_gpu_memory", None),
                         max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
                         background_drafting=args.background_drafting, rotate=args.rotate,
                         stage1_skip_sources=tuple(args.stage1_skip))

@@ -57,6 +57,7 @@ class EngineConfig:
     dpi: int = tuning.DPI
     device: str | None = None
     dtype: str | None = None
+    max_gpu_memory: object = None       # a core.hardware.MemoryCap: load and decode within it (None: no cap)
     max_new_tokens: int = tuning.MAX_NEW_TOKENS
     trust_remote_code: bool = False
     region_pad_pt: float = tuning.REGION_PAD_PT
@@ -108,6 +109,7 @@ class Engine:
             c = self.config
             self._target = load_target(c.model or default_model(), device=c.device, dtype=c.dtype,
                                        trust_remote_code=c.trust_remote_code,
+                                       **({"max_gpu_memory": c.max_gpu_memory} if c.max_gpu_memory else {}),
                                        **({"engine": c.engine} if c.engine != "eager" else {}))
         return self._target
 

@@ -119,6 +119,24 @@ def add_review_argument(parser) -> None:
                              "held, draft words it left out or changed) to FILE.html or FILE.json")
 
 
+def gpu_memory(value: str):
+    """``--max-gpu-memory``: ``12GiB``, ``12GB``, ``800MiB``, ``80%`` (``core.hardware.parse_memory``)."""
+    from core.hardware import parse_memory
+
+    try:
+        return parse_memory(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_gpu_memory_argument(parser) -> None:
+    """``--max-gpu-memory AMOUNT``: the model loads and decodes within it, or says why it cannot."""
+    parser.add_argument("--max-gpu-memory", type=gpu_memory, default=None, metavar="AMOUNT",
+                        help="the most GPU memory the model may take, weights and decoding together: 12GiB, "
+                             "12GB, 800MiB or 80%% of the GPU; a model whose weights leave no room under it is "
+                             "refused before loading, a page that would need more fails alone (default: no cap)")
+
+
 def add_password_arguments(parser) -> None:
     """``--password`` / ``--ask-password`` (and the environment variable their help names)."""
     group = parser.add_mutually_exclusive_group()

@@ -60,6 +60,9 @@ def register(sub) -> None:
     p.add_argument("--device", type=device_name, default=None,
                    help="cuda, cuda:1, mps or cpu (default: best available)")
     p.add_argument("--dtype", default=None, choices=["bfloat16", "float16", "float32"])
+    from core.commands.arguments import add_gpu_memory_argument
+
+    add_gpu_memory_argument(p)
     p.add_argument("--max-new-tokens", type=whole_number(1, 1 << 20, "--max-new-tokens"), default=tuning.MAX_NEW_TOKENS,
                    help=f"per page (default {tuning.MAX_NEW_TOKENS})")
     p.add_argument("--background-drafting", choices=["auto", "on", "off"],

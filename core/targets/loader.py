@@ -82,16 +82,13 @@ def check_config_sizes(name: str, data) -> None:
 
 
 def pick_device(device: str | None = None) -> "torch.device":
-    """``device`` if given, else cuda, then mps, then cpu."""
+    """``device`` if given, else cuda, then mps (Apple Silicon), then cpu (``core.hardware.choose_device``)."""
     import torch
 
-    if device:
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+    from core.hardware import choose_device
+
+    mps = getattr(torch.backends, "mps", None)
+    return torch.device(choose_device(device, torch.cuda.is_available(), mps is not None and mps.is_available()))
 
 
 def pick_dtype(device: "torch.device", dtype: str | None = None) -> "torch.dtype":
@@ -219,10 +216,12 @@ def model_source(name: str) -> str:
 
 
 def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,
-                trust_remote_code: bool = False) -> Target:
+                trust_remote_code: bool = False, max_gpu_memory=None) -> Target:
     """Load a document VLM by hub id or local folder.
 
     Raises ``ModelLoadError`` when the model cannot be found or read, or its family is not supported.
+    ``max_gpu_memory`` (a ``core.hardware.MemoryCap``): the model loads and decodes within it, or is
+    refused before its weights are read.
     """
     # Folders that cannot load fail at once, not after torch's import or the hub's network retries.
     check_model_folder(name_or_path)
@@ -233,12 +232,12 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     level = hub_log.level
     hub_log.setLevel(max(logging.ERROR, level))
     try:
-        return _load_target(source, device, dtype, trust_remote_code)
+        return _load_target(source, device, dtype, trust_remote_code, max_gpu_memory)
     finally:
         hub_log.setLevel(level)
 
 
-def _load_target(source: str, device, dtype, trust_remote_code: bool) -> Target:
+def _load_target(source: str, device, dtype, trust_remote_code: bool, max_gpu_memory=None) -> Target:
     from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForImageTextToText
 
@@ -262,6 +261,10 @@ def _load_target(source: str, device, dtype, trust_remote_code: bool) -> Target:
     profile = get_profile(model_type)
     if local.is_dir():
         check_file_sizes(name, local)
+    if max_gpu_memory is not None:  # refused here, before any weight is read, when it cannot fit
+        from core.hardware import apply_cap
+
+        apply_cap(max_gpu_memory, torch_device, torch_dtype, local if local.is_dir() else None, config.to_dict())
     try:
         model = AutoModelForImageTextToText.from_pretrained(
             name, config=config, dtype=torch_dtype, use_safetensors=True,

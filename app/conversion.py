@@ -14,10 +14,11 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import page_story
+from app.document_state import DocumentStatus, PagePhase
 from app.model_check import app_message
 from app.progress import ProgressTracker
-from app.worker import (ConversionJob, ConversionWorker, EngineCache, document_cache_dir, release_thread,
-                        start_worker)
+from app.worker import (ConversionJob, ConversionWorker, EngineCache, RunStatus, document_cache_dir,
+                        release_thread, start_worker)
 
 
 _libc = None
@@ -58,7 +59,7 @@ class ConversionController(QObject):
     message = Signal(str)                   # a status line
     failed = Signal(str, str)               # title, message: a conversion could not run or failed
     running_changed = Signal()              # a job started or ended
-    document_finished = Signal(str)         # status of a finished job ("done", "cancelled", "failed")
+    document_finished = Signal(str)         # how a job ended (a ``RunStatus``'s value)
 
     def __init__(self, documents: list, app_settings, engines: EngineCache | None = None, parent=None):
         super().__init__(parent)
@@ -94,7 +95,7 @@ class ConversionController(QObject):
     def queue(self, doc, fresh: bool = False) -> None:
         if doc is self.running:
             return
-        doc.status = "queued"
+        doc.status = DocumentStatus.QUEUED
         doc.fresh = fresh
         self.document_changed.emit(doc)
         self.queue_paused = False
@@ -103,7 +104,7 @@ class ConversionController(QObject):
     def start_next(self) -> None:
         if self.worker is not None or self.queue_paused:
             return
-        doc = next((d for d in self.documents if d.status == "queued"), None)
+        doc = next((d for d in self.documents if d.status == DocumentStatus.QUEUED), None)
         if doc is None:
             self.running_changed.emit()
             return
@@ -119,16 +120,16 @@ class ConversionController(QObject):
             settings.engine_config()
             in_range = [i + 1 for i in parse_page_range(settings.pages or None, doc.page_count)]
         except Exception as exc:  # HSDError, or EngineConfig's ValueError
-            doc.status, doc.error = "failed", app_message(str(exc))
+            doc.status, doc.error = DocumentStatus.FAILED, app_message(str(exc))
             self.document_changed.emit(doc)
             self.failed.emit(f"Cannot convert {doc.name}", doc.error)
-            self.document_finished.emit("failed")
+            self.document_finished.emit(RunStatus.FAILED)
             self.start_next()
             return
         job = ConversionJob(path=doc.path, settings=settings, password=doc.password,
                             fresh=doc.fresh, work_dir=document_cache_dir(self.app_settings.cache_dir(), doc.path))
         doc.begin_run(in_range if len(in_range) != doc.page_count else None)
-        doc.status, doc.settings, doc.fresh = "converting", settings, False
+        doc.status, doc.settings, doc.fresh = DocumentStatus.CONVERTING, settings, False
         if range_note:
             doc.notices.append(range_note)
         self.running = doc
@@ -281,24 +282,24 @@ class ConversionController(QObject):
         doc = self.running
         if doc is not None:
             for number, record in doc.pages.items():
-                if record.phase == "drafting":
+                if record.phase == PagePhase.DRAFTING:
                     self.page_changed.emit(doc, number)
 
     # -- the end of a run ---------------------------------------------------------------------------
 
-    def _finished(self, status: str, message: str) -> None:
+    def _finished(self, status: RunStatus, message: str) -> None:
         doc, thread = self.running, self.thread
         self.running = self.worker = self.thread = None
         self._clock.stop()
         if thread is not None:
             release_thread(thread)
         if doc is not None:
-            doc.status = status
+            doc.status = DocumentStatus(status)
             if message:
                 doc.error = app_message(message)
             for record in doc.pages.values():
                 record.interrupted()
-            restored = status == "failed" and doc.restore_previous()
+            restored = status == RunStatus.FAILED and doc.restore_previous()
             doc.previous = None
             if doc.results and not restored:
                 doc.finished_status = status

@@ -7,7 +7,8 @@ at a time, the Markdown written at the end), so the Markdown the app shows is th
 writes. Its ``event`` signal carries each event object, queued into the GUI thread; the window's
 conversion controller reads them. ``pause()``, ``resume()`` and ``cancel()`` may be called from any
 thread: the run polls them between forward passes, so a pause or a cancel takes effect within one
-pass. Errors never escape ``run``: they end it with ``finished("failed", message)``.
+pass, and the worker says when it did (``paused``, ``resumed``, ``cancelled``). Errors never escape
+``run``: they end it with ``finished(RunStatus.FAILED, message)``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import threading
 import traceback
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Callable
 
@@ -70,11 +72,27 @@ class EngineCache:
         return self._engine
 
 
-class ConversionWorker(QObject):
-    """Converts one ``ConversionJob``; move to a QThread and connect ``QThread.started`` to ``run``."""
+class RunStatus(StrEnum):
+    """How a conversion ended (equal to its value: a document's status reads the same)."""
 
-    event = Signal(object)          # a core.events object, in the run's order
-    finished = Signal(str, str)     # "done", "cancelled" or "failed"; a message for the user ("" if none)
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class ConversionWorker(QObject):
+    """Converts one ``ConversionJob``, once; move to a QThread and connect ``QThread.started`` to ``run``.
+
+    The signals, emitted from the worker's thread: ``event`` each ``core.events`` object in the
+    run's order; ``paused`` when a pause holds the run (every event before it emitted) and
+    ``resumed`` when it goes on; ``cancelled`` when a cancel has stopped the run, right before
+    ``finished`` (a ``RunStatus`` and a message for the user, "" if none), the last signal."""
+
+    event = Signal(object)
+    paused = Signal()
+    resumed = Signal()
+    cancelled = Signal()
+    finished = Signal(object, str)
 
     def __init__(self, job: ConversionJob, engines: EngineCache):
         super().__init__()
@@ -102,8 +120,10 @@ class ConversionWorker(QObject):
         """The run's check between passes: waits here while paused."""
         if not self._running.is_set():
             self.held.set()
+            self.paused.emit()
             self._running.wait()
             self.held.clear()
+            self.resumed.emit()
         return self._cancel.is_set()
 
     # -- worker thread ----------------------------------------------------------------------------
@@ -112,13 +132,13 @@ class ConversionWorker(QObject):
     def run(self) -> None:
         from core.errors import CancelledError, HSDError
 
-        status, message = "failed", ""
+        status, message = RunStatus.FAILED, ""
         try:
             with self.engines.lock:
                 convert_with_events(self.job, self.engines, self.event.emit, self.is_cancelled)
-            status = "done"
+            status = RunStatus.DONE
         except CancelledError:
-            status = "cancelled"
+            status = RunStatus.CANCELLED
         except HSDError as exc:
             message = str(exc)
         except MemoryError:
@@ -129,6 +149,8 @@ class ConversionWorker(QObject):
         except Exception as exc:  # a bug must not take the app down: report it
             traceback.print_exc()
             message = f"Unexpected error: {type(exc).__name__}: {exc}"
+        if status is RunStatus.CANCELLED:
+            self.cancelled.emit()
         self.finished.emit(status, message)
 
 

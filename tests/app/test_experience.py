@@ -199,7 +199,7 @@ def test_geometry_splitters_and_last_folder_are_remembered(qtbot, app_settings, 
     again = _window(qtbot, AppSettings(QSettings(app_settings.q.fileName(), QSettings.Format.IniFormat)))
     assert (again.size().width(), again.size().height()) == (700, 560)
     assert again.main_splitter.sizes() == sizes
-    assert again._last_dir() == str(pdf.parent)
+    assert again.dialog_folder() == str(pdf.parent)
 
 
 # -- settings -------------------------------------------------------------------------------------

@@ -450,7 +450,7 @@ INK_TURN_MIN_CONTRAST = 40
 INK_TURN_GAP_SHARE, INK_TURN_MIN_LINE_PX, INK_TURN_BAND_SHARE = 0.08, 5, 0.5
 #: A scan reads upright without OCR where its lines run across (this share of the smear evidence) and
 #: carry this much more ink above their x-height band than below, on this many lines or more.
-INK_TURN_ACROSS, INK_TURN_UPRIGHT_ASCENT, INK_TURN_MIN_LINES = 0.6, 0.1, 10
+INK_TURN_ACROSS, INK_TURN_UPRIGHT_ASCENT, INK_TURN_MIN_LINES = 0.6, 0.15, 10
 #: Where OCR's reading does not decide, an ascent this clear does.
 INK_TURN_SURE_ASCENT = 0.25
 

@@ -98,7 +98,8 @@ def scan_reading(page) -> tuple[int, str]:
     upright (``ink_turn.ink_profile``: lines across the page, ``tuning.INK_TURN_ACROSS`` of its
     characters' evidence, and ``tuning.INK_TURN_UPRIGHT_ASCENT`` more ink above the lines' x-height
     band than below, on ``tuning.INK_TURN_MIN_LINES`` lines or more): most pages, no OCR at all.
-    Elsewhere ``"ocr"`` (``_ocr_turn``) or ``"none"`` (no OCR installed, no line found)."""
+    Elsewhere ``_ocr_turn`` decides: ``"ocr"``, or ``"ink"`` where OCR's reading decided nothing and
+    the ink's ascent did; ``"none"`` where OCR is missing or finds no line."""
     from core.drafters.ink_turn import ink_profile
 
     pixels = np.asarray(page.render(dpi=tuning.ORIENTATION_DPI).convert("RGB"))

@@ -1,13 +1,13 @@
 """RapidOCR's per-character boxes, the same numbers in array operations.
 
-``ocr_lines`` asks RapidOCR where each character of a line sits (``return_single_char_box``):
+``ocr_lines`` needs where each character of a line sits (RapidOCR's ``return_single_char_box``):
 monospaced listings are told from prose by it, and the column gutters and the lines' ink come
 from it. RapidOCR computes the boxes after the whole page is read, a few Python statements and a
 small matrix product per corner of every character (``rapidocr.cal_rec_boxes.CalRecBoxes``):
 4-5 % of a scan's drafting on two cores, all of it between the last line read and the page's
 regions, which the decode waits for.
 
-``CharBoxes`` stands in for it and computes, for each line, what RapidOCR's steps compute:
+``page_char_boxes`` computes, for each line, what RapidOCR's steps compute:
 
 1. a character's centre at its CTC column's middle (``(column + 0.5)`` times the line's width over
    the columns), its width the mean spacing of the columns inside a word (the line's width over
@@ -23,8 +23,6 @@ pixel is computed again as RapidOCR computes it (the last bit of a product decid
 truncates to). Vertical lines (taller than 1.5 times their width) and lines without CTC columns
 are handed to RapidOCR's whole calculation. ``tests/core/drafters/test_char_boxes.py`` checks the
 boxes against RapidOCR's on a page read for real.
-
-    ocr.cal_rec_boxes = CharBoxes(ocr.cal_rec_boxes)   # install(ocr)
 """
 
 from __future__ import annotations
@@ -32,27 +30,24 @@ from __future__ import annotations
 import numpy as np
 
 
-class CharBoxes:
-    """A drop-in for RapidOCR's ``cal_rec_boxes`` (module docstring); ``inner``: RapidOCR's own,
-    asked for what this one does not compute."""
+def page_char_boxes(shapes: list[tuple[int, int]], boxes, texts: list[str], infos: list) -> list[list]:
+    """Each line's ``[(character, confidence, corners)]`` in the page (rapidocr's
+    ``CalRecBoxes`` with ``return_single_char_box``, then its ``calc_word_boxes``' filter), from
+    the line's crop size ``(height, width)`` in the page's pixels, its detected quadrilateral in
+    them, its text and the decoder's ``WordInfo``."""
+    from rapidocr.cal_rec_boxes import CalRecBoxes
 
-    def __init__(self, inner):
-        self.inner = inner
-
-    def __call__(self, imgs, dt_boxes, rec_res, return_single_char_box: bool = False):
-        if not return_single_char_box or rec_res.txts is None or rec_res.word_results is None:
-            return self.inner(imgs, dt_boxes, rec_res, return_single_char_box)
-        results = []
-        for idx, (img, box) in enumerate(zip(imgs, dt_boxes)):
-            if img.size == 0:
-                continue
-            line = _line_boxes(img.shape[1], img.shape[0], np.asarray(box, dtype=np.float32),
-                               rec_res.txts[idx], rec_res.word_results[idx], self.inner)
-            if line is None:
-                line = _rapidocr_line(self.inner, img, box, rec_res, idx)
-            results.append(line)
-        rec_res.word_results = tuple(results)
-        return rec_res
+    rapidocr_boxes = CalRecBoxes()
+    out = []
+    for (height, width), box, text, info in zip(shapes, boxes, texts, infos):
+        if height * width == 0:
+            out.append([])
+            continue
+        line = _line_boxes(width, height, np.asarray(box, dtype=np.float32), text, info, rapidocr_boxes)
+        if line is None:
+            line = _rapidocr_line(rapidocr_boxes, (height, width), box, text, info)
+        out.append([(char, conf, corners) for char, conf, corners in line if corners is not None])
+    return out
 
 
 def _line_boxes(width: int, height: int, box: np.ndarray, text: str, info, inner):
@@ -132,18 +127,10 @@ def _to_page(box: np.ndarray, x0: np.ndarray, x1: np.ndarray, height: float) -> 
     return np.trunc(page).astype(int)
 
 
-def _rapidocr_line(inner, img, box, rec_res, idx: int):
-    """RapidOCR's own boxes for line ``idx`` alone."""
-    import copy
+def _rapidocr_line(rapidocr_boxes, shape: tuple[int, int], box, text: str, info):
+    """rapidocr's own boxes for one line (it reads only the crop's size)."""
+    from rapidocr.ch_ppocr_rec import TextRecOutput
 
-    one = copy.copy(rec_res)
-    one.txts, one.word_results = (rec_res.txts[idx],), (rec_res.word_results[idx],)
-    return inner([img], [box], one, True).word_results[0]
-
-
-def install(ocr) -> None:
-    """Put ``CharBoxes`` in place of a ``rapidocr.RapidOCR``'s character-box calculation (left as
-    it is where this rapidocr has none)."""
-    inner = getattr(ocr, "cal_rec_boxes", None)
-    if inner is not None and not isinstance(inner, CharBoxes):
-        ocr.cal_rec_boxes = CharBoxes(inner)
+    crop = np.broadcast_to(np.uint8(0), (*shape, 1))
+    one = TextRecOutput(txts=(text,), word_results=(info,))
+    return rapidocr_boxes([crop], [box], one, True).word_results[0]

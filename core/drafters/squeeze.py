@@ -9,7 +9,7 @@ squeezed that far is misread (at 0.6 the English scans' mean draft edit distance
 
 Measured on the twelve development scans (2 CPU cores, this module's rules): mean draft edit
 distance on the six Chinese ones 0.0955 at full width, 0.0960 squeezed (``python -m
-core.bench.drafters --drafters rapidocr``); OCR time, best of two alternating runs, Chinese 12.07 ->
+tools.bench.drafters --drafters rapidocr``); OCR time, best of two alternating runs, Chinese 12.07 ->
 8.68 s, English and three held-out Latin scans 17.23 -> 17.39 s.
 
 The script of a line is only known once it is read. On a document's first page a sample of six
@@ -23,9 +23,7 @@ up to about 5% of its recognition time (the batches' padding changes).
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import time
 
 import numpy as np
 
@@ -65,62 +63,56 @@ def squeeze_width(crop: np.ndarray, factor: float) -> np.ndarray:
     return cv2.resize(crop, (max(1, round(width * factor)), height), interpolation=cv2.INTER_AREA)
 
 
-class SqueezedRecognizer:
-    """Stands in for RapidOCR's ``text_rec``: called with a ``TextRecInput`` of line crops, returns
-    a ``TextRecOutput`` for them in the same order. ``begin_document`` forgets the last page."""
+class SqueezePolicy:
+    """Which lines of a document's pages are read squeezed (module docstring): ``read_page`` reads
+    a page's lines through a ``core.drafters.line_stream.PageReads``; ``begin_document`` forgets
+    the pages before."""
 
-    def __init__(self, inner):
-        self.inner = inner
+    def __init__(self):
         self.squeeze_next = False
         self.learned = False  # squeeze_next was learned from a page of this document
         self.cjk_seen = False  # a page of this document was mostly dense
-        self.squeezed_lines = 0  # read squeezed and kept, since this recogniser was made
-
-    def __getattr__(self, name):  # the pipeline may read the recogniser's other attributes
-        return getattr(self.inner, name)
+        self.squeezed_lines = 0  # read squeezed and kept, since this policy was made
 
     def begin_document(self) -> None:
         self.squeeze_next = self.learned = self.cjk_seen = False
 
-    def __call__(self, args):
-        crops = [args.img] if isinstance(args.img, np.ndarray) else list(args.img)
-        if not crops or (self.learned and not self.squeeze_next and not self.cjk_seen):
-            return self.inner(args)  # a page of a Latin document, read as RapidOCR reads it
-        start = time.perf_counter()
-        lines = LineReadings(crops)
-        rest = list(range(len(crops)))
-        out = None  # an inner output, the template of the one returned
+    def read_page(self, reads) -> None:
+        rest = list(range(len(reads.crops)))
+        if self.learned and not self.squeeze_next and not self.cjk_seen:
+            reads.read(rest, 1.0)  # a page of a Latin document, read as RapidOCR reads it
+            return
         if not self.squeeze_next:
             # Read a sample at full width first; the page is squeezed only if the sample is CJK.
-            probe = probe_lines(crops)
-            out = lines.read(self.inner, args, probe, 1.0)
-            if not probe or not mostly_dense(crops, lines.texts, probe):
-                out = lines.read(self.inner, args, [i for i in rest if i not in set(probe)], 1.0) or out
-                self._learn(lines)
-                return lines.output(out, start)
+            probe = probe_lines(reads.crops)
+            reads.read(probe, 1.0)
             rest = [i for i in rest if i not in set(probe)]
-        out = lines.read(self.inner, args, rest, tuning.SQUEEZE) or out  # the sample may have held every line
-        again = [i for i in rest if lines.factors[i] < 1.0
-                 and self._read_again(crops[i], lines.texts[i], lines.scores[i], lines.factors[i])]
-        lines.read(self.inner, args, again, 1.0)
-        kept = {i for i in rest if lines.factors[i] < 1.0} - set(again)
+            if not probe or not mostly_dense(reads.crops, reads.texts, probe):
+                reads.read(rest, 1.0)
+                self._learn(reads)
+                return
+        reads.read(rest, tuning.SQUEEZE)
+        again = [i for i in rest if reads.factors[i] < 1.0
+                 and read_again(reads.crops[i], reads.texts[i], reads.scores[i], reads.factors[i])]
+        reads.read(again, 1.0)
+        kept = {i for i in rest if reads.factors[i] < 1.0} - set(again)
         for i in kept:
-            lines.squeezed[i] = True
+            reads.squeezed[i] = True
         self.squeezed_lines += len(kept)
-        self._learn(lines)
-        return lines.output(out, start)
+        self._learn(reads)
 
-    @staticmethod
-    def _read_again(crop: np.ndarray, text: str, score: float, factor: float) -> bool:
-        return (score < tuning.MIN_SQUEEZED_SCORE or LATIN_RUN.search(text) is not None
-                or columns_per_char(crop, text, factor) < tuning.MIN_SQUEEZED_COLUMNS)
-
-    def _learn(self, lines: "LineReadings") -> None:
+    def _learn(self, reads) -> None:
         """Squeeze the next page if most of this page's lines were dense; a line kept squeezed
         counts as dense, one read again as not."""
-        self.squeeze_next = mostly_dense(lines.crops, lines.texts, range(len(lines.crops)), lines.squeezed)
+        self.squeeze_next = mostly_dense(reads.crops, reads.texts, range(len(reads.crops)), reads.squeezed)
         self.learned = True
         self.cjk_seen |= self.squeeze_next
+
+
+def read_again(crop: np.ndarray, text: str, score: float, factor: float) -> bool:
+    """Whether a line read squeezed must be read again at full width (module docstring)."""
+    return (score < tuning.MIN_SQUEEZED_SCORE or LATIN_RUN.search(text) is not None
+            or columns_per_char(crop, text, factor) < tuning.MIN_SQUEEZED_COLUMNS)
 
 
 def probe_lines(crops: list[np.ndarray], count: int = 6, min_aspect: float = 4.0) -> list[int]:
@@ -140,58 +132,3 @@ def mostly_dense(crops, texts, indices, squeezed=None) -> bool:
     votes = [bool(squeezed and squeezed[i]) or columns_per_char(crops[i], texts[i]) >= tuning.DENSE_COLUMNS
              for i in indices if texts[i] is not None and len(texts[i].strip()) >= 4]
     return bool(votes) and sum(votes) >= tuning.DENSE_SHARE * len(votes)
-
-
-class LineReadings:
-    """What has been read of one call's crops so far (``core.drafters.line_stream`` reads them too)."""
-
-    def __init__(self, crops):
-        n = len(crops)
-        self.crops = crops
-        self.texts: list = [None] * n
-        self.scores: list = [0.0] * n
-        self.words: list = [None] * n
-        self.squeezed = [False] * n
-        self.factors = [1.0] * n  # the width factor each crop was last read at
-
-    def read(self, inner, args, indices, factor: float):
-        """Read the crops at ``indices``, squeezed to ``factor`` of their width (``crop_factor``); the inner output, or
-        None if there was nothing to read."""
-        if not indices:
-            return None
-        crops = []
-        for i in indices:
-            self.factors[i] = crop_factor(self.crops[i], factor)
-            crops.append(self.crops[i] if self.factors[i] == 1.0 else squeeze_width(self.crops[i], self.factors[i]))
-        part = dataclasses.replace(args, img=crops)
-        indexed = getattr(inner, "read_indexed", None)  # a ``LineStream``: it tells which lines it read
-        out = indexed(part, indices) if callable(indexed) else inner(part)
-        words = out.word_results if out.word_results is not None else [None] * len(indices)
-        for j, i in enumerate(indices):
-            self.texts[i], self.scores[i], self.words[i] = out.txts[j], out.scores[j], words[j]
-        return out
-
-    def output(self, template, start: float):
-        return dataclasses.replace(template, imgs=self.crops, txts=tuple(t or "" for t in self.texts),
-                                   scores=tuple(self.scores), word_results=tuple(self.words),
-                                   elapse=time.perf_counter() - start)
-
-
-def install(ocr) -> SqueezedRecognizer | None:
-    """Put a ``SqueezedRecognizer`` in front of a ``rapidocr.RapidOCR``'s recogniser. None if this
-    rapidocr is laid out otherwise: its lines are then read at full width."""
-    return in_front_of_recogniser(ocr, SqueezedRecognizer)
-
-
-def in_front_of_recogniser(ocr, wrapper):
-    """``ocr.text_rec`` wrapped in ``wrapper`` (a class taking the recogniser it stands in front
-    of), unless it already is one: rapidocr 3.10 loads its recogniser on first use, from
-    ``_load_rec_model``, and keeps it in ``text_rec``. None where this rapidocr is laid out
-    otherwise."""
-    load = getattr(ocr, "_load_rec_model", None)
-    inner = load() if callable(load) else getattr(ocr, "text_rec", None)
-    if inner is None or not hasattr(ocr, "text_rec"):
-        return None
-    if not isinstance(inner, wrapper):
-        ocr.text_rec = wrapper(inner)
-    return ocr.text_rec

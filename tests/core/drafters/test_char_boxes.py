@@ -1,14 +1,12 @@
-"""``CharBoxes`` computes RapidOCR's per-character boxes: the same boxes on a page read for real."""
+"""``page_char_boxes`` computes RapidOCR's per-character boxes: the same boxes on a page read for real."""
 
 from __future__ import annotations
-
-import copy
 
 import numpy as np
 import pymupdf
 import pytest
 
-from core.drafters.char_boxes import CharBoxes
+from core.drafters.char_boxes import page_char_boxes
 
 pytest.importorskip("rapidocr")
 
@@ -45,17 +43,13 @@ def ocr():
 
 @pytest.mark.parametrize("angle", [0.0, 1.5])
 def test_the_same_boxes_as_rapidocr(ocr, angle):
-    own = ocr.cal_rec_boxes
-    calls = []
-    ocr.cal_rec_boxes = lambda *args: calls.append(copy.deepcopy(args)) or own(*args)
-    try:
-        ocr(_page_pixels(angle), use_cls=False, return_word_box=True, return_single_char_box=True)
-    finally:
-        ocr.cal_rec_boxes = own
-    (args,) = calls
-    want = own(*copy.deepcopy(args)).word_results
-    got = CharBoxes(own)(*copy.deepcopy(args)).word_results
-    assert len(got) == len(want) >= 5
+    """RapidOCR's own pipeline with and without its character boxes: ours from what it read."""
+    pixels = _page_pixels(angle)
+    words = ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=False)
+    want = ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=True).word_results
+    reads = _read_lines(ocr, pixels)
+    got = page_char_boxes(*reads)
+    assert len(got) == len(want) == len(words.txts) >= 5
     assert sum(len(line) for line in want) > 150
     for got_line, want_line in zip(got, want):
         assert [(c, s) for c, s, _ in got_line] == [(c, s) for c, s, _ in want_line]
@@ -63,27 +57,27 @@ def test_the_same_boxes_as_rapidocr(ocr, angle):
             assert sorted(map(tuple, got_box)) == sorted(map(tuple, want_box))
 
 
-def test_what_it_does_not_compute_goes_to_rapidocr():
-    asked = []
+def _read_lines(ocr, pixels):
+    """(crop sizes in the page, boxes in the page, texts, ``WordInfo``s) of the lines RapidOCR
+    reads on ``pixels``, by its public steps."""
+    from rapidocr.ch_ppocr_rec import TextRecInput
+    from rapidocr.utils.process_img import map_boxes_to_original
 
-    from rapidocr.cal_rec_boxes.main import CalRecBoxes
+    image, record = ocr.preprocess_img(pixels)
+    crops, found = ocr.detect_and_crop(image, record)
+    rec = ocr._load_rec_model()(TextRecInput(img=crops, return_word_box=True))
+    boxes = map_boxes_to_original(found.boxes, record, *pixels.shape[:2])
+    ratio_h, ratio_w = record["preprocess"]["ratio_h"], record["preprocess"]["ratio_w"]
+    keep = [i for i, t in enumerate(rec.txts) if t.strip() and rec.scores[i] >= 0.5]
+    shapes = [(round(crops[i].shape[0] * ratio_h), round(crops[i].shape[1] * ratio_w)) for i in keep]
+    return shapes, boxes[keep], [rec.txts[i] for i in keep], [rec.word_results[i] for i in keep]
 
-    class Own:
-        get_box_direction = staticmethod(CalRecBoxes.get_box_direction)
 
-        def __call__(self, imgs, boxes, rec, single=False):
-            asked.append((len(imgs), single))
-            rec.word_results = tuple([("x", 1.0, [[0, 0], [1, 0], [1, 1], [0, 1]])] for _ in imgs)
-            return rec
+def test_a_vertical_line_is_left_to_rapidocr():
+    from rapidocr.ch_ppocr_rec.typings import WordInfo, WordType
 
-    class Rec:
-        txts = ("ab",)
-        word_results = (type("Info", (), {"line_txt_len": 4.0, "words": [["a", "b"]], "word_cols": [[0, 2]],
-                                          "confs": [0.9, 0.8]})(),)
-
+    info = WordInfo(words=[["a", "b"]], word_cols=[[0, 2]], word_types=[WordType.EN_NUM], line_txt_len=4.0, confs=[0.9, 0.8])
     tall = np.array([[0, 0], [10, 0], [10, 60], [0, 60]], dtype=np.float32)  # a vertical line
-    out = CharBoxes(Own())([np.zeros((60, 10, 3), np.uint8)], [tall], Rec(), True)
-    assert asked == [(1, True)] and out.word_results[0][0][0] == "x"
-    rec = Rec()
-    CharBoxes(Own())([np.zeros((60, 10, 3), np.uint8)], [tall], rec, False)  # word boxes, not characters
-    assert asked[-1] == (1, False)
+    (line,) = page_char_boxes([(60, 10)], [tall], ["ab"], [info])
+    assert [(c, s) for c, s, _ in line] == [("a", 0.9), ("b", 0.8)]  # rapidocr's own calculation
+    assert page_char_boxes([(0, 10)], [tall], ["ab"], [info]) == [[]]  # an empty crop has none

@@ -1,5 +1,5 @@
 """Early OCR lines (``core.drafters.line_stream``): a scripted recogniser checks the order, the
-chunks and what is returned; a real RapidOCR run checks that telling the lines changes no region."""
+chunks and what is read; a real OCR run checks that telling the lines changes no region."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 
 from core import tuning
 from core.documents import open_document
-from core.drafters.line_stream import LineStream, chunks
+from core.drafters.line_stream import PageReads, chunks, clipped_quad, page_quads
 from core.drafters.rapidocr import RapidOCRDrafter
-from core.drafters.squeeze import SqueezedRecognizer
-from tests.core.drafters.test_squeeze import ScriptedRecognizer, page, read
+from core.drafters.squeeze import SqueezePolicy
+from tests.core.drafters.test_squeeze import ScriptedRecognizer, page
 from tests.core.pdf_factory import text_pdf
 
 
@@ -18,45 +18,58 @@ def latin_page(count: int):
     return page(range(1, count + 1), latin=set(range(1, count + 1)))
 
 
-def test_without_a_listener_the_recogniser_is_called_as_rapidocr_calls_it():
+def read_all(crops, inner, boxes=None, tell=None) -> PageReads:
+    reads = PageReads(crops, inner, boxes, tell)
+    reads.read(list(range(len(crops))), 1.0)
+    return reads
+
+
+def test_without_a_listener_the_lines_are_read_in_one_call():
     crops, texts = latin_page(10)
     inner = ScriptedRecognizer(texts)
-    out = read(LineStream(inner), crops)
-    assert out.txts == tuple(texts[t] for t in range(1, 11)) and len(inner.calls) == 1
+    out = read_all(crops, inner)
+    assert out.texts == [texts[t] for t in range(1, 11)] and len(inner.calls) == 1
 
 
 def test_a_listener_is_told_the_lines_in_the_detectors_order_chunk_by_chunk(monkeypatch):
     monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
     crops, texts = latin_page(10)
-    inner = ScriptedRecognizer(texts)
-    stream, told = LineStream(inner), []
-    stream.listener = told.append
-    out = read(stream, crops)
+    inner, told = ScriptedRecognizer(texts), []
+    out = read_all(crops, inner, tell=told.append)
     # each line with its place in the detector's list (its box: ``quad``); two lines first
     assert told == [[(t - 1, texts[t]) for t in range(1, 3)], [(t - 1, texts[t]) for t in range(3, 7)],
                     [(t - 1, texts[t]) for t in range(7, 11)]]
-    assert out.txts == tuple(texts[t] for t in range(1, 11))  # every crop read once, in its place
+    assert out.texts == [texts[t] for t in range(1, 11)]  # every crop read once, in its place
     assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2], [3, 4, 5, 6], [7, 8, 9, 10]]
-    assert len(out.word_results) == len(out.scores) == 10
+    assert len(out.words) == len(out.scores) == 10
 
 
 def test_a_two_column_page_is_read_down_its_first_column_before_the_second(monkeypatch):
-    """The detector lists a two-column page's lines row by row across both columns; the stream
-    reads them in reading order, so the decode (which writes the first column first) gets the
-    lines it needs next. What is returned stays in the detector's order."""
+    """The detector lists a two-column page's lines row by row across both columns; the lines are
+    read in reading order, so the decode (which writes the first column first) gets the lines it
+    needs next. What is returned stays in the detector's order."""
     import numpy as np
 
     monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
     crops, texts = latin_page(8)
-    stream, told = LineStream(ScriptedRecognizer(texts)), []
-    stream.listener = told.extend
+    told = []
     # detector order: left 0, right 0, left 1, right 1, ... (lines 20 px high, columns 40 px apart)
-    quads = [[[x, y], [x + 200, y], [x + 200, y + 20], [x, y + 20]]
-             for y in (0, 30, 60, 90) for x in (0, 240)]
-    stream.detected(np.array(quads, dtype=float), {})
-    out = read(stream, crops)
+    quads = np.array([[[x, y], [x + 200, y], [x + 200, y + 20], [x, y + 20]]
+                      for y in (0, 30, 60, 90) for x in (0, 240)], dtype=float)
+    out = read_all(crops, ScriptedRecognizer(texts), quads, told.extend)
     assert [index for index, _ in told] == [0, 2, 4, 6, 1, 3, 5, 7]
-    assert out.txts == tuple(texts[t] for t in range(1, 9))
+    assert out.texts == [texts[t] for t in range(1, 9)]
+
+
+def test_quads_are_taken_back_through_the_detectors_resizing_and_padding():
+    import numpy as np
+
+    boxes = np.array([[[10, 40], [110, 40], [110, 60], [10, 60]]], dtype=np.float32)
+    record = {"preprocess": {"ratio_h": 2.0, "ratio_w": 2.0}, "padding_1": {"top": 30, "left": 0}}
+    quads = page_quads(boxes, record)
+    assert quads[0].tolist() == [[20, 20], [220, 20], [220, 60], [20, 60]]
+    assert clipped_quad(quads, 0, 50, 200)[:, 0].max() == 200 and clipped_quad(quads, 0, 50, 200)[:, 1].max() == 50
+    assert clipped_quad(quads, 1, 50, 200) is None and clipped_quad(None, 0, 50, 200) is None
 
 
 def test_chunks_start_small_and_double_up_to_the_chunk(monkeypatch):
@@ -71,23 +84,23 @@ def test_chunks_start_small_and_double_up_to_the_chunk(monkeypatch):
 def test_a_listener_that_fails_is_dropped_and_the_page_still_read(monkeypatch):
     monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 3)
     crops, texts = latin_page(7)
-    stream, calls = LineStream(ScriptedRecognizer(texts)), []
+    calls = []
 
     def broken(lines):
         calls.append(lines)
         raise BrokenPipeError("the reader went away")
 
-    stream.listener = broken
-    assert read(stream, crops).txts == tuple(texts[t] for t in range(1, 8))
-    assert len(calls) == 1 and stream.listener is None
+    out = read_all(crops, ScriptedRecognizer(texts), tell=broken)
+    assert out.texts == [texts[t] for t in range(1, 8)]
+    assert len(calls) == 1 and out.tell is None
 
 
-def test_behind_squeezing_a_cjk_page_still_tells_its_lines():
+def test_squeezing_a_cjk_page_still_tells_its_lines():
     crops, texts = page(range(1, 13))
-    stream, told = LineStream(ScriptedRecognizer(texts)), []
-    stream.listener = told.extend
-    out = read(SqueezedRecognizer(stream), crops)
-    assert out.txts == tuple(texts[t] for t in range(1, 13))
+    told = []
+    reads = PageReads(crops, ScriptedRecognizer(texts), tell=told.extend)
+    SqueezePolicy().read_page(reads)
+    assert reads.texts == [texts[t] for t in range(1, 13)]
     # the sample, then the rest squeezed: each line still told with its place in the detector's list
     assert sorted(told) == [(t - 1, texts[t]) for t in range(1, 13)]
     assert told[0][0] != 0  # the sample came first
@@ -121,7 +134,6 @@ def test_rapidocr_tells_the_lines_it_reads_and_drafts_the_same_regions(lines_pdf
     for line in read:
         assert line.bbox == pytest.approx(boxes[line.text], abs=0.01)
         assert 0 <= line.bbox[0] < line.bbox[2] <= 420 and 0 <= line.bbox[1] < line.bbox[3] <= 420
-    assert drafter._line_stream.listener is None  # told only while its page is read
 
 
 def test_rapidocr_tells_a_paragraphs_lines_in_stacks_of_three(lines_pdf, monkeypatch):

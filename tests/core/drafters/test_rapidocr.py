@@ -68,32 +68,26 @@ def test_a_short_line_is_read_at_its_own_width_and_its_characters_placed_on_it(t
     placed as if the crop were padded would crowd into its left part."""
     import numpy as np
 
-    drafter = RapidOCRDrafter(layout=False)
+    drafter = RapidOCRDrafter(layout=False, workers=1)
     ocr = drafter._ocr_engine()
-    recognizer = ocr.text_rec
-    while hasattr(recognizer, "inner"):
-        recognizer = recognizer.inner
     widths = []
-    session = recognizer.session
+    session = ocr._recogniser.session
 
     class Recording:
-        def __call__(self, batch):
-            widths.append(batch.shape[-1])
-            return session(batch)
+        def run(self, outputs, feed):
+            widths.append(next(iter(feed.values())).shape[-1])
+            return session.run(outputs, feed)
 
-        def __getattr__(self, name):
-            return getattr(session, name)
-
-    recognizer.session = Recording()
+    ocr._recogniser.session = Recording()
     try:
         with open_document(table_page) as doc:
             pixels = np.asarray(doc.page(0).render(dpi=200))
-        result = ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
+        result = ocr.read(pixels)
     finally:
-        recognizer.session = session
+        ocr._recogniser.session = session
     assert min(widths) < 320 <= max(widths)
     cells = 0
-    for quad, text, chars in zip(result.boxes, result.txts, result.word_results):
+    for quad, text, chars in zip(result.boxes, result.texts, result.chars):
         if text not in ("120", "340", "535", "493"):
             continue
         cells += 1
@@ -101,7 +95,7 @@ def test_a_short_line_is_read_at_its_own_width_and_its_characters_placed_on_it(t
         centres = [float(np.mean(np.asarray(char[2])[:, 0])) for char in chars]
         assert len(centres) == 3
         assert centres[0] < left + (right - left) / 3 and centres[-1] > right - (right - left) / 3, (text, left, right, centres)
-    assert cells == 4, result.txts
+    assert cells == 4, result.texts
 
 
 def test_engine_loads_once():
@@ -109,14 +103,21 @@ def test_engine_loads_once():
     assert drafter._ocr_engine() is drafter._ocr_engine()
 
 
+def test_workers_and_device_reach_the_pipeline():
+    drafter = RapidOCRDrafter(layout=False, workers=2, device="cpu")
+    assert drafter._ocr_engine().workers == 2 and drafter._ocr_engine().device == "cpu"
+    with pytest.raises(ValueError, match="device"):
+        RapidOCRDrafter(device="gpu")
+
+
 def test_prepare_loads_every_model_the_drafter_uses():
     from core.drafters.auto import AutoDrafter
-    from core.drafters.squeeze import SqueezedRecognizer
+    from core.drafters.squeeze import SqueezePolicy
 
     drafter = RapidOCRDrafter()
     drafter.prepare()
     assert drafter._ocr is not None and drafter._layout_model is not None and drafter._table_model is not None
-    assert isinstance(drafter._ocr.text_rec, SqueezedRecognizer)
+    assert isinstance(drafter._ocr.squeeze, SqueezePolicy) and drafter._ocr._recogniser is not None
     assert RapidOCRDrafter(layout=False, tables=False)._layout_model is None
 
     class ScanPage:

@@ -5,22 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from core.drafters.base import Region
-from core.drafters.second_readings import SecondReadings, install, with_second_readings
+from core.drafters.second_readings import keep_letters, torn_letters, with_second_readings
 
 CHARS = ["blank", "B", "V", "o", "n", "d", "e", "r", " "]
-
-
-class _Decoder:
-    """RapidOCR's CTC decoding as it reads a batch: the best class per column, repeats and blanks dropped."""
-
-    character = CHARS
-
-    def __call__(self, preds, return_word_box=False, **kwargs):
-        out = []
-        for row in preds.argmax(axis=2):
-            keep = [c for k, c in enumerate(row) if c and (k == 0 or c != row[k - 1])]
-            out.append(("".join(CHARS[c] for c in keep), 0.9))
-        return out, []
 
 
 def _columns(text: str, torn: dict[int, tuple[str, float]]) -> np.ndarray:
@@ -40,15 +27,21 @@ def _columns(text: str, torn: dict[int, tuple[str, float]]) -> np.ndarray:
 
 
 def test_the_letters_read_two_ways_are_kept_per_word():
-    readings = SecondReadings(_Decoder())
     preds = np.stack([_columns("Bon der", {0: ("V", 0.35), 4: ("B", 0.02)}),
                       _columns("den Bon", {4: ("V", 0.3)})])
-    lines, _ = readings(preds)
-    assert [text for text, _ in lines] == ["Bon der", "den Bon"]  # the text is the decoder's
-    # the strongest second reading of each letter of a word; a faint one (0.02) is not kept
-    assert readings.words == {"Bon": {(0, "V"): 0.35}}
-    readings.begin_page()
-    assert readings.words == {}
+    torn = torn_letters(preds, ["Bon der", "den Bon"], CHARS)
+    # each line's letters with the word around them; a faint one (0.02) is not kept
+    assert [[(w, i, alt, round(p, 3)) for w, i, alt, p in line] for line in torn] == [
+        [("Bon", 0, "V", 0.35)], [("Bon", 0, "V", 0.3)]]
+    words: dict = {}
+    for line in torn:
+        keep_letters(words, line)
+    assert {w: {k: round(p, 3) for k, p in v.items()} for w, v in words.items()} == {"Bon": {(0, "V"): 0.35}}
+
+
+def test_a_line_not_read_one_column_a_character_is_left_alone():
+    preds = np.stack([_columns("Bon", {0: ("V", 0.35)})])
+    assert torn_letters(preds, ["Bo"], CHARS) == [[]]  # the decoder's text disagrees with the columns
 
 
 def test_each_region_carries_the_second_readings_of_its_words():
@@ -60,22 +53,3 @@ def test_each_region_carries_the_second_readings_of_its_words():
     assert regions[1].extra == {"role": "x", "second_readings": {"Ordnung": [[0, "D", 0.4]]}}
     assert regions[2].extra == {}
     assert Region.from_dict(regions[0].to_dict()).extra == regions[0].extra  # saved drafts keep them
-
-
-def test_installed_behind_the_recognisers_wrappers():
-    class Recogniser:
-        def __init__(self):
-            self.postprocess_op = _Decoder()
-
-    class Wrapper:
-        def __init__(self, inner):
-            self.inner = inner
-
-    class Ocr:
-        text_rec = Wrapper(Wrapper(Recogniser()))
-
-    ocr = Ocr()
-    readings = install(ocr)
-    assert isinstance(readings, SecondReadings) and ocr.text_rec.inner.inner.postprocess_op is readings
-    assert install(ocr) is readings  # once
-    assert install(object()) is None

@@ -1,5 +1,5 @@
 """Squeezed reading of CJK lines (``core.drafters.squeeze``): a scripted recogniser checks which
-crops are read at which width, and a real RapidOCR run checks the text on a rendered page."""
+crops are read at which width, and a real OCR run checks the text on a rendered page."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import numpy as np
 import pymupdf
 import pytest
 from rapidfuzz.distance import Levenshtein
-from rapidocr.ch_ppocr_rec.typings import TextRecInput, TextRecOutput
 
 from core import tuning
 from core.documents import open_document
 from core.drafters import squeeze
 from core.drafters.rapidocr import RapidOCRDrafter
-from core.drafters.squeeze import SqueezedRecognizer
+from core.drafters.line_stream import PageReads
+from core.drafters.ocr_recognise import LineRead
+from core.drafters.squeeze import SqueezePolicy
 
 HEIGHT = 24
 
@@ -32,12 +33,10 @@ class ScriptedRecognizer:
         self.texts = texts
         self.calls: list[list[tuple[int, int]]] = []  # per call: (tag, width read)
 
-    def __call__(self, args: TextRecInput) -> TextRecOutput:
-        tags = [int(img[0, 0, 0]) for img in args.img]
-        self.calls.append([(tag, img.shape[1]) for tag, img in zip(tags, args.img)])
-        texts = tuple(self.texts[tag] for tag in tags)
-        return TextRecOutput(imgs=args.img, txts=texts, scores=tuple(0.99 for _ in tags),
-                             word_results=tuple((t, 0.99, None) for t in texts), elapse=0.0)
+    def __call__(self, crops: list[np.ndarray]) -> list[LineRead]:
+        tags = [int(img[0, 0, 0]) for img in crops]
+        self.calls.append([(tag, img.shape[1]) for tag, img in zip(tags, crops)])
+        return [LineRead(self.texts[tag], 0.99, (self.texts[tag], 0.99, None), []) for tag in tags]
 
 
 CJK = "今天的天气很好我们去公园散步然后回家吃饭"
@@ -55,20 +54,23 @@ def page(tags: range, latin: set[int] = frozenset()) -> tuple[list[np.ndarray], 
     return crops, texts
 
 
-def read(recognizer, crops) -> TextRecOutput:
-    return recognizer(TextRecInput(img=crops, return_word_box=True))
+def read(policy: SqueezePolicy, inner: ScriptedRecognizer, crops, tell=None) -> PageReads:
+    """One page's ``crops`` read through ``policy`` by ``inner``."""
+    reads = PageReads(crops, inner, tell=tell)
+    policy.read_page(reads)
+    return reads
 
 
 def test_a_latin_document_is_read_at_full_width_and_later_pages_in_one_call():
     crops, texts = page(range(1, 11), latin=set(range(1, 11)))
     inner = ScriptedRecognizer(texts)
-    recognizer = SqueezedRecognizer(inner)
-    out = read(recognizer, crops)
-    assert out.txts == tuple(texts[t] for t in range(1, 11))
+    recognizer = SqueezePolicy()
+    out = read(recognizer, inner, crops)
+    assert out.texts == [texts[t] for t in range(1, 11)]
     assert all(width == crops[tag - 1].shape[1] for call in inner.calls for tag, width in call)
     assert len(inner.calls) == 2  # the sample, then the rest
     inner.calls.clear()
-    read(recognizer, crops)
+    read(recognizer, inner, crops)
     assert len(inner.calls) == 1 and len(inner.calls[0]) == 10
     assert recognizer.squeezed_lines == 0
 
@@ -76,10 +78,10 @@ def test_a_latin_document_is_read_at_full_width_and_later_pages_in_one_call():
 def test_a_cjk_page_is_read_squeezed_after_a_full_width_sample():
     crops, texts = page(range(1, 13))
     inner = ScriptedRecognizer(texts)
-    recognizer = SqueezedRecognizer(inner)
-    out = read(recognizer, crops)
-    assert out.txts == tuple(texts[t] for t in range(1, 13))  # the order of the input
-    assert [w[0] for w in out.word_results] == list(out.txts)
+    recognizer = SqueezePolicy()
+    out = read(recognizer, inner, crops)
+    assert out.texts == [texts[t] for t in range(1, 13)]  # the order of the input
+    assert [w[0] for w in out.words] == list(out.texts)
     sample, rest = inner.calls
     assert len(sample) == 6 and all(width == crops[tag - 1].shape[1] for tag, width in sample)
     for tag, width in rest:
@@ -88,33 +90,33 @@ def test_a_cjk_page_is_read_squeezed_after_a_full_width_sample():
     assert recognizer.squeezed_lines == 6 and recognizer.squeeze_next
     # The next page of the document is squeezed from its first line; a new document samples again.
     inner.calls.clear()
-    read(recognizer, crops)
+    read(recognizer, inner, crops)
     assert len(inner.calls) == 1 and all(width < crops[tag - 1].shape[1] for tag, width in inner.calls[0])
     recognizer.begin_document()
     inner.calls.clear()
-    read(recognizer, crops)
+    read(recognizer, inner, crops)
     assert len(inner.calls[0]) == 6
     # A Latin page (references, say) in a CJK document: read at full width, and the page after it
     # is sampled again rather than read at full width for good.
     latin_crops, latin_texts = page(range(20, 32), latin=set(range(20, 32)))
     inner.texts.update(latin_texts)
-    read(recognizer, latin_crops)
+    read(recognizer, inner, latin_crops)
     assert not recognizer.squeeze_next
     inner.calls.clear()
-    read(recognizer, crops)
+    read(recognizer, inner, crops)
     assert len(inner.calls[0]) == 6 and recognizer.squeeze_next
 
 
 def test_a_latin_line_on_a_cjk_page_is_read_again_at_full_width():
     crops, texts = page(range(1, 13), latin={9})
     inner = ScriptedRecognizer(texts)
-    recognizer = SqueezedRecognizer(inner)
-    read(recognizer, crops)  # learns the document is CJK
+    recognizer = SqueezePolicy()
+    read(recognizer, inner, crops)  # learns the document is CJK
     inner.calls.clear()
-    out = read(recognizer, crops)
+    out = read(recognizer, inner, crops)
     squeezed, again = inner.calls
     assert (9, crops[8].shape[1]) in again and len(again) == 1
-    assert out.txts[8] == texts[9]
+    assert out.texts[8] == texts[9]
     assert recognizer.squeeze_next  # eleven of twelve lines were dense
 
 
@@ -150,8 +152,7 @@ def test_rapidocr_reads_a_chinese_document_squeezed_with_the_same_text(chinese_p
         drafter = RapidOCRDrafter(layout=False, dpi=200, squeeze_cjk=squeeze_cjk)
         with open_document(path) as doc:
             texts[squeeze_cjk] = ["".join(r.text for r in drafter.draft(p)) for p in doc.pages()]
-    recognizer = drafter._ocr_engine().text_rec
-    assert isinstance(recognizer, SqueezedRecognizer) and recognizer.squeezed_lines >= 8
+    assert drafter._ocr_engine().squeeze.squeezed_lines >= 8
     for full, squeezed in zip(texts[False], texts[True]):
         assert Levenshtein.normalized_distance(full, squeezed) < 0.02, (full, squeezed)
         strip = "".join(ch for ch in squeezed if ch not in "，。 \n")
@@ -164,7 +165,7 @@ def test_a_short_cjk_first_page_whose_lines_are_all_in_the_sample():
     """Four lines, all read as the sample: nothing is left to squeeze, and the page still reads."""
     crops, texts = page(range(1, 5))
     inner = ScriptedRecognizer(texts)
-    recognizer = SqueezedRecognizer(inner)
-    out = read(recognizer, crops)
-    assert out.txts == tuple(texts[t] for t in range(1, 5))
+    recognizer = SqueezePolicy()
+    out = read(recognizer, inner, crops)
+    assert out.texts == [texts[t] for t in range(1, 5)]
     assert len(inner.calls) == 1 and recognizer.squeeze_next

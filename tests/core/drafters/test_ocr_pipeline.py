@@ -1,0 +1,139 @@
+"""The OCR pipeline from rapidocr's parts (``core.drafters.ocr_pipeline``) reads what RapidOCR's own
+pipeline reads, with one thread or several, and leaves rapidocr's objects as they are."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import tuning
+from core.drafters.ocr_pipeline import OcrPipeline, default_workers
+from tests.core.drafters.test_char_boxes import _page_pixels
+
+pytest.importorskip("rapidocr")
+
+
+@pytest.fixture(scope="module")
+def rapidocr_read():
+    """RapidOCR's own pipeline, set up as the drafter's: detection at ``DET_MAX_SIDE``, lines
+    read one at a time at their own width, no angle classifier."""
+    from rapidocr import RapidOCR
+
+    ocr = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "critical",
+                           "Det.limit_type": "max", "Det.limit_side_len": tuning.DET_MAX_SIDE,
+                           "Rec.rec_batch_num": 1,
+                           "Rec.rec_img_shape": [3, 48, round(48 * tuning.OCR_REC_MIN_ASPECT)]})
+    return lambda pixels: ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
+
+
+@pytest.mark.parametrize("angle", [0.0, 1.5])
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_pipeline_reads_what_rapidocr_reads(rapidocr_read, angle, workers):
+    pixels = _page_pixels(angle)
+    want = rapidocr_read(pixels)
+    pipeline = OcrPipeline(workers=workers, device="cpu", squeeze_cjk=False)
+    got = pipeline.read(pixels)
+    assert len(got.texts) >= 5 and got.texts == list(want.txts)
+    assert got.scores == list(want.scores)
+    assert np.array_equal(np.array(got.boxes), want.boxes)
+    assert len(got.chars) == len(want.word_results)
+    for got_line, want_line in zip(got.chars, want.word_results):
+        assert [(c, s) for c, s, _ in got_line] == [(c, s) for c, s, _ in want_line]
+        assert [sorted(map(tuple, b)) for _, _, b in got_line] == [sorted(map(tuple, b)) for _, _, b in want_line]
+    assert set(pipeline.stage_seconds) == {"prepare", "detect", "crop", "recognise", "finish"}
+
+
+class _Session:
+    """An ONNX Runtime session's face: records each batch's shape and reads every line as ``a``."""
+
+    def __init__(self):
+        self.shapes: list[tuple] = []
+
+    def get_inputs(self):
+        return [type("Input", (), {"name": "x"})()]
+
+    def get_modelmeta(self):
+        return type("Meta", (), {"custom_metadata_map": {"character": "a\nb"}})()
+
+    def run(self, outputs, feed):
+        batch = feed["x"]
+        self.shapes.append(batch.shape)
+        columns = batch.shape[3] // 8
+        preds = np.zeros((batch.shape[0], columns, 4), np.float32)
+        preds[:, :, 0] = 1.0
+        preds[:, 0, 0], preds[:, 0, 1] = 0.0, 1.0  # one "a" in the first column
+        return [preds]
+
+
+def test_batches_hold_lines_of_similar_width_and_results_keep_the_crops_order():
+    from core.drafters.ocr_recognise import Recogniser
+
+    session = _Session()
+    recogniser = Recogniser(session)
+    crops = [np.zeros((24, w, 3), np.uint8) for w in (400, 48, 390, 60, 200)]
+    reads = recogniser.read_batches(crops, 2)
+    assert [line.text for line in reads] == ["a"] * 5 and len(reads) == 5
+    # sorted by width: (48, 60), (200, 390), (400): each batch padded to its own widest
+    assert [shape[0] for shape in session.shapes] == [2, 2, 1]
+    assert [shape[3] for shape in session.shapes] == [120, 780, 800]
+    assert [shape[2] for shape in session.shapes] == [48, 48, 48]
+
+
+def test_lines_read_in_batches_read_almost_as_alone(monkeypatch):
+    """A batch pads its lines to the widest, which may change a line's reading: on this page one
+    line of repeated letters reads differently (what batching does to drafts: docs/drafters.md)."""
+    pixels = _page_pixels()
+    alone = OcrPipeline(workers=1, device="cpu", squeeze_cjk=False).read(pixels)
+    monkeypatch.setattr(tuning, "OCR_REC_BATCH", 4)
+    batched = OcrPipeline(workers=2, device="cpu", squeeze_cjk=False).read(pixels)
+    assert len(batched.texts) == len(alone.texts)
+    assert sum(a != b for a, b in zip(alone.texts, batched.texts)) <= 1
+
+
+def test_early_lines_are_told_with_their_place_in_the_detectors_list(monkeypatch):
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 2)
+    pipeline = OcrPipeline(workers=2, device="cpu", squeeze_cjk=False)
+    found = pipeline.detect(_page_pixels())
+    told: list = []
+    page = pipeline.recognise(found, told.append)
+    assert len(told) >= 3 and all(len(chunk) <= 2 for chunk in told)
+    indices = [index for chunk in told for index, _ in chunk]
+    assert sorted(indices) == sorted(set(indices)) and len(indices) >= len(page.texts)
+    assert {text for chunk in told for _, text in chunk} >= set(page.texts)
+    assert all(0 <= index < len(found.quads) for index in indices)
+
+
+def test_a_blank_page_reads_nothing():
+    page = OcrPipeline(workers=2, device="cpu").read(np.full((400, 300, 3), 255, np.uint8))
+    assert page.texts == [] and page.boxes == [] and page.chars == []
+
+
+def test_workers_follow_the_cores_and_leave_one_to_a_decode_on_the_cpu():
+    assert default_workers(8) == 7 and default_workers(8, decode_on_cpu=False) == 8
+    assert default_workers(1) == 1 and default_workers(2) == 1
+    assert default_workers() >= 1
+    assert OcrPipeline(workers=0).workers == 1
+
+
+def test_an_accelerator_that_cannot_open_the_models_leaves_them_on_the_cpu(monkeypatch):
+    from core.drafters import accelerators
+
+    monkeypatch.setattr(accelerators, "available_providers", lambda: ["CUDAExecutionProvider", accelerators.CPU])
+    pipeline = OcrPipeline(workers=1, device="auto")
+    pipeline.load()  # this onnxruntime has no CUDA: the first model falls back, the second goes to the CPU
+    assert pipeline.note and "CPU" in pipeline.note
+    assert pipeline._det.get_providers() == [accelerators.CPU]
+    assert pipeline._recogniser.session.get_providers() == [accelerators.CPU]
+    assert OcrPipeline(workers=1, device="cpu").read(_page_pixels()).texts
+
+
+def test_rapidocrs_classes_are_left_as_they_are():
+    """Nothing of rapidocr's is replaced at run time: its recogniser, decoder and character boxes
+    keep their own methods after a page is read."""
+    from rapidocr import RapidOCR
+    from rapidocr.cal_rec_boxes import CalRecBoxes
+    from rapidocr.ch_ppocr_rec.utils import CTCLabelDecode
+
+    before = (RapidOCR.__dict__.copy(), CalRecBoxes.__dict__.copy(), CTCLabelDecode.__dict__.copy())
+    OcrPipeline(workers=2, device="cpu").read(_page_pixels())
+    assert (RapidOCR.__dict__.copy(), CalRecBoxes.__dict__.copy(), CTCLabelDecode.__dict__.copy()) == before

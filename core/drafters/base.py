@@ -80,7 +80,7 @@ def stack_lines(lines: list[OcrLine], most: int | None = None) -> list[OcrLine]:
     paragraph (``layout.line_stacks``; default ``tuning.EARLY_LINES_STACK``) made one record: the
     lines' texts joined as a paragraph's, the union of their boxes.
 
-    Why: Stage 1 reads each early line on its crop (``core.stages.Stage1Scheduler``), and a
+    Why: Stage 1 reads each early line on its crop (``core.stage1.Stage1Scheduler``), and a
     document VLM's processor scales a small crop up to its smallest image (HunyuanOCR: 512 x 512
     pixels, about 1 000 patches), so a crop of one line costs as much to prefill as one of three."""
     most = tuning.EARLY_LINES_STACK if most is None else most

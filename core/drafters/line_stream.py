@@ -11,7 +11,7 @@ down one column before the next; the detector's own order, top to bottom across 
 where the boxes are not known; a document's first page reads a sample of its lines first,
 ``core.drafters.squeeze``), telling the listener each chunk's lines: each one's place in
 the detector's list and its text. The pipeline gives each its detected box, so the decode can read
-a line on its crop before the regions come (``core.stages.Stage1Scheduler``). What is read does not
+a line on its crop before the regions come (``core.stage1.Stage1Scheduler``). What is read does not
 depend on the listener (each crop read once at its own width; ``tuning.OCR_REC_BATCH`` makes a
 line's reading independent of its batch and of the order the lines are read in).
 

@@ -17,6 +17,10 @@ regular file: a FIFO, socket, device or symbolic link) is replaced unless ``over
 Whatever ``overwrite`` says, no output is a device, FIFO or socket, lies under ``/proc`` or
 ``/sys``, or goes where a probe file cannot be written (``check_output_target``, used by every
 command for every file it writes); this tool's own JSON files are known by their format marker.
+
+Exports of finished documents (``hsd export``, ``core.exports``) are named by a pattern in a folder
+(``export_targets``) and checked all at once before the first is written (``refuse_unsafe_exports``):
+never a source or its folders, never two on one name, never an existing file without ``overwrite``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ SHA-256 of each figure about to be written, dropped once the page file holds the
 stopped between a figure and its page file, by a kill, a full disk or a lack of inodes, leaves
 only figures the next run knows as its own.
 
+The user's corrections of pages live in the same folder (``edits.json``, ``core.edits``): clearing
+the pages of other settings leaves them, and each names the model output it replaced.
+
 Every file here is read as data that may be hostile: only a regular file (never through a
 symbolic link, never a FIFO or device, which could block or never end) of at most
 ``MAX_FILE_BYTES`` is read, and JSON nested too deeply for the parser counts as damaged.

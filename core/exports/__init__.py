@@ -36,14 +36,15 @@ def parse_formats(value: str) -> list[str]:
 
 
 def _region_record(result, i: int, region) -> dict:
+    """A region as ``--stats`` writes it (label, box in points, draft text, source, ``stats``, the
+    model's ``output``) and its ``acceptance``: accepted over drafted tokens (None: nothing drafted)."""
     stats = result.region_stats[i] if i < len(result.region_stats) else None
-    record = {"index": i, "label": region.label, "bbox": [round(float(v), 2) for v in region.bbox],
-              "source": region.source, "draft": region.text,
-              "output": result.region_outputs[i] if i < len(result.region_outputs) else ""}
+    record = dict(region.to_dict(), index=i,
+                  output=result.region_outputs[i] if i < len(result.region_outputs) else "")
     if stats is not None:
-        record.update(drafted_tokens=stats.drafted_tokens, accepted_tokens=stats.accepted_tokens,
-                      acceptance=round(stats.accepted_tokens / stats.drafted_tokens, 4) if stats.drafted_tokens
-                      else None, verified=stats.verified, fallback=stats.fallback)
+        record["stats"] = stats.to_dict()
+        record["acceptance"] = (round(stats.accepted_tokens / stats.drafted_tokens, 4) if stats.drafted_tokens
+                                else None)
     return record
 
 
@@ -56,24 +57,29 @@ def _review(result, text: str) -> dict | None:
 
 
 def document_payload(document: FinishedDocument) -> dict:
-    """What the JSON export writes: per page its Markdown (as exported: edits applied), whether the
-    user edited it, its regions (label, box in points, draft, the model's reading, accepted and
-    drafted tokens) and where the model departs from the page's text (offsets in ``model_markdown``)."""
+    """What the JSON export writes: ``--stats``' document (file, output, settings, totals, pages with
+    their statistics and regions) where every page also has its Markdown as exported (edits applied),
+    ``model_markdown`` and ``edited``, each region its ``acceptance``, and the page its ``review``:
+    where the model departs from the page's text (offsets in ``model_markdown``)."""
+    from core.stats import document_totals
+
+    results = sorted(document.results, key=lambda r: r.page)
     pages = []
-    for result in sorted(document.results, key=lambda r: r.page):
+    for result in results:
         model = document.model_text(result)
         text = document.page_text(result)
-        page = {"page": result.page, "width": result.width, "height": result.height, "edited": text != model,
-                "markdown": text, "model_markdown": model, "stop_reason": result.stats.stop_reason,
-                "drafted_tokens": result.stats.drafted_tokens, "accepted_tokens": result.stats.accepted_tokens,
-                "regions": [_region_record(result, i, r) for i, r in enumerate(result.regions)]}
+        page = result.to_dict()
+        page.pop("output_tokens", None)
+        page.update(markdown=text, model_markdown=model, edited=text != model,
+                    regions=[_region_record(result, i, r) for i, r in enumerate(result.regions)])
         review = _review(result, model)
         if review is not None:
             page["review"] = review
         pages.append(page)
-    payload = {"format": JSON_FORMAT, "markdown_file": str(document.markdown_path), "settings": document.settings,
+    payload = {"format": JSON_FORMAT, "file": document.source, "output": str(document.markdown_path),
+               "settings": document.settings, "totals": document_totals(results) if results else {},
                "pages": pages}
-    if not document.results:
+    if not results:
         payload["markdown"] = document.markdown()
     return payload
 

@@ -35,7 +35,7 @@ from core.review import (Departure, PageReview, refuse_unsafe_review, review_doc
                          write_review)
 from core.run import ConversionRequest, DocumentRun, convert_document, settings_of
 from core.stats import document_stats, document_totals, format_duration
-from core.tuning import DEFAULT_MODEL
+from core.tuning import DEFAULT_ENGINE, DEFAULT_MODEL
 
 if TYPE_CHECKING:  # imported on first use (see ``__getattr__``): they need torch or PyMuPDF
     from core.documents import open_document, parse_page_range, release_render_caches
@@ -78,6 +78,7 @@ def engine_config(args):
                         drafter=drafter_spec(args.drafter, args.scan_layout, args.ocr_workers, args.ocr_device),
                         dpi=args.dpi, device=args.device, dtype=args.dtype,
                         max_gpu_memory=getattr(args, "max_gpu_memory", None),
+                        engine=getattr(args, "engine", DEFAULT_ENGINE),
                         max_new_tokens=args.max_new_tokens, trust_remote_code=args.trust_remote_code,
                         background_drafting=args.background_drafting, rotate=args.rotate,
                         stage1_skip_sources=tuple(args.stage1_skip))

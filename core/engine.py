@@ -58,6 +58,7 @@ class EngineConfig:
     device: str | None = None
     dtype: str | None = None
     max_gpu_memory: object = None       # a core.hardware.MemoryCap: load and decode within it (None: no cap)
+    engine: str = tuning.DEFAULT_ENGINE  # "eager" or "fast" (core.targets.fast_pass)
     max_new_tokens: int = tuning.MAX_NEW_TOKENS
     trust_remote_code: bool = False
     region_pad_pt: float = tuning.REGION_PAD_PT
@@ -81,6 +82,8 @@ class EngineConfig:
             raise HSDError(f"tau must be in (0, 1], got {self.tau}")
         if self.max_new_tokens < 1:
             raise HSDError("max-new-tokens must be at least 1")
+        if self.engine not in ("eager", "fast"):
+            raise HSDError(f"engine must be eager or fast, got {self.engine!r}")
         if self.rotate not in ("auto", "off"):
             raise HSDError(f"rotate must be auto or off, got {self.rotate!r}")
         if self.background_drafting not in ("auto", "on", "off"):

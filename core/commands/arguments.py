@@ -97,6 +97,16 @@ def add_rotate_argument(parser) -> None:
                              f"(default {tuning.DEFAULT_ROTATE})")
 
 
+def add_engine_argument(parser) -> None:
+    """``--engine eager|fast``: how the model's passes run (``core.targets.fast_pass``)."""
+    from core import tuning
+
+    parser.add_argument("--engine", choices=("eager", "fast"), default=tuning.DEFAULT_ENGINE,
+                        help="eager: transformers' own passes; fast: a static cache, a few fixed pass "
+                             "widths and compiled passes (compiling is a step of loading the model, "
+                             f"minutes on a CPU) (default {tuning.DEFAULT_ENGINE})")
+
+
 def add_ocr_arguments(parser) -> None:
     """``--ocr-workers N`` and ``--ocr-device auto|cpu``: how many workers read an OCR drafter's
     lines and where its models run (``core.drafters.drafter_spec``)."""

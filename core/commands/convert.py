@@ -10,7 +10,7 @@ from pathlib import Path
 
 from core import tuning
 from core.api import distinct_inputs, engine_config, output_paths, refuse_unsafe_outputs
-from core.commands.arguments import add_review_argument
+from core.commands.arguments import add_engine_argument, add_review_argument
 from core.commands.arguments import (add_ocr_arguments, add_password_arguments, add_rotate_argument, device_name, dpi_value, page_range, threshold,
                                      whole_number)
 from core.errors import HSDError, one_line
@@ -63,6 +63,7 @@ def register(sub) -> None:
     from core.commands.arguments import add_gpu_memory_argument
 
     add_gpu_memory_argument(p)
+    add_engine_argument(p)
     p.add_argument("--max-new-tokens", type=whole_number(1, 1 << 20, "--max-new-tokens"), default=tuning.MAX_NEW_TOKENS,
                    help=f"per page (default {tuning.MAX_NEW_TOKENS})")
     p.add_argument("--background-drafting", choices=["auto", "on", "off"],

@@ -25,6 +25,7 @@ from typing import Callable
 import torch
 
 from core.errors import CancelledError
+from core.targets.fast_pass import fast_passes_of
 from core.targets.kv import cache_select, concat_rows, tree_pass_mask
 from core.targets.protocol import clock_of
 from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
@@ -146,8 +147,11 @@ class SpeculativeDecoder:
         """
         policy = policy or DecodePolicy()
         live, cache, valid = _drop_done(rows, cache, valid)
+        # The fast engine: one row on a static cache (core.targets.static_kv) until rows join it or
+        # its buffer is full; the cache then goes on as the eager engine's DynamicCache.
+        fast = _static_start(self.target, live, cache, valid)
         if not any(r.ends_batch for r in rows if r.done):
-            live, cache, valid = _admit(policy, live, cache, valid)
+            live, cache, valid, fast = _admit(policy, live, cache, valid, fast)
         while live:
             if self.should_cancel():
                 raise CancelledError("cancelled")
@@ -158,10 +162,16 @@ class SpeculativeDecoder:
             trees = [r.proposer.propose(r.output, r.root,
                                         self._length(r, min(cap, r.budget or self.proposal.max_chain), len(live)))
                      for r in live]
+            if fast is not None and not fast.fits(len(trees[0])):
+                cache, valid = fast.cache.to_dynamic()  # the buffer's end, or a tree wider than any width
+                fast = None
             t0 = self.clock()
             # At tau = 1 verification reads the argmax alone: the target answers ids, not logits.
             greedy = self.tau >= 1.0
-            out = self._forward(live, trees, cache, valid, greedy)
+            if fast is not None:
+                out = fast.forward(trees[0], live[0].rope_delta, greedy)
+            else:
+                out = self._forward(live, trees, cache, valid, greedy)
             q = out.shape[1]
             ids = out.tolist() if greedy else None  # one transfer for the batch
             T = valid.shape[1]
@@ -179,6 +189,8 @@ class SpeculativeDecoder:
                     row.rate.add(acc.accepted_drafts, acc.path[-1] in tree.parents)  # stopped at a rejection
                 kept_rows += [b] * len(acc.path)
                 kept_columns += [T + i for i in acc.path]
+                if fast is not None:
+                    fast.accept(acc.path)  # the path's keys and values into place, nothing else moves
                 before = len(row.output)
                 row.output.extend(tree.tokens[i] for i in acc.path)
                 row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
@@ -197,8 +209,9 @@ class SpeculativeDecoder:
                     if sum(recent) < row.give_up_below * row.patience:
                         row.done, row.stop_reason = True, "low_acceptance"
                 gained.append(len(row.output) - before)
-            valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
-            valid[long_tensor(kept_rows).to(valid.device), long_tensor(kept_columns).to(valid.device)] = True
+            if fast is None:
+                valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
+                valid[long_tensor(kept_rows).to(valid.device), long_tensor(kept_columns).to(valid.device)] = True
             if self.cost is not None:  # verification read the pass's output: it is over, also on a GPU
                 self.cost.add(len(live) * q, self.clock() - t0)
                 self.cost.width = q  # also the next page's first guess
@@ -208,14 +221,20 @@ class SpeculativeDecoder:
                         r.done, r.stop_reason = True, "superseded"
             self.forward_passes += 1
             policy.after_pass(live, gained)
-            cache, valid = _trim_tail(cache, valid)
             keep = [b for b, r in enumerate(live) if not r.done]
-            if len(keep) < len(live):
-                cache, valid = _select_rows(cache, valid, keep)
-                live = [live[b] for b in keep]
+            if fast is not None:
+                if not keep:  # the row is done: rows joining now start a batch of their own
+                    cache, valid = _select_rows(*fast.cache.to_dynamic(), [])
+                    fast = None
+                live = [live[b] for b in keep]  # one row: done, or going on in place
+            else:
+                cache, valid = _trim_tail(cache, valid)
+                if len(keep) < len(live):
+                    cache, valid = _select_rows(cache, valid, keep)
+                    live = [live[b] for b in keep]
             if not any(r.ends_batch for r in rows if r.done):
-                live, cache, valid = _admit(policy, live, cache, valid)
-            if live and _hole_fraction(valid) > self.compact_ratio:
+                live, cache, valid, fast = _admit(policy, live, cache, valid, fast)
+            if fast is None and live and _hole_fraction(valid) > self.compact_ratio:
                 cache, valid = _compact(cache, valid)
         return rows
 
@@ -282,16 +301,34 @@ def long_tensor(values: list[int]) -> torch.Tensor:
 # DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
 
 
-def _admit(policy: DecodePolicy, live: list[DecodeRow], cache, valid: torch.Tensor):
-    """Ask the policy for newcomers and append those not done at once to the batch."""
+def _static_start(target, live: list[DecodeRow], cache, valid: torch.Tensor):
+    """The target's ``FastPasses`` with ``live``'s one row copied into its static cache, or None
+    where the eager engine decodes: no fast engine loaded, several rows, padding or holes, or a
+    prompt that leaves the buffer no room."""
+    fast = fast_passes_of(target)
+    if fast is None or len(live) != 1 or not bool(valid.all()):
+        return None
+    length = valid.shape[1]
+    if live[0].length != length or not fast.cache.fits(length, fast.widths[0]):
+        return None
+    fast.cache.begin(cache, length)
+    return fast
+
+
+def _admit(policy: DecodePolicy, live: list[DecodeRow], cache, valid: torch.Tensor, fast=None):
+    """Ask the policy for newcomers and append those not done at once to the batch. Rows joining
+    a row on the static cache take the batch to the eager engine (``fast`` comes back None)."""
     extra = policy.admit(live)
     if extra is None:
-        return live, cache, valid
+        return live, cache, valid, fast
     new_live, new_cache, new_valid = _drop_done(*extra)
     if not new_live:
-        return live, cache, valid
+        return live, cache, valid, fast
+    if fast is not None:
+        cache, valid = fast.cache.to_dynamic()
+        fast = None
     cache, valid = concat_rows(cache, valid, new_cache, new_valid)
-    return live + new_live, cache, valid
+    return live + new_live, cache, valid, None
 
 
 def _drop_done(rows: list[DecodeRow], cache, valid: torch.Tensor):

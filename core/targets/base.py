@@ -99,6 +99,9 @@ class Target:
     """
 
     measures_pass_cost = True  # a real model: its passes are timed (``core.targets.protocol``)
+    #: The fast engine's static cache and compiled passes (``core.targets.fast_pass``), where the
+    #: model was loaded with ``engine="fast"``; None: the eager engine (``forward`` below).
+    fast_passes = None
     clock = staticmethod(time.perf_counter)  # by the wall-clock (``DecodeTarget.clock``)
 
     def __init__(self, *, profile: Profile, model, processor, tokenizer, device: torch.device,

@@ -216,12 +216,13 @@ def model_source(name: str) -> str:
 
 
 def load_target(name_or_path: str, device: str | None = None, dtype: str | None = None,
-                trust_remote_code: bool = False, max_gpu_memory=None) -> Target:
+                trust_remote_code: bool = False, engine: str = "eager", max_gpu_memory=None) -> Target:
     """Load a document VLM by hub id or local folder.
 
-    Raises ``ModelLoadError`` when the model cannot be found or read, or its family is not supported.
-    ``max_gpu_memory`` (a ``core.hardware.MemoryCap``): the model loads and decodes within it, or is
-    refused before its weights are read.
+    ``engine``: "eager", or "fast" (``core.targets.fast_pass``: its passes are compiled now, a step
+    of the load). Raises ``ModelLoadError`` when the model cannot be found or read, or its family
+    is not supported. ``max_gpu_memory`` (a ``core.hardware.MemoryCap``): the model loads and decodes
+    within it, or is refused before its weights are read.
     """
     # Folders that cannot load fail at once, not after torch's import or the hub's network retries.
     check_model_folder(name_or_path)
@@ -232,9 +233,16 @@ def load_target(name_or_path: str, device: str | None = None, dtype: str | None 
     level = hub_log.level
     hub_log.setLevel(max(logging.ERROR, level))
     try:
-        return _load_target(source, device, dtype, trust_remote_code, max_gpu_memory)
+        target = _load_target(source, device, dtype, trust_remote_code, max_gpu_memory)
     finally:
         hub_log.setLevel(level)
+    if engine == "fast":
+        from core.targets.fast_pass import install_fast_engine
+
+        install_fast_engine(target)
+    elif engine != "eager":
+        raise ModelLoadError(f"unknown engine {engine!r}; use eager or fast")
+    return target
 
 
 def _load_target(source: str, device, dtype, trust_remote_code: bool, max_gpu_memory=None) -> Target:

@@ -1,0 +1,136 @@
+"""The fast engine's verification pass: a static cache, a few fixed widths, compiled once per load.
+
+``FastPasses`` holds one ``core.targets.static_kv.StaticPageCache`` for the loaded model and runs a
+pass of a draft tree padded to the smallest of ``tuning.FAST_PASS_WIDTHS`` that holds it, so a page
+runs a handful of shapes (one per width) instead of one per tree size. The decoder stack (the
+family's own transformers modules, fed the static cache and a prepared mask) is compiled with
+``torch.compile`` per width; the cached length is a dynamic dimension, so a width compiles once
+however long the page. ``warm_up`` compiles every width at load time (``compile_seconds``). The
+output head runs after the compiled part on the real positions only (the CPU's skinny head).
+
+``compiled=False`` runs the same static cache and widths without compiling: what the lossless
+tests check on every family without paying for a compile each.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import torch
+
+from core import tuning
+from core.targets.static_kv import PassCache, StaticPageCache
+
+log = logging.getLogger(__name__)
+
+#: The decode engines users choose between (``--engine``).
+ENGINES = ("eager", "fast")
+
+
+def install_fast_engine(target, compiled: bool = True, capacity: int = tuning.FAST_CACHE_TOKENS,
+                        widths: tuple[int, ...] = tuning.FAST_PASS_WIDTHS) -> "FastPasses":
+    """Give ``target`` a fast engine (``target.fast_passes``), compiled now where ``compiled``:
+    a step of loading the model, whose seconds ``compile_seconds`` keeps."""
+    fast = FastPasses(target, capacity, widths, compiled=compiled)
+    seconds = fast.warm_up()
+    if compiled:
+        log.info("compiled the verification pass at %d widths in %.1f s", len(fast.widths), seconds)
+    target.fast_passes = fast
+    return fast
+
+
+def fast_passes_of(target) -> "FastPasses | None":
+    """The target's fast engine where it loaded one (``Target.fast_passes``); None for the eager
+    engine and for stand-ins (the benchmark's replay targets), which have no static cache."""
+    return getattr(target, "fast_passes", None)
+
+
+class FastPasses:
+    """Verification passes of one row over a static cache (see the module docstring)."""
+
+    def __init__(self, target, capacity: int, widths: tuple[int, ...], compiled: bool = True,
+                 full_length: bool | None = None):
+        """``full_length``: every pass attends over the whole buffer, so its shapes never change and
+        CUDA graphs can replay it (``torch.compile``'s ``reduce-overhead``); default on CUDA. Else a
+        pass attends over the cached tokens only, the cached length a dynamic dimension (a CPU's
+        attention costs by the column)."""
+        self.target = target
+        self.widths = tuple(sorted(widths))
+        self.cache = StaticPageCache.for_model(target.model, capacity, self.widths[-1], target.dtype,
+                                               target.device)
+        self.compiled = compiled
+        if full_length is None:
+            full_length = getattr(target.device, "type", str(target.device)) == "cuda"
+        self.full_length = full_length
+        self.compile_seconds = 0.0
+        self.shapes: set[int] = set()  # widths run since load: each one compiled graph
+        self._inner = target.model.model
+        self._head = target.model.get_output_embeddings()
+        self._hidden = self._decoder_stack
+        if compiled:
+            if full_length:  # CUDA graphs replay writes into the buffer only at a fixed address
+                torch._dynamo.mark_static_address(self.cache.kv)
+                torch._dynamo.mark_static_address(self.cache.mask)
+            self._hidden = torch.compile(self._decoder_stack, mode="reduce-overhead" if full_length else None)
+
+    def width_for(self, size: int) -> int | None:
+        """The smallest width that holds a tree of ``size`` nodes (None: wider than any)."""
+        return next((w for w in self.widths if w >= size), None)
+
+    def fits(self, size: int) -> bool:
+        width = self.width_for(size)
+        return width is not None and self.cache.fits(self.cache.length, width)
+
+    def _decoder_stack(self, tokens, position_ids, mask, write_at):
+        cache = PassCache(self.cache.kv, write_at, mask.shape[-1])
+        out = self._inner(input_ids=tokens, position_ids=position_ids, attention_mask=mask, cache=cache,
+                          use_cache=True)
+        return out.last_hidden_state
+
+    @torch.no_grad()
+    def forward(self, tree, rope_delta: int, greedy: bool) -> torch.Tensor:
+        """One pass of ``tree`` (``core.speculative.tree.DraftTree``) after the cached tokens. Its
+        keys and values are written at ``[length, length + width)``; ``accept`` keeps the verified
+        path. Returns ids ``(1, len(tree))`` long where ``greedy``, else logits ``(1, len(tree), V)``
+        float32."""
+        from core.speculative.tree import ancestor_masks
+
+        size = len(tree)
+        width = self.width_for(size)
+        cache, device = self.cache, self.target.device
+        n = cache.length
+        pad = self.target.pad_token_id
+        tokens = torch.tensor([tree.tokens + [pad] * (width - size)], device=device)
+        positions = torch.tensor([[n + d for d in tree.depths] + [n] * (width - size)], device=device)
+        position_ids = self.target.position_ids(positions, torch.tensor([rope_delta], device=device))
+        mask = cache.pass_mask(ancestor_masks([tree], width)[0])
+        write_at = torch.arange(n, n + width, device=device)
+        if self.full_length:
+            mask = cache.mask[:, :, :width]
+        elif self.compiled:
+            torch._dynamo.mark_dynamic(mask, 3)
+        self.shapes.add(width)
+        hidden = self._hidden(tokens, position_ids, mask, write_at)
+        logits = self._head(hidden[:, :size])
+        if greedy:
+            return logits.argmax(dim=-1)
+        return logits.float()
+
+    def accept(self, path: list[int]) -> None:
+        self.cache.accept(path)
+
+    def warm_up(self) -> float:
+        """Run (and so compile) every width once on an empty cache; returns the seconds it took."""
+        from core.speculative.tree import DraftTree
+
+        t0 = time.perf_counter()
+        for width in self.widths:
+            self.cache.length = 0
+            chain = DraftTree([self.target.pad_token_id] * width, list(range(-1, width - 1)),
+                              list(range(width)), [None] * width)
+            self.forward(chain, 0, greedy=True)
+        self.cache.length = 0
+        self.shapes.clear()
+        self.compile_seconds = time.perf_counter() - t0
+        return self.compile_seconds

@@ -304,11 +304,20 @@ class WordWriter:
         self.document.save(path_or_stream)
 
 
+#: Characters XML 1.0 cannot hold (controls but tab and line breaks, lone surrogates, U+FFFE/U+FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with what a Word file cannot hold replaced by U+FFFD (model output may hold anything)."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def document_docx(markdown: str, title: str, base_dir: Path | None = None, images_dir: Path | None = None) -> bytes:
     """The DOCX file of ``markdown`` (its title in the file's properties)."""
     writer = WordWriter(base_dir, images_dir)
-    writer.document.core_properties.title = title[:250]
-    writer.write(markdown)
+    writer.document.core_properties.title = xml_text(title)[:250]
+    writer.write(xml_text(markdown))
     buf = io.BytesIO()
     writer.save(buf)
     return buf.getvalue()

@@ -10,16 +10,16 @@
 #    -> OUT/vllm_plain.txt. A fast-engine pass of 1 token against vLLM's token says whether plain
 #    decoding in HSD Studio keeps up; HSD's passes of 64 tokens against it whether HSD beats it.
 #
-#   bash core/bench/gpu_engine_cost.sh [OUT]     # default OUT: bench-gpu-engine
+#   bash tools/bench/gpu_engine_cost.sh [OUT]     # default OUT: bench-gpu-engine
 #
 # Needs a CUDA GPU and torch with CUDA (and vLLM for step 2). The simulated GPU takes its pass
-# costs from these figures: --gpu-pass-ms and --gpu-token-ms (core/bench/gpu_pass_cost.py) fitted to
+# costs from these figures: --gpu-pass-ms and --gpu-token-ms (tools/bench/gpu_pass_cost.py) fitted to
 # the fast engine's column, the eager one's, and vLLM's per-token line as the reference.
 set -euo pipefail
 out="${1:-bench-gpu-engine}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/gpu.txt" 2>&1 || true
 python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA GPU'; print(torch.cuda.get_device_name(0))"
-python3 -m core.bench.engine_cost --model hunyuan-ocr-random --device cuda --dtype bf16 --repeats 30 \
+python3 -m tools.bench.engine_cost --model hunyuan-ocr-random --device cuda --dtype bf16 --repeats 30 \
   | tee "$out/engine_cost.txt"
-python3 -m core.bench.vllm_plain --cached 500,8000 | tee "$out/vllm_plain.txt"
+python3 -m tools.bench.vllm_plain --cached 500,8000 | tee "$out/vllm_plain.txt"

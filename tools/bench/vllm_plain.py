@@ -7,7 +7,7 @@ batch 1, ``--tokens`` tokens after a text prompt whose length puts the cache at 
 end of sequence ignored. Printed: milliseconds a generated token (a pass of one token), beside the
 seconds to load. Without vLLM installed it says so in one line and exits 0.
 
-    python -m core.bench.vllm_plain [--tokens 256] [--cached 500,8000]
+    python -m tools.bench.vllm_plain [--tokens 256] [--cached 500,8000]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def write_random_model_folder(folder: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.bench.vllm_plain", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.vllm_plain", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=256, help="tokens generated a measurement")
     parser.add_argument("--cached", default="500,8000", help="prompt tokens before the generated ones")
     parser.add_argument("--folder", default=None, help="where to write the configuration (default: a temporary folder)")

@@ -13,7 +13,7 @@ tokens, the median of ``--repeats``:
 Then a page of ``--page-tokens`` tokens decoded through the fast engine at tree sizes drawn from
 1 to 128: how many shapes it compiled (torch.compile's graphs) beside the compile seconds at load.
 
-    python -m core.bench.engine_cost [--layers 24] [--repeats 20] [--no-compile]
+    python -m tools.bench.engine_cost [--layers 24] [--repeats 20] [--no-compile]
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def page_shapes(fast, page_tokens: int, seed: int = 0) -> tuple[int, int]:
 def main(argv=None) -> int:
     from core.targets.fast_pass import FastPasses
 
-    parser = argparse.ArgumentParser(prog="python -m core.bench.engine_cost", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.engine_cost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", default="hunyuan_vl")
     parser.add_argument("--model", default="thin", choices=("thin", "hunyuan-ocr-random"),
                         help="thin: the family's tiny layers at --layers depth (default); hunyuan-ocr-random: "
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
         from core.bench.replay import real_size_hunyuan_target
 
         target = real_size_hunyuan_target(args.device, args.dtype)
-    fast = FastPasses(target, max(cached) + tuning.FAST_PASS_WIDTHS[-1] + 1, tuning.FAST_PASS_WIDTHS,
+    fast = FastPasses(target, max(*cached, args.page_tokens) + tuning.FAST_PASS_WIDTHS[-1] + 1, tuning.FAST_PASS_WIDTHS,
                       compiled=not args.no_compile)
     compile_seconds = fast.warm_up()
     what = "compiled" if fast.compiled else "uncompiled"

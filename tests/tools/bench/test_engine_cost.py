@@ -1,0 +1,24 @@
+"""The engine-cost benchmark runs end to end on a shallow thin model (uncompiled: the compile is
+what ``tests/core/targets/test_fast_engine.py`` tests) and prints every row it promises."""
+
+from __future__ import annotations
+
+from tools.bench.engine_cost import main, thin_target
+
+
+def test_the_thin_model_has_the_asked_depth_and_a_small_head(tmp_path):
+    target = thin_target("hunyuan_vl", layers=3, folder=str(tmp_path))
+    text = target.model.config.get_text_config()
+    assert text.num_hidden_layers == len(target.model.model.language_model.layers) == 3
+    assert target.vocab_size == 4096
+
+
+def test_every_width_and_cached_length_is_measured_and_a_page_compiles_no_new_shape(capsys):
+    assert main(["--no-compile", "--layers", "2", "--repeats", "1", "--tokens", "1,16,64",
+                 "--cached", "40,90", "--page-tokens", "150"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] and line.split()[0].isdigit()]
+    assert [(int(r[0]), int(r[1])) for r in rows] == [(t, c) for c in (40, 90) for t in (1, 16, 64)]
+    assert all(float(r[2]) > 0 and float(r[3]) > 0 for r in rows)
+    assert "growth 40 -> 90 cached at 64 tokens" in out
+    assert "a page of 150 tokens" in out and "0 graphs compiled during it" in out

@@ -142,18 +142,6 @@ FAST_PASS_WIDTHS = (1, 16, 64, 128)
 #: to about 5,000 image tokens) and ``BENCH_MAX_NEW_TOKENS`` fit; a page that reaches its end goes
 #: on with the eager engine.
 FAST_CACHE_TOKENS = 16384
-
-#: The decode engine (``--engine``): "eager" (transformers' own passes over a DynamicCache) or
-#: "fast" (a static cache, fixed pass widths, compiled passes: ``core.targets.fast_pass``). Eager
-#: on every device until a measurement says otherwise (docs/architecture.md, "The fast engine").
-DEFAULT_ENGINE = "eager"
-#: The fast engine's pass widths: a tree is padded to the smallest that holds it (the widest
-#: holds ``MAX_NODES``), so a page compiles and runs at most this many shapes.
-FAST_PASS_WIDTHS = (1, 16, 64, 128)
-#: Columns of the fast engine's static cache, allocated once per model load: a page prompt (up
-#: to about 5,000 image tokens) and ``BENCH_MAX_NEW_TOKENS`` fit; a page that reaches its end goes
-#: on with the eager engine.
-FAST_CACHE_TOKENS = 16384
 #: Continuations merged into one tree.
 MAX_BRANCHES = 8
 #: Depth of the 1-gram fallback tree (no suffix of ``MIN_NGRAM`` tokens matched).

@@ -13,8 +13,7 @@ import sys
 from contextlib import contextmanager
 
 # Sub-command modules, in the order they appear in ``hsd --help``, by command name.
-COMMANDS = {"draft": "draft", "convert": "convert", "export": "export", "tiny-model": "tiny_model", "bench": "bench",
-            "bench-corpus": "bench_corpus"}
+COMMANDS = {"draft": "draft", "convert": "convert", "export": "export", "tiny-model": "tiny_model", "bench": "bench"}
 COMMAND_MODULES = list(COMMANDS.values())
 
 

@@ -3,7 +3,7 @@
     python -m core.bench.broken_layers --out brokenset      # seed 29, 14 pages of each class
 
 writes ``brokenset/broken/pairs/CLASS_KIND_NNN.pdf`` and ``brokenset/sound/pairs/KIND_NNN.pdf`` (the
-generated scan set's born-digital page, ``core.bench.scan_set``), each with the page's reference
+generated scan set's born-digital page, ``tools.bench.scan_set``), each with the page's reference
 Markdown (the generator's own: the real text). The class is the file name up to ``_``, so
 ``hsd bench brokenset/broken`` reports each class as a kind.
 
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pymupdf
 
-from core.bench import scan_set
+from tools.bench import scan_set
 
 CLASSES = ("shifted", "substituted", "scrambled", "poorocr")
 #: A control that is not broken: the scan with an exact invisible OCR layer (the check must pass it).

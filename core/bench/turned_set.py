@@ -4,7 +4,7 @@
 
 writes, for every page, four PDFs with the same reference Markdown (the generator's own):
 
-* ``turnedset/born/pairs/CLASS_NNN.pdf``: the page born-digital and upright (``core.bench.scan_set``'s
+* ``turnedset/born/pairs/CLASS_NNN.pdf``: the page born-digital and upright (``tools.bench.scan_set``'s
   typesetting): the twin the turned pages are measured against;
 * ``turnedset/turned/pairs/CLASS_NNN.pdf``: the same page drawn turned inside a page of its own
   (a landscape slide printed sideways on a portrait sheet, or upside down), text layer kept;
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pymupdf
 
-from core.bench import scan_set
+from tools.bench import scan_set
 
 ROTATIONS = (90, 180, 270)
 #: (class stem, the scan set's kinds its pages come from)

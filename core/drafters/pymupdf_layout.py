@@ -7,7 +7,7 @@ reading order. Each layout box becomes one region; its Markdown is the draft. Ta
 tables and are turned into HTML, the target's table markup. OCR is off: scans go to ``rapidocr``.
 
 Measured against ``textlayer`` in docs/drafters.md (edit distance and time per page): it drafts
-worse, so it is not a conversion drafter; ``python -m core.bench.drafters --drafters pymupdf-layout``
+worse, so it is not a conversion drafter; ``python -m tools.bench.drafters --drafters pymupdf-layout``
 runs it for the comparison.
 """
 

@@ -28,7 +28,7 @@ class DecodeTarget(Protocol):
     measures_pass_cost: bool
     #: ``clock() -> seconds``: what the target's passes and crop prefills are timed by: the
     #: wall-clock (``time.perf_counter``) for a model, a clock of its own for a target that stands
-    #: for a device (``core.bench.timeline``'s virtual one).
+    #: for a device (``tools.bench.timeline``'s virtual one).
     clock: Callable[[], float]
 
     def forward(self, tokens: "torch.Tensor", positions: "torch.Tensor", attention_mask: "torch.Tensor",

@@ -1,5 +1,5 @@
 """Pages stream: ``hsd convert`` never holds two rendered pages at once (the 500-page peak-RSS
-numbers come from ``python -m core.bench.memory``; see docs/reliability.md)."""
+numbers come from ``python -m tools.bench.memory``; see docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import weakref
 def test_convert_holds_one_rendered_page_at_a_time(tmp_path, cli, model_dir, monkeypatch):
     """Runs the memory benchmark on a few pages (through the CLI's own code path; ``cli`` shares the
     loaded model) and checks, at every render, that no earlier page's image is still alive."""
-    from core.bench import memory
+    from tools.bench import memory
     from core.documents import Page
 
     images: list[weakref.ref] = []

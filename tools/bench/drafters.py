@@ -1,6 +1,6 @@
 """Drafter benchmark: speed and whole-document text edit distance on the corpus pairs.
 
-    python -m core.bench.drafters [CORPUS] [--drafters textlayer,rapidocr,auto] [--out docs/drafters.md]
+    python -m tools.bench.drafters [CORPUS] [--drafters textlayer,rapidocr,auto] [--out docs/drafters.md]
 
 For each ``CORPUS/pairs/*.pdf`` with a reference ``.md`` beside it, every drafter drafts every page;
 the drafts of a document are concatenated in reading order (page headers, footers, page numbers and
@@ -150,7 +150,7 @@ def per_document_table(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.bench.drafters", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.drafters", description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", nargs="?", default=os.environ.get("HSD_CORPUS", str(DEFAULT_CORPUS)))
     parser.add_argument("--drafters", default="textlayer,rapidocr,auto")
     parser.add_argument("--only", action="append", default=[], metavar="DRAFTER=GROUP,GROUP",
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     results = run(corpus, args.drafters.split(","), only=only)
     report = NOTES + (
         f"Measured {datetime.date.today().isoformat()} on {platform.machine()} "
-        f"({os.cpu_count()} CPUs, shared), `python -m core.bench.drafters {' '.join(argv if argv is not None else sys.argv[1:])}`.\n\n"
+        f"({os.cpu_count()} CPUs, shared), `python -m tools.bench.drafters {' '.join(argv if argv is not None else sys.argv[1:])}`.\n\n"
         "Cells: mean whole-document text edit distance (lower is better; corpus README normalisation; "
         "headers, footers, page numbers and figure text left out) and drafting time per page.\n\n"
         + markdown_table(results) + "\n\nPer document:\n\n" + per_document_table(results) + "\n"

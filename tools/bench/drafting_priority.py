@@ -1,6 +1,6 @@
 """Seconds a page's drafting takes under each priority of the drafting process, beside busy work.
 
-    python -m core.bench.drafting_priority scanset/scan/pairs scanset/born/pairs [--busy 1] [--drafter auto]
+    python -m tools.bench.drafting_priority scanset/scan/pairs scanset/born/pairs [--busy 1] [--drafter auto]
 
 Two drafting processes (``core.drafters.process``) draft every page of the PDFs given (files, or
 folders of them): one under Linux's ``SCHED_IDLE`` (``tuning.DRAFTING_PROCESS_IDLE``), one niced by
@@ -33,7 +33,7 @@ def p90(values: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.bench.drafting_priority")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.drafting_priority")
     parser.add_argument("inputs", nargs="+")
     parser.add_argument("--drafter", default="auto")
     parser.add_argument("--busy", type=int, default=1)

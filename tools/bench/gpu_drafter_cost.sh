@@ -3,7 +3,7 @@
 # --ocr-device auto) against the CPU (--ocr-device cpu), on the generated scan set, and whether the two
 # read the same text.
 #
-#   bash core/bench/gpu_drafter_cost.sh [OUT] [PER_KIND]     # defaults: bench-gpu-drafter, 2 pages a kind
+#   bash tools/bench/gpu_drafter_cost.sh [OUT] [PER_KIND]     # defaults: bench-gpu-drafter, 2 pages a kind
 #
 # Needs an NVIDIA GPU and onnxruntime's CUDA build (pip install -e ".[gpu]"; on a machine without the
 # network, installed beforehand). Writes the GPU into OUT/gpu.txt, the pages into OUT/scanset, and the
@@ -20,7 +20,7 @@ offered = onnxruntime.get_available_providers()
 print('onnxruntime', onnxruntime.__version__, offered)
 assert 'CUDAExecutionProvider' in offered, 'onnxruntime offers no CUDA here: pip install onnxruntime-gpu'
 " | tee -a "$out/gpu.txt"
-[ -d "$out/scanset/scan/pairs" ] || python3 -m core.bench.scan_set --out "$out/scanset" --per-kind "$per_kind"
+[ -d "$out/scanset/scan/pairs" ] || python3 -m tools.bench.scan_set --out "$out/scanset" --per-kind "$per_kind"
 python3 - "$out/scanset/scan/pairs" <<'PY' | tee "$out/drafter_cost.txt"
 import statistics
 import sys

@@ -7,10 +7,10 @@ until their argmax ids are read (the device synchronised, as verification does),
 several repeats. A least-squares line through the medians gives the two constants; the measured
 prefill is set beside what the model predicts for it.
 
-    python -m core.bench.gpu_pass_cost --model hunyuan-ocr-random --device cuda --dtype bf16
+    python -m tools.bench.gpu_pass_cost --model hunyuan-ocr-random --device cuda --dtype bf16
 
 prints the table and ``--gpu-pass-ms A --gpu-token-ms B``, the flags that make ``hsd bench
---target simulated-gpu`` simulate this machine (``core/bench/gpu_replay_cost.sh`` runs both).
+--target simulated-gpu`` simulate this machine (``tools/bench/gpu_replay_cost.sh`` runs both).
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
 
     from core.bench.runner import RANDOM_HUNYUAN, BenchConfig, _real_target
 
-    p = argparse.ArgumentParser(prog="python -m core.bench.gpu_pass_cost", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.bench.gpu_pass_cost", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default=RANDOM_HUNYUAN,
                    help=f"model folder, or {RANDOM_HUNYUAN} (default): a random model of HunyuanOCR's size")
     p.add_argument("--device", default="cuda")

@@ -16,18 +16,22 @@ in both, because a ``<pre>`` line wider than the page is clipped. A source may b
 wheel's ``METADATA`` (its long description); long sources are cut at a block boundary after
 ``max_chars`` characters of reference.
 
-Example: ``hsd bench-corpus .../site-packages/tabulate-*.dist-info/METADATA README.md --scans --out c``
-then ``hsd bench c``.
+    python -m tools.bench.make_corpus .../site-packages/tabulate-*.dist-info/METADATA README.md --scans --out c
+
+then ``hsd bench c``. The generated scan set is ``python -m tools.bench.scan_set``.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import HSDError
+from core.commands.arguments import whole_number
+from core.errors import HSDError, one_line
 
 #: Characters per code line before it wraps (A4 at 9 pt monospace holds about 85).
 CODE_WIDTH = 80
@@ -305,7 +309,38 @@ def make_corpus(sources: list[Path], out: Path, scans: bool = False, max_chars: 
             stems.append(pdf.stem)
     (out / "MANIFEST.tsv").write_text("\n".join(manifest) + "\n", encoding="utf-8")
     (out / "README.md").write_text(
-        "# Generated corpus\n\nMade by `hsd bench-corpus` from the sources in MANIFEST.tsv: `born_*` are typeset "
-        "from the Markdown, `scan_*` are image-only copies. Each `.md` is the reference for its PDF.\n",
+        "# Generated corpus\n\nMade by `python -m tools.bench.make_corpus` from the sources in MANIFEST.tsv: "
+        "`born_*` are typeset from the Markdown, `scan_*` are image-only copies. Each `.md` is the reference "
+        "for its PDF.\n",
         encoding="utf-8")
     return stems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.make_corpus",
+        description="Typeset each Markdown SOURCE (a .md file or a wheel's METADATA) as a PDF, write the "
+        "reference Markdown beside it, and optionally an image-only scan of it, in the layout 'hsd bench' "
+        "reads (OUT/pairs/NAME.pdf + NAME.md): documents the engine was never tuned on.")
+    parser.add_argument("sources", nargs="+", metavar="SOURCE", help="Markdown files or METADATA files")
+    parser.add_argument("--out", required=True, help="corpus folder to write (pairs/ is created in it)")
+    parser.add_argument("--scans", action="store_true", help="also write an image-only copy of each PDF (scan_NAME)")
+    parser.add_argument("--scan-dpi", type=whole_number(72, 400, "the scan resolution"), default=150,
+                        help="resolution of the scans (default 150)")
+    parser.add_argument("--max-chars", type=whole_number(200, 1_000_000, "--max-chars"), default=12000,
+                        help="cut each source after this many characters of reference, at a block boundary "
+                        "(default 12000)")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    try:
+        stems = make_corpus([Path(s) for s in args.sources], out, scans=args.scans, max_chars=args.max_chars,
+                            scan_dpi=args.scan_dpi)
+    except HSDError as exc:
+        print(f"make_corpus: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(stems)} documents to {out / 'pairs'}; run: hsd bench {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

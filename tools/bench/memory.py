@@ -1,6 +1,6 @@
 """Memory benchmark: peak RSS against page count while ``hsd convert`` works through a long PDF.
 
-    python -m core.bench.memory [--pages 500] [--model DIR] [--mode ar] [--dpi 144] [--out mem.json]
+    python -m tools.bench.memory [--pages 500] [--model DIR] [--mode ar] [--dpi 144] [--out mem.json]
 
 Pages must stream: each is rendered, drafted, decoded, saved and dropped before the next, so memory
 stays flat however long the document. The benchmark writes an N-page PDF (a heading, a paragraph
@@ -121,7 +121,7 @@ def report(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.bench.memory", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.memory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=500)
     parser.add_argument("--model", default=None, help="model folder (default: a tiny qwen2_5_vl built here)")
     parser.add_argument("--mode", default="ar", choices=["ar", "hsd", "page", "regions"])

@@ -5,7 +5,7 @@ paragraphs: about 330 regions from the text layer and 2 200 tokens (Qwen's BPE) 
 text is made of common English words in a fixed pseudo-random order (``seed``), so the page is the
 same on every machine and owes nothing to any document.
 
-    python -m core.bench.newspaper OUT      # OUT/pairs/newspaper.pdf + newspaper.md
+    python -m tools.bench.newspaper OUT      # OUT/pairs/newspaper.pdf + newspaper.md
 
 The reference (``newspaper.md``) is the stories in reading order, column by column: headlines as
 ``## `` headings, paragraphs as they are typeset.
@@ -100,7 +100,7 @@ def _height(text: str, size: float, width: float, font: str) -> float:
 def main(argv=None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m core.bench.newspaper", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.bench.newspaper", description=__doc__.split("\n\n")[0])
     p.add_argument("out", help="corpus folder to write (pairs/newspaper.pdf and .md)")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)

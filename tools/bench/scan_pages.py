@@ -2,7 +2,7 @@
 
 A ``PageBuilder`` draws one page and remembers, for each piece of text it draws, the region it
 belongs to (``Fragment``: label, box, reading-order index, its Markdown) and the page's reference
-Markdown, block by block in reading order. The generator (``core.bench.scan_set``) composes pages
+Markdown, block by block in reading order. The generator (``tools.bench.scan_set``) composes pages
 of every kind from these few operations: ``flow`` (blocks into one or more columns, a paragraph
 continuing from the foot of one column to the head of the next), ``table``, ``rule``, ``box`` and
 ``chart``.

@@ -2,7 +2,7 @@
 
     hsd bench SET/born --target replay --tokenizer qwen --methods ar,hsd --out bench-born
     hsd bench SET/scan --target replay --tokenizer qwen --methods ar,hsd --out bench-scan
-    python -m core.bench.scan_report SET --born bench-born/bench.json --scan bench-scan/bench.json \
+    python -m tools.bench.scan_report SET --born bench-born/bench.json --scan bench-scan/bench.json \
         --compare auto:layout=cdla --out scan-report.md
 
 Per kind (the file name up to ``_``), from the two runs and from drafting each page again with the
@@ -188,7 +188,7 @@ def markdown_table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="per-kind report of the generated scan set")
-    parser.add_argument("set", help="the folder hsd bench-corpus --scan-set wrote")
+    parser.add_argument("set", help="the folder tools.bench.scan_set wrote")
     parser.add_argument("--born", help="bench.json (or pages.jsonl) of hsd bench SET/born; shards comma-separated")
     parser.add_argument("--scan", help="bench.json (or pages.jsonl) of hsd bench SET/scan; shards comma-separated")
     parser.add_argument("--drafter", default="auto", help="drafter spec of the order and text columns (default auto)")

@@ -1,12 +1,12 @@
 """The generated scan set: pages of the kinds people convert, each born-digital and scanned.
 
-    hsd bench-corpus --scan-set --seed 29 --out scanset      # or: python -m core.bench.scan_set --out scanset
+    python -m tools.bench.scan_set --seed 29 --out scanset
 
-writes, for every page, ``scanset/born/pairs/KIND_NNN.pdf`` (typeset by ``core.bench.scan_pages``, with
+writes, for every page, ``scanset/born/pairs/KIND_NNN.pdf`` (typeset by ``tools.bench.scan_pages``, with
 a text layer), ``scanset/scan/pairs/KIND_NNN.pdf`` (the same page rendered at 150-300 dpi, skewed,
 blurred, unevenly lit, with noise, saved as JPEG: an image-only PDF), the reference Markdown beside
 each (the generator's own), and ``scanset/layout/KIND_NNN.json``: the regions as laid out (label,
-box, reading-order index, text) and the scan's parameters, which ``core.bench.scan_report`` compares
+box, reading-order index, text) and the scan's parameters, which ``tools.bench.scan_report`` compares
 with what a drafter found. ``hsd bench scanset/born`` and ``hsd bench scanset/scan`` measure both
 halves; the kind is the file name up to ``_``.
 
@@ -28,8 +28,8 @@ import json
 import random
 from pathlib import Path
 
-from core.bench import scan_text as tx
-from core.bench.scan_pages import Block, PageBuilder, Style
+from tools.bench import scan_text as tx
+from tools.bench.scan_pages import Block, PageBuilder, Style
 
 KINDS = ("article1", "article2", "article3", "newspaper", "gazette", "report", "formula", "form", "slide",
          "chinese", "japanese", "mixed", "fraktur")
@@ -415,10 +415,10 @@ def make_scan_set(out: Path, seed: int = DEFAULT_SEED, per_kind: int = PAGES_PER
         if log:
             log(f"{kind}: {per_kind} pages")
     (out / "README.md").write_text(
-        f"# Generated scan set (seed {seed})\n\nMade by `hsd bench-corpus --scan-set --seed {seed}`: {len(names)} pages "
-        f"of {len(kinds)} kinds. `born/` holds each page born-digital, `scan/` the same page scanned, each PDF "
-        "with its reference Markdown; `layout/` the regions as laid out. Run `hsd bench` on `born` and `scan`, "
-        "then `python -m core.bench.scan_report`.\n", encoding="utf-8")
+        f"# Generated scan set (seed {seed})\n\nMade by `python -m tools.bench.scan_set --seed {seed}`: "
+        f"{len(names)} pages of {len(kinds)} kinds. `born/` holds each page born-digital, `scan/` the same "
+        "page scanned, each PDF with its reference Markdown; `layout/` the regions as laid out. Run `hsd bench` "
+        "on `born` and `scan`, then `python -m tools.bench.scan_report`.\n", encoding="utf-8")
     return names
 
 

@@ -1,4 +1,4 @@
-"""Text for the generated scan set (``core.bench.scan_set``): sentences, headings, table cells.
+"""Text for the generated scan set (``tools.bench.scan_set``): sentences, headings, table cells.
 
 Everything comes from the word lists below and a ``random.Random``, so a seed gives the same text on
 every machine and Python version (no data file, no network). The sentences are grammatical

@@ -21,8 +21,8 @@ What it leaves out: the drafting's slowdown beside a decode (``draft_factor``; 1
 cores), rendering, and waits for the CPU. Its figures are for comparing settings; end-to-end
 figures come from ``hsd bench --target simulated-gpu``.
 
-    python -m core.bench.timeline record CORPUS --out timeline.jsonl [--docs a,b]
-    python -m core.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order]
+    python -m tools.bench.timeline record CORPUS --out timeline.jsonl [--docs a,b]
+    python -m tools.bench.timeline replay CORPUS timeline.jsonl [--mode hsd] [--cpu-factor 1.6] [--reading-order]
         [--stack 3]
 """
 
@@ -212,7 +212,7 @@ def load(path) -> list[PageTimeline]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.bench.timeline", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.bench.timeline", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="draft each page once, its lines stamped")
     rec.add_argument("corpus")

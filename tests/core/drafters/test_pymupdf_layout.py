@@ -16,8 +16,8 @@ def test_drafts_a_born_digital_page(tmp_path):
     pytest.importorskip("pymupdf.layout")
     import pymupdf
 
-    from core.bench.drafters import _drafter
     from core.documents import open_document
+    from tools.bench.drafters import _drafter
 
     path = tmp_path / "p.pdf"
     doc = pymupdf.open()

@@ -1,9 +1,9 @@
-"""The pass-cost probe behind ``core/bench/gpu_replay_cost.sh``, on CPU with the tiny model: the
+"""The pass-cost probe behind ``tools/bench/gpu_replay_cost.sh``, on CPU with the tiny model: the
 script's own logic (timing, cache kept at the page's length, the fitted constants) without a GPU."""
 
 import pytest
 
-from core.bench.gpu_pass_cost import fit_line, measure, page_image
+from tools.bench.gpu_pass_cost import fit_line, measure, page_image
 
 
 def test_fit_line_recovers_a_fixed_and_a_per_token_part():
@@ -31,7 +31,7 @@ def test_measure_times_each_width_on_the_prefilled_page(tiny_target_dir, widths)
 
 
 def test_the_command_prints_the_constants(tiny_target_dir, capsys):
-    from core.bench.gpu_pass_cost import main
+    from tools.bench.gpu_pass_cost import main
 
     assert main(["--model", str(tiny_target_dir("hunyuan_vl")), "--device", "cpu", "--dtype", "fp32",
                  "--repeats", "1"]) == 0

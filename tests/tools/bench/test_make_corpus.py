@@ -1,4 +1,4 @@
-"""``hsd bench-corpus``: Markdown -> typeset PDF + reference, in the layout ``hsd bench`` reads."""
+"""``python -m tools.bench.make_corpus``: Markdown -> typeset PDF + reference, in the layout ``hsd bench`` reads."""
 
 import json
 
@@ -7,10 +7,10 @@ import pytest
 pytest.importorskip("markdown_it")
 
 from core.bench.corpus import load_corpus  # noqa: E402
-from core.bench.make_corpus import (CorpusSourceError, make_corpus, markdown_document,  # noqa: E402
-                                    source_markdown, source_name)
-from core.cli import main  # noqa: E402
+from core.cli import main as hsd  # noqa: E402
 from core.documents import open_document  # noqa: E402
+from tools.bench.make_corpus import (CorpusSourceError, main, make_corpus, markdown_document,  # noqa: E402
+                                     source_markdown, source_name)
 
 SOURCE = """# Field Guide [![build](https://ci.example/badge.svg)](https://ci.example)
 
@@ -107,15 +107,18 @@ def test_corpus_loads_and_its_text_layer_holds_the_reference(tmp_path):
 def test_cli_makes_a_corpus_that_hsd_bench_runs(tmp_path, capsys):
     src = tmp_path / "guide.md"
     src.write_text(SOURCE, encoding="utf-8")
-    assert main(["bench-corpus", str(src), "--out", str(tmp_path / "c")]) == 0
+    assert main([str(src), "--out", str(tmp_path / "c")]) == 0
     assert "wrote 1 documents" in capsys.readouterr().out
     out = tmp_path / "bench"
-    assert main(["bench", str(tmp_path / "c"), "--drafter", "textlayer", "--tokenizer", "tiny",
+    assert hsd(["bench", str(tmp_path / "c"), "--drafter", "textlayer", "--tokenizer", "tiny",
                  "--methods", "ar,hsd", "--out", str(out), "-q"]) == 0
     pages = json.loads((out / "bench.json").read_text())["pages"]
     assert pages and all(p["methods"]["hsd"]["forward_passes"] < p["methods"]["ar"]["forward_passes"] for p in pages)
-    assert main(["bench-corpus", str(tmp_path / "missing.md"), "--out", str(tmp_path / "d")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing.md"), "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    with pytest.raises(SystemExit):  # no SOURCE: argparse's usage error
+        main(["--out", str(tmp_path / "e")])
 
 
 def test_characters_the_text_layer_cannot_give_back_become_question_marks(tmp_path):
@@ -129,19 +132,3 @@ def test_characters_the_text_layer_cannot_give_back_become_question_marks(tmp_pa
     assert "?" in reference  # at least the heavy corners had no Unicode map
     for char in set(reference):
         assert char.isascii() or char in text  # every symbol of the reference is on the text layer
-
-
-def test_cli_writes_the_scan_set_from_a_seed(tmp_path, capsys, monkeypatch):
-    from core.bench import scan_set
-
-    calls = []
-
-    def fake(out, seed, per_kind, kinds=scan_set.KINDS, log=None):
-        calls.append((seed, per_kind))
-        return ["slide_000"]
-
-    monkeypatch.setattr(scan_set, "make_scan_set", fake)
-    assert main(["bench-corpus", "--scan-set", "--seed", "3", "--per-kind", "2", "--out", str(tmp_path / "s")]) == 0
-    assert calls == [(3, 2)] and "run: hsd bench" in capsys.readouterr().out
-    assert main(["bench-corpus", "--out", str(tmp_path / "e")]) == 2  # neither sources nor --scan-set
-    assert main(["bench-corpus", "x.md", "--scan-set", "--out", str(tmp_path / "e")]) == 2

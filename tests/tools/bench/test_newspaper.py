@@ -1,6 +1,6 @@
-"""The generated newspaper page the engine's own cost is measured on (``core.bench.newspaper``)."""
+"""The generated newspaper page the engine's own cost is measured on (``tools.bench.newspaper``)."""
 
-from core.bench.newspaper import main, stories, write_newspaper
+from tools.bench.newspaper import main, stories, write_newspaper
 
 
 def test_the_page_is_dense_and_the_same_every_time(tmp_path):

@@ -9,10 +9,10 @@ import unicodedata
 import pymupdf
 import pytest
 
-from core.bench import scan_set
-from core.bench.scan_report import kind_rows, markdown_table, order_accuracy, text_reached
 from core.drafters.base import Region
 from core.drafters.normalize import normalize_for_match
+from tools.bench import scan_set
+from tools.bench.scan_report import kind_rows, markdown_table, order_accuracy, text_reached
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +76,18 @@ def test_the_set_is_written_in_the_layout_hsd_bench_reads(tmp_path):
         assert [d.name for d in docs] == ["form_000", "slide_000"] and {d.kind for d in docs} == {"form", "slide"}
     layout = json.loads((tmp_path / "layout" / "form_000.json").read_text(encoding="utf-8"))
     assert layout["seed"] == 5 and layout["kind"] == "form"
+
+
+def test_the_command_writes_the_set_from_a_seed(tmp_path, capsys, monkeypatch):
+    calls = []
+
+    def fake(out, seed, per_kind, kinds=scan_set.KINDS, log=None):
+        calls.append((seed, per_kind, kinds))
+        return ["slide_000"]
+
+    monkeypatch.setattr(scan_set, "make_scan_set", fake)
+    assert scan_set.main(["--seed", "3", "--per-kind", "2", "--kinds", "slide", "--out", str(tmp_path / "s")]) == 0
+    assert calls == [(3, 2, ("slide",))] and "wrote 1 pages" in capsys.readouterr().out
 
 
 def test_order_accuracy_and_text_reached():

@@ -1,4 +1,4 @@
-"""Drafting timelines (``core.bench.timeline``): recorded once, replayed on a virtual clock."""
+"""Drafting timelines (``tools.bench.timeline``): recorded once, replayed on a virtual clock."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from core.bench import timeline
-from core.bench.timeline import PageTimeline, TimedDrafting, VirtualClock
 from core.drafters.base import DrafterBase, OcrLine, Region
 from core.drafters.textlayer import TextLayerDrafter
+from tools.bench import timeline
+from tools.bench.timeline import PageTimeline, TimedDrafting, VirtualClock
 
 
 class StreamingDrafter(DrafterBase):

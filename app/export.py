@@ -88,7 +88,7 @@ def export_markdown(input_path: Path, markdown_path: Path, results, settings: di
 def finished_document(work_markdown: Path, results, settings: dict, input_path: Path, edits=None):
     """The app's document as the exports read it: its results (figures in the work folder beside
     ``work_markdown``, where the run saved them) and the user's edits."""
-    from core.exports import FinishedDocument
+    from core.api import FinishedDocument
 
     return FinishedDocument(Path(work_markdown), sorted(results, key=lambda r: r.page), edits, dict(settings),
                             str(input_path))
@@ -96,8 +96,7 @@ def finished_document(work_markdown: Path, results, settings: dict, input_path: 
 
 def export_as(document, fmt: str, path: Path, overwrite: bool = False) -> Path:
     """Write ``document`` (``finished_document``) as ``fmt`` (html, docx, json) to ``path``."""
-    from core.exports import export_document
-    from core.outputs import check_output_target
+    from core.api import check_output_target, export_document
 
     path = Path(path)
     check_output_target(path, "the export")
@@ -108,7 +107,7 @@ def export_as(document, fmt: str, path: Path, overwrite: bool = False) -> Path:
 
 def batch_targets(markdown_paths, formats, folder: Path, pattern: str) -> list[dict]:
     """Per document, format -> file (``core.outputs.export_targets``, named after each document)."""
-    from core.outputs import export_targets
+    from core.api import export_targets
 
     return export_targets(markdown_paths, formats, Path(folder), pattern)
 
@@ -129,7 +128,7 @@ def export_json(json_path: Path, input_path: Path, markdown_path: Path | None, s
     """Regions (with drafts, outputs, per-region statistics and acceptance), page statistics, each
     page's Markdown as exported and where the model departs from the page's text: ``--stats``'
     document with what ``hsd export --format json`` adds (``core.exports.document_payload``)."""
-    from core.exports import document_payload
+    from core.api import document_payload
 
     json_path = Path(json_path)
     if json_path.exists() and not overwrite:

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
-from core.exports import DESCRIPTIONS, FORMATS
+from core.api import EXPORT_DESCRIPTIONS as DESCRIPTIONS, EXPORT_FORMATS as FORMATS
 
 
 class BatchExportDialog(QDialog):

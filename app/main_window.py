@@ -192,6 +192,8 @@ class MainWindow(QMainWindow):
                                      "Convert the selected document (finished pages are reused)")
         self.fresh_action = action("Convert from &scratch", lambda: self.convert_current(fresh=True), None,
                                    "Convert again, ignoring pages finished by an earlier run")
+        self.page_again_action = action("Convert this &page again", self.page_edits.convert_page_again, None,
+                                        "Convert the shown page again; the other pages are kept as they are")
         self.cancel_action = action("C&ancel", self.cancel_conversion, "Esc",
                                     "Stop the running conversion (asks first; finished pages are kept)")
         self.settings_action = action("&Settings…", self.edit_settings, "Ctrl+,")
@@ -245,8 +247,8 @@ class MainWindow(QMainWindow):
                   self.export_json_action, self.export_batch_action, self.copy_action, None, self.quit_action):
             file_menu.addAction(a) if a else file_menu.addSeparator()
         convert_menu = self.menuBar().addMenu("&Convert")
-        for a in (self.convert_action, self.fresh_action, self.cancel_action, self.settings_action, None,
-                  self.remove_action):
+        for a in (self.convert_action, self.fresh_action, self.page_again_action, self.cancel_action,
+                  self.settings_action, None, self.remove_action):
             convert_menu.addAction(a) if a else convert_menu.addSeparator()
         view_menu = self.menuBar().addMenu("&View")
         for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.fit_width_action,
@@ -798,6 +800,8 @@ class MainWindow(QMainWindow):
         self.convert_action.setStatusTip("Convert the selected document (finished pages are reused)"
                                          if self.models.usable() else "Choose a model, then convert")
         self.fresh_action.setEnabled(self.convert_action.isEnabled())
+        page_done = bool(self.current and self.current_page and self.current_page in self.current.results)
+        self.page_again_action.setEnabled(self.convert_action.isEnabled() and page_done)
         self.remove_action.setEnabled(self.current is not None)
         for a in (self.export_md_action, self.export_json_action, self.export_html_action, self.export_docx_action):
             a.setEnabled(has_results)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.widgets import ask_yes_no
-from core.edits import PageEdits
+from core.api import PageEdits
 
 
 def work_markdown(window, doc) -> Path:
@@ -26,7 +26,7 @@ def work_markdown(window, doc) -> Path:
 
 def edits_of(window, doc) -> PageEdits:
     """``doc``'s edits, read from its work folder once and kept on the document (``doc.edits``)."""
-    from core.export import work_dir_for
+    from core.api import work_dir_for
 
     folder = work_dir_for(work_markdown(window, doc))
     edits = getattr(doc, "edits", None)
@@ -75,14 +75,12 @@ def exported_texts(window, doc) -> dict[int, str]:
 def pages_at_risk(window, doc, settings, fresh: bool) -> list[int]:
     """Edited pages a conversion of ``doc`` under ``settings`` converts anew: all of them from
     scratch or where the work folder holds pages of other settings; none where its pages are kept."""
-    from core.export import work_dir_for
-    from core.page_store import MANIFEST, read_json
+    from core.api import saved_settings, work_dir_for
 
     pages = edits_of(window, doc).pages()
     if not pages or fresh:
         return pages
-    manifest = read_json(work_dir_for(work_markdown(window, doc)) / MANIFEST)
-    kept_settings = manifest.get("settings") if isinstance(manifest, dict) else None
+    kept_settings = saved_settings(work_dir_for(work_markdown(window, doc)))
     return [] if kept_settings == settings.output_settings() else pages
 
 
@@ -150,3 +148,24 @@ class PageEditActions:
         edits_of(self.window, doc)
         finished = model_text(doc, page) is not None
         view.set_editable(finished, edited=finished and page in edited_pages(self.window, doc))
+
+    def convert_page_again(self) -> None:
+        """Convert the shown page again and keep the others: its saved page is dropped from the work
+        folder, and the document's run takes every other page back as it was (asks first where the
+        page carries an edit)."""
+        from core.api import forget_page, work_dir_for
+
+        window = self.window
+        doc, page = window.current, window.current_page
+        if doc is None or page is None or doc is window.conversion.running or model_text(doc, page) is None:
+            return
+        edits = edits_of(window, doc)
+        if edits.get(page) is not None:
+            if not ask_yes_no(window, "Replace your edit?",
+                              f"You edited page {page} of {doc.name}. Converting it again writes it anew and "
+                              "your edit will be gone.\n\nConvert it again?"):
+                window.set_status(f"Page {page} not converted: your edit is kept")
+                return
+            edits.discard([page])
+        forget_page(work_dir_for(work_markdown(window, doc)), page)
+        window.convert_current()

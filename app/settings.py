@@ -98,8 +98,8 @@ class ConversionSettings:
         (one line, shown when a conversion starts) for a value that is not an amount."""
         if not self.max_gpu_memory.strip():
             return None
+        from core.api import parse_memory
         from core.errors import HSDError
-        from core.hardware import parse_memory
 
         try:
             return parse_memory(self.max_gpu_memory)
@@ -250,8 +250,7 @@ class AppSettings:
 
     def export_choice(self) -> tuple[list[str], str]:
         """The formats and file name pattern of the last batch export (``core.exports``)."""
-        from core.exports import FORMATS
-        from core.outputs import EXPORT_PATTERN
+        from core.api import EXPORT_FORMATS as FORMATS, EXPORT_PATTERN
 
         formats = [f for f in str(self.q.value("export/formats", "md,html") or "").split(",") if f in FORMATS]
         return formats or ["md", "html"], str(self.q.value("export/pattern", EXPORT_PATTERN) or EXPORT_PATTERN)

@@ -9,7 +9,9 @@
   that keep a run from destroying a file (``core.outputs``).
 - ``quiet_libraries()``: library progress bars off, for a command line or a worker process.
 - What the app shows and exports: ``page_markdown``, ``assemble``, ``DocumentOutput``,
-  ``document_stats``... (see ``__all__``).
+  ``document_stats``... (see ``__all__``); the exports of a finished document (``core.exports``:
+  ``FinishedDocument``, ``export_document``, ``export_targets``), the user's page edits
+  (``PageEdits``) and the resume folder's ``forget_page``; the GPU memory cap (``parse_memory``).
 - Where the model departed from the page's text (``core.review``): ``review_page`` (a page's
   ``Departure`` list, or why none is listed), ``review_document``, ``summary_line``, and the
   ``--review`` report (``refuse_unsafe_review``, ``write_review``).
@@ -27,9 +29,15 @@ from typing import TYPE_CHECKING
 
 from core.drafters import DEFAULT_DRAFTER, DRAFTER_NAMES, OCR_DRAFTERS, SCAN_LAYOUTS, drafter_spec, get_drafter
 from core.drafters.normalize import clean_draft_text as clean_draft
+from core.edits import PageEdits
 from core.export import (DocumentOutput, assemble, atomic_write_text, figure_filename, images_dir_for,
-                         page_markdown)
-from core.outputs import distinct_inputs, output_paths, refuse_unsafe_outputs
+                         page_markdown, work_dir_for)
+from core.exports import DESCRIPTIONS as EXPORT_DESCRIPTIONS, FORMATS as EXPORT_FORMATS
+from core.exports import FinishedDocument, document_payload, export_document
+from core.hardware import MemoryCap, parse_memory
+from core.outputs import (EXPORT_PATTERN, check_output_target, distinct_inputs, export_targets, output_paths,
+                          refuse_unsafe_outputs)
+from core.page_store import forget_page, saved_settings
 from core.results import FIGURE_LABELS
 from core.review import (Departure, PageReview, refuse_unsafe_review, review_document, review_page, summary_line,
                          write_review)
@@ -50,6 +58,9 @@ __all__ = ["ConversionRequest", "DocumentRun", "convert_document", "engine_confi
            "clean_draft", "open_document", "parse_page_range", "release_render_caches", "DocumentOutput",
            "page_markdown", "assemble", "atomic_write_text", "figure_filename", "images_dir_for", "FIGURE_LABELS",
            "document_stats", "document_totals", "format_duration",
+           "PageEdits", "EXPORT_FORMATS", "EXPORT_DESCRIPTIONS", "EXPORT_PATTERN", "FinishedDocument",
+           "document_payload", "export_document", "export_targets", "check_output_target", "work_dir_for",
+           "forget_page", "saved_settings", "MemoryCap", "parse_memory",
            "Departure", "PageReview", "review_page", "review_document", "summary_line", "write_review",
            "refuse_unsafe_review"]
 

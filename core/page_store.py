@@ -252,3 +252,21 @@ def remove_owned_figures(images_dir: Path, owned: dict[str, set[str]]) -> None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def saved_settings(folder: Path):
+    """The settings the pages in resume folder ``folder`` were converted under (None: no manifest)."""
+    manifest = read_json(Path(folder) / MANIFEST)
+    return manifest.get("settings") if isinstance(manifest, dict) else None
+
+
+def forget_page(folder: Path, page: int) -> bool:
+    """Drop the saved page file of ``page`` from resume folder ``folder``, so that the next run converts
+    that page again and keeps the others; True if there was one. Its figures stay until that run
+    replaces them (``DocumentOutput`` replaces only files it wrote)."""
+    path = PageStore(folder, {}).page_path(page)
+    if not os.path.lexists(path):
+        return False
+    make_room(path)
+    path.unlink(missing_ok=True)
+    return True

@@ -99,3 +99,23 @@ def test_revert_and_export_every_document_at_once(qtbot, window, sample_pdf, tmp
     monkeypatch.setattr(window, "show_error", lambda title, text: errors.append(text))
     assert window.exports.batch_to(folder, ["json"], "{stem}.{ext}") is None
     assert errors and "would both be written there" in errors[0]
+
+
+def test_convert_this_page_again_redoes_only_that_page(qtbot, window, tmp_path, monkeypatch):
+    from tests.app.conftest import make_pdf
+
+    pdf = make_pdf(tmp_path / "two.pdf", pages=2)
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
+        drop_files(window, [pdf])
+    window.show_page(2)
+    assert window.page_again_action.isEnabled()
+    _edit_page(window, EDIT)
+    monkeypatch.setattr("app.page_editing.ask_yes_no", lambda *a: False)
+    window.page_again_action.trigger()
+    assert window.conversion.running is None and window.current.page_markdown(2) == EDIT
+    monkeypatch.setattr("app.page_editing.ask_yes_no", lambda *a: True)
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
+        window.page_again_action.trigger()
+    doc = window.current
+    assert doc.pages[1].kept and not doc.pages[2].kept  # page 1 taken back, page 2 converted
+    assert sorted(doc.results) == [1, 2] and doc.page_markdown(2) != EDIT

@@ -28,6 +28,7 @@ import json
 import random
 from pathlib import Path
 
+from core.commands.arguments import whole_number
 from tools.bench import scan_text as tx
 from tools.bench.scan_pages import Block, PageBuilder, Style
 
@@ -423,12 +424,20 @@ def make_scan_set(out: Path, seed: int = DEFAULT_SEED, per_kind: int = PAGES_PER
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="write the generated scan set (born-digital and scanned pages)")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--per-kind", type=int, default=PAGES_PER_KIND)
-    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.scan_set",
+        description="write the generated scan set: pages of thirteen kinds, each born-digital (OUT/born) and "
+        "scanned (OUT/scan) with its reference Markdown, and the regions as laid out (OUT/layout), from a seed")
+    parser.add_argument("--out", required=True, help="folder to write")
+    parser.add_argument("--seed", type=whole_number(0, 2**31 - 1, "--seed"), default=DEFAULT_SEED,
+                        help=f"the seed every page follows from (default {DEFAULT_SEED})")
+    parser.add_argument("--per-kind", type=whole_number(1, 1000, "--per-kind"), default=PAGES_PER_KIND,
+                        help=f"pages of each kind (default {PAGES_PER_KIND})")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.kinds.split(",")) - set(KINDS))
+    if unknown:
+        parser.error(f"unknown kinds {', '.join(unknown)}; known: {', '.join(KINDS)}")
     names = make_scan_set(Path(args.out), args.seed, args.per_kind, tuple(args.kinds.split(",")), log=print)
     print(f"wrote {len(names)} pages to {args.out}")
     return 0

@@ -88,6 +88,9 @@ def test_the_command_writes_the_set_from_a_seed(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(scan_set, "make_scan_set", fake)
     assert scan_set.main(["--seed", "3", "--per-kind", "2", "--kinds", "slide", "--out", str(tmp_path / "s")]) == 0
     assert calls == [(3, 2, ("slide",))] and "wrote 1 pages" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        scan_set.main(["--kinds", "slide,poster", "--out", str(tmp_path / "s")])
+    assert "unknown kinds poster" in capsys.readouterr().err and calls == [(3, 2, ("slide",))]
 
 
 def test_order_accuracy_and_text_reached():

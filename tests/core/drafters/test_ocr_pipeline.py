@@ -79,6 +79,23 @@ def test_batches_hold_lines_of_similar_width_and_results_keep_the_crops_order():
     assert [shape[2] for shape in session.shapes] == [48, 48, 48]
 
 
+def test_a_generated_scan_reads_as_rapidocr_reads_it(rapidocr_read, tmp_path):
+    """A scanned page of the generated set (skewed, blurred, noisy, JPEG): the same lines as
+    RapidOCR's own pipeline, read on two workers."""
+    from core.documents import open_document
+    from tools.bench import scan_set
+
+    _, scan, _, _ = scan_set.make_page("article2", 0)
+    (tmp_path / "scan.pdf").write_bytes(scan)
+    with open_document(tmp_path / "scan.pdf") as doc:
+        page = doc.page(0)
+        pixels = np.asarray(page.render(dpi=200))
+    want = rapidocr_read(pixels)
+    got = OcrPipeline(workers=2, device="cpu", squeeze_cjk=False).read(pixels)
+    assert len(got.texts) >= 40 and got.texts == list(want.txts) and got.scores == list(want.scores)
+    assert np.array_equal(np.array(got.boxes), want.boxes)
+
+
 def test_lines_read_in_batches_read_almost_as_alone(monkeypatch):
     """A batch pads its lines to the widest, which may change a line's reading: on this page one
     line of repeated letters reads differently (what batching does to drafts: docs/drafters.md)."""

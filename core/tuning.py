@@ -478,10 +478,12 @@ DEFAULT_OCR_DPI = 200
 MIN_OCR_DPI, MAX_OCR_DPI = 144, 300
 #: Longer side, in pixels, of the image the text detector sees (PaddleOCR's classic default).
 DET_MAX_SIDE = 960
-#: Line crops RapidOCR's recogniser reads in one batch. One: a line is read at its own width
-#: (a batch pads every crop to its widest), so its text does not depend on which lines it was read
-#: with (``core.drafters.line_stream`` reads in the detector's order, RapidOCR in order of width),
-#: and on two cores a dense page reads faster than in RapidOCR's batches of six.
+#: Line crops the recogniser reads in one batch (``core.drafters.ocr_recognise``). One: a line is
+#: read at its own width (a batch pads every crop to its widest), so its text does not depend on
+#: which lines it was read with or in which order (``core.drafters.line_stream``). Batches of lines
+#: of similar width were no faster on CPU cores: on 2 cores, one page's 75 lines read on 2 workers in
+#: 45.0 s alone, 57.6 s in fours, 49.2 s in eights (a loaded machine, median of 2), and in RapidOCR's
+#: batches of six a dense page read slower than alone (docs/drafters.md).
 OCR_REC_BATCH = 1
 #: A character's second reading is kept (``core.drafters.second_readings``) where its class had at
 #: least this share of the recogniser's probability; the decode branches at those of 0.2 or more

@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import tuning
 from core.errors import HSDError, HSDWarning
 
 _UNITS = {"": 1 << 30, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000 ** 2, "mb": 1000 ** 2, "mib": 1 << 20,
@@ -32,8 +33,6 @@ _UNITS = {"": 1 << 30, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000 ** 2, "m
 _AMOUNT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]{0,3}|%)\s*")
 #: Bytes per weight of each dtype name a config or the user may give.
 _DTYPE_BYTES = {"float32": 4, "fp32": 4, "float16": 2, "fp16": 2, "bfloat16": 2, "bf16": 2, "float64": 8}
-#: Below this share of the cap left after the weights, decoding a page will not fit: refused up front.
-MIN_DECODE_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -107,10 +106,10 @@ def plan_cap(cap: MemoryCap, device_type: str, total: int | None, weights: int |
         raise HSDError(f"--max-gpu-memory {cap}: torch does not say how much memory the {device_type.upper()} "
                        "device has, so the cap cannot be held; leave --max-gpu-memory out")
     limit = cap.on(total)
-    if weights is not None and weights > limit * (1 - MIN_DECODE_SHARE):
+    if weights is not None and weights > limit * (1 - tuning.GPU_DECODE_HEADROOM):
         raise HSDError(f"--max-gpu-memory {cap}: the model's weights alone take about {gib(weights)} of the "
                        f"{gib(limit)} allowed, leaving no room to decode a page; allow at least "
-                       f"{gib(weights / (1 - MIN_DECODE_SHARE))}, choose --dtype bf16, or run on --device cpu")
+                       f"{gib(weights / (1 - tuning.GPU_DECODE_HEADROOM))}, choose --dtype bf16, or run on --device cpu")
     if limit >= total:
         return None
     return limit / total

@@ -697,3 +697,9 @@ REVIEW_POOR_AGREEMENT = 0.5
 REVIEW_MOVED_RUN_WORDS = 3
 #: Departures of one region parted by at most this many agreeing words are one place to look at.
 REVIEW_MERGE_WORDS = 1
+
+# --- the GPU memory cap (core/hardware.py, --max-gpu-memory) ------------------------------------------
+
+#: A model whose weights leave less than this share of ``--max-gpu-memory`` for decoding is refused
+#: before it loads: a page's prefill and verification passes need room beside the weights.
+GPU_DECODE_HEADROOM = 0.1

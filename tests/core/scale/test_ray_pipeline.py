@@ -231,3 +231,28 @@ def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local
     again = convert_with_ray(scale_inputs, partial, config, options=options)
     assert again.progress.pages_total == 3 and again.progress.pages_skipped == 3
     assert _pages_of(config, scale_inputs, partial) == single
+
+
+def test_a_ray_run_tells_the_events_of_a_run_on_one_machine(ray_local, scale_inputs, scale_config, tmp_path):
+    """The same typed events, page for page, as the single-machine run of the document (those told
+    during a page's passes stay on the actor), so the command's progress line reads the same."""
+    from collections import Counter
+
+    from core.api import ConversionRequest, convert_document
+    from core.events import DocumentDone, PageDone, RegionVerified, TextAppended
+    from core.scale.ray_pipeline import RayDocuments, RayOptions
+
+    def told(run) -> Counter:
+        with run:
+            events = [e for e in run if not isinstance(e, (RegionVerified, TextAppended))]
+        assert isinstance(events[-1], DocumentDone)
+        return Counter((type(e).__name__, getattr(e, "page", None)) for e in events), events
+
+    path = scale_inputs[0]
+    local, local_events = told(convert_document(ConversionRequest(path, tmp_path / "one" / "a.md", scale_config)))
+    with RayDocuments(scale_config, RayOptions(batch_size=1)) as documents:
+        (run,) = documents.runs([ConversionRequest(path, tmp_path / "ray" / "a.md", scale_config)])
+        on_ray, ray_events = told(run)
+    assert on_ray == local and on_ray[("PageDone", 3)] == 1
+    markdown = [e.result.markdown for e in ray_events if isinstance(e, PageDone)]
+    assert markdown == [e.result.markdown for e in local_events if isinstance(e, PageDone)]

@@ -27,7 +27,7 @@ from html.parser import HTMLParser
 
 from rapidfuzz.distance import Levenshtein
 
-from core.drafters.normalize import text_edit_distance
+from core.text_distance import text_edit_distance
 
 __all__ = ["text_edit_distance", "Node", "parse_tables", "extract_tables", "tree_edit_distance", "teds",
            "page_teds"]

@@ -6,7 +6,7 @@ import pytest
 
 from core.documents import open_document
 from core.drafters import get_drafter
-from core.drafters.normalize import text_edit_distance
+from core.text_distance import text_edit_distance
 
 pytestmark = pytest.mark.corpus
 

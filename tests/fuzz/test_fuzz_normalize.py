@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from core.drafters.normalize import clean_draft_text, normalize_for_match, text_edit_distance
+from core.drafters.normalize import clean_draft_text, normalize_for_match
+from core.text_distance import text_edit_distance
 from tests.fuzz.conftest import fuzz_settings
 
 # Whitespace of every kind, full-width forms, ligatures, combining marks, surrogates' neighbours.

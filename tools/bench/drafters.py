@@ -22,7 +22,7 @@ from pathlib import Path
 
 from core.documents import open_document
 from core.drafters import get_drafter
-from core.drafters.normalize import text_edit_distance
+from core.text_distance import text_edit_distance
 
 #: Drafters measured here for comparison only, not offered to conversions (docs/drafters.md says why).
 COMPARED_ONLY = {"pymupdf-layout": ("core.drafters.pymupdf_layout", "PyMuPDFLayoutDrafter")}

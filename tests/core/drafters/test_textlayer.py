@@ -9,7 +9,7 @@ import pytest
 
 from core.documents import open_document
 from core.drafters import get_drafter
-from core.drafters.normalize import normalize_for_metric
+from core.text_distance import normalize_for_metric
 from core.drafters.textlayer import TextLayerDrafter, extract_lines
 from tests.core import pdf_factory
 

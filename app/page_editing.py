@@ -120,23 +120,26 @@ class PageEditActions:
         self._editing = None
         if doc is None or page is None:
             return
-        if save_edit(self.window, doc, page, text):
+        saved = save_edit(self.window, doc, page, text)
+        self._refresh_views(doc)  # first: the selected region's line would replace what is said here
+        if saved:
             edited = page in edited_pages(self.window, doc)
             self.window.set_status(f"Page {page}: your edit is kept and exported" if edited else
                                    f"Page {page}: the model's text again")
-        self._refresh_views(doc)
 
     def reverted(self) -> None:
         doc, page = self.window.current, self.window.current_page
         if doc is None or page is None:
             return
         revert_edit(self.window, doc, page)
-        self.window.set_status(f"Page {page}: the model's text again")
         self._refresh_views(doc)
+        self.window.set_status(f"Page {page}: the model's text again")
 
     def _refresh_views(self, doc) -> None:
         if doc is self.window.current:
             self.window._show_text()
+            # the review list and the regions' links are the page text's: an edit changes both
+            self.window.inspection.refresh(self.window._mode(doc), doc is self.window.conversion.running)
 
     def refresh(self) -> None:
         """The edit button and mark for the page shown (called whenever the pane's text is set)."""

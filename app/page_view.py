@@ -326,7 +326,20 @@ class PageView(QGraphicsView):
         if index is not None and 0 <= index < len(self.region_items):
             self.region_items[index].set_highlighted(True)
             if center:
-                self.ensureVisible(self.region_items[index], 20, 20)
+                self._bring_into_view(self.region_items[index].sceneBoundingRect())
+
+    def _bring_into_view(self, rect: QRectF, margin_px: float = 20) -> None:
+        """Show ``rect``: left where it is in view, else its middle in the view's middle; one wider
+        or taller than the view shows where its text begins (its left and top), not its middle."""
+        view = self.mapToScene(self.viewport().rect()).boundingRect()
+        if view.contains(rect):
+            return
+        margin = margin_px / max(self.transform().m11(), 1e-6)
+        x = (rect.center().x() if rect.width() + 2 * margin <= view.width()
+             else rect.left() - margin + view.width() / 2)
+        y = (rect.center().y() if rect.height() + 2 * margin <= view.height()
+             else rect.top() - margin + view.height() / 2)
+        self.centerOn(x, y)
 
     @property
     def highlighted(self) -> int | None:

@@ -13,7 +13,12 @@ Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless ``--show``
    when the model reads the page exactly like the reference. No network runs; a caption under
    each screenshot says so;
 5. the same sample converted by a tiny random model (built locally, no download): the app and
-   engine exactly as users run them, with gibberish text and rejected (red) drafts.
+   engine exactly as users run them, with gibberish text and rejected (red) drafts;
+6. the review list (``06-review.png``): the replay target again, its reference given the kinds of
+   misreading a model makes (``MISREADINGS``: a word changed, words added, words left out), one of
+   them chosen: its region highlighted on the page, its words selected in the Markdown, the model's
+   words beside the page's; 7. that page corrected in the Markdown pane (``07-edited-page.png``):
+   marked "Edited", the place gone from the review list.
 
 Everything else (drafter, engine, worker thread, window) is the app as users run it.
 """
@@ -33,10 +38,23 @@ SIZE = (1280, 800)
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere: the app and core come from this checkout
     sys.path.insert(0, str(ROOT))
+from core.drafters.base import DrafterBase  # noqa: E402  (core imports no Qt: the platform is still free)
 SAMPLE = ROOT / "resources" / "sample.pdf"
 REPLAY_CAPTION = ("Screenshot with the benchmark's replay stand-in target: its output is the sample's reference "
                   "Markdown (no model ran)")
 TINY_CAPTION = "Screenshot with a tiny random model built locally: its text is gibberish and it rejects the drafts"
+REVIEW_CAPTION = ("Screenshot with the replay stand-in target, its reference given a model's kinds of misreading "
+                  "(no model ran)")
+#: What the review screenshots' stand-in writes instead of the sample's words (``sample_reference``):
+#: a word misread, words the page does not hold, words left out, a number misread.
+MISREADINGS = {
+    "headings, two columns of text": "headings, three columns of text",
+    "read by a small OCR model.": "read by a small OCR model trained on receipts.",
+    "When the drafts are good, most tokens": "Most tokens",
+    "Table 1: The two built-in drafters.": "Table 7: The two built-in drafters.",
+}
+#: The user's correction in ``07-edited-page.png``: the misread word put right.
+CORRECTION = ("headings, three columns of text", "headings, two columns of text")
 
 
 def sample_reference() -> str:
@@ -55,9 +73,10 @@ def sample_reference() -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-class ReferenceDrafter:
+class ReferenceDrafter(DrafterBase):
     """The text-layer drafter, telling the replay target each page's reference as the page is drafted
-    (drafting runs before decoding: background drafting is off for the replay engine)."""
+    (drafting runs before decoding: background drafting is off for the replay engine). It has no spec:
+    it drafts in this process, where the replay target can hear it."""
 
     name = "textlayer"
 
@@ -92,8 +111,18 @@ class SlowReplay:
         return getattr(self._target, name)
 
 
-def replay_factory(pdf: Path, pause: float = 0.3):
-    """An ``EngineCache`` factory: the engine with the replay target and the reference drafter."""
+def misread(reference: str, misreadings: dict[str, str]) -> str:
+    """``reference`` with each of ``misreadings``' words replaced (each must be there once)."""
+    for found, written in misreadings.items():
+        if reference.count(found) != 1:
+            raise ValueError(f"the sample's reference no longer reads {found!r} once")
+        reference = reference.replace(found, written)
+    return reference
+
+
+def replay_factory(pdf: Path, pause: float = 0.3, misreadings: dict[str, str] | None = None):
+    """An ``EngineCache`` factory: the engine with the replay target and the reference drafter; the
+    target writes the reference with ``misreadings``."""
     from core.bench.corpus import prepare_reference, split_reference
     from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
     from core.documents import open_document
@@ -104,7 +133,7 @@ def replay_factory(pdf: Path, pause: float = 0.3):
     with open_document(pdf) as doc:
         texts = ["\n\n".join(r.text for r in textlayer.draft(doc.page(i)) if r.text.strip())
                  for i in range(doc.page_count)]
-    pages = split_reference(prepare_reference(sample_reference()), texts)
+    pages = split_reference(prepare_reference(misread(sample_reference(), misreadings or {})), texts)
     target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
     target.start_document()
     slow = SlowReplay(target, pause)
@@ -257,6 +286,43 @@ def main(argv: list[str] | None = None) -> int:
     window.bottom_tabs.setCurrentWidget(window.stats_panel)
     pump(app, lambda: False, 0.3)
     save(window, out / "05-tiny-model.png", TINY_CAPTION)
+    window.close()
+    return _review_and_edit(app, work, replay, out)
+
+
+def _review_and_edit(app, work: Path, replay, out: Path) -> int:
+    """06: a departure chosen in the review list; 07: its page corrected and marked as edited."""
+    from app.worker import EngineCache
+
+    engines = EngineCache(replay_factory(SAMPLE, pause=0.0, misreadings=MISREADINGS))
+    window = _window(app, work, "review", replay, engines)
+    window.settings_label.setText("replay stand-in target · hsd · tau 1 · textlayer")
+    if not _convert(app, window, SAMPLE, REVIEW_CAPTION):
+        return 1
+    panel = window.review_panel
+    if not panel.departures():
+        print("the review list found no departures", file=sys.stderr)
+        return 1
+    # the misread word: the model's words and the page's side by side, the page near print size so
+    # that its own words can be read beside the Markdown's
+    window.page_view.zoom_by(1.1 / window.page_view.zoom)
+    window.next_departure_action.trigger()
+    while panel.current().kind != "changed" or panel.current().page != 1:
+        window.next_departure_action.trigger()
+    pump(app, lambda: False, 0.3)
+    save(window, out / "06-review.png", REVIEW_CAPTION)
+
+    view = window.markdown_view
+    view.edit_button.setChecked(True)
+    wrong, right = CORRECTION
+    view.source.setPlainText(view.source.toPlainText().replace(wrong, right))
+    view.edit_button.setChecked(False)
+    view.tabs.setCurrentWidget(view.rendered)
+    pump(app, lambda: False, 0.3)
+    if not view.edited_mark.isVisible():
+        print("the edited page is not marked", file=sys.stderr)
+        return 1
+    save(window, out / "07-edited-page.png", REVIEW_CAPTION)
     window.close()
     return 0
 

@@ -24,6 +24,10 @@ from core.targets.static_kv import PassCache, StaticPageCache
 
 log = logging.getLogger(__name__)
 
+#: Cached tokens (garbage) the warm-up passes run after: any length above 1 compiles the graph
+#: every later length runs.
+WARM_UP_LENGTH = 37
+
 #: The decode engines users choose between (``--engine``).
 ENGINES = ("eager", "fast")
 
@@ -126,7 +130,9 @@ class FastPasses:
 
         t0 = time.perf_counter()
         for width in self.widths:
-            self.cache.length = 0
+            # Not at 0 cached tokens: a pass of one token would see a length of 1, which torch.compile
+            # specialises (0 and 1 are never dynamic), and the page's first pass would compile again.
+            self.cache.length = min(WARM_UP_LENGTH, self.cache.capacity - width)
             chain = DraftTree([self.target.pad_token_id] * width, list(range(-1, width - 1)),
                               list(range(width)), [None] * width)
             self.forward(chain, 0, greedy=True)

@@ -22,8 +22,8 @@ from pathlib import Path
 import nh3
 from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QImage, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget,
-                               QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QTabWidget, QTextBrowser,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from app.math_render import formula_html
 from core.sanitize import MODEL_TAGS, clean_model_html, numeric_span
@@ -430,23 +430,29 @@ class MarkdownView(QWidget):
         self.info = QLabel()
         self.info.setStyleSheet("color: palette(placeholder-text)")
         top.addWidget(self.info)
-        # edits that stay (app.page_editing): the Source tab becomes an editor of this page's Markdown
+        # edits that stay (app.page_editing): the Source tab becomes an editor of this page's Markdown;
+        # the controls sit beside the tabs, so the pane stays as narrow as it was
+        edit_row = QWidget()
+        edit_layout = QHBoxLayout(edit_row)
+        edit_layout.setContentsMargins(0, 0, 0, 0)
         self.edited_mark = QLabel("Edited")
         self.edited_mark.setToolTip("This page shows and exports your edit, not the model's text")
         self.edited_mark.setStyleSheet("color: #8a5a00; font-weight: bold")
         self.edited_mark.hide()
-        top.addWidget(self.edited_mark)
-        self.edit_button = QPushButton("Edit page")
+        edit_layout.addWidget(self.edited_mark)
+        self.edit_button = QToolButton()
+        self.edit_button.setText("Edit")
         self.edit_button.setCheckable(True)
         self.edit_button.setEnabled(False)
         self.edit_button.setToolTip("Correct this page's Markdown; the edit is kept, shown and exported")
         self.edit_button.toggled.connect(self._edit_toggled)
-        top.addWidget(self.edit_button)
-        self.revert_button = QPushButton("Model's text")
+        edit_layout.addWidget(self.edit_button)
+        self.revert_button = QToolButton()
+        self.revert_button.setText("Model's text")
         self.revert_button.setToolTip("Drop your edit of this page and show the model's text again")
         self.revert_button.hide()
         self.revert_button.clicked.connect(self.page_edit_reverted.emit)
-        top.addWidget(self.revert_button)
+        edit_layout.addWidget(self.revert_button)
         self._editing_base: str | None = None  # the page's text when editing began (None: not editing)
         self.rendered = SafeTextBrowser()
         self.source = QPlainTextEdit()
@@ -458,6 +464,7 @@ class MarkdownView(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.rendered, "Rendered")
         self.tabs.addTab(self.source, "Source")
+        self.tabs.setCornerWidget(edit_row)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -522,14 +529,14 @@ class MarkdownView(QWidget):
             self.tabs.setCurrentWidget(self.source)
             self.source.setReadOnly(False)
             self.source.setFocus()
-            self.edit_button.setText("Save edit")
+            self.edit_button.setText("Save")
             self.revert_button.hide()
             return
         base, self._editing_base = self._editing_base, None
         text = self.source.toPlainText()
         self.source.setReadOnly(True)
         self.scope_box.setEnabled(True)
-        self.edit_button.setText("Edit page")
+        self.edit_button.setText("Edit")
         self._shown = None
         self._refresh(False)
         if base is not None and text != base:

@@ -108,9 +108,19 @@ class ConversionRequest:
 def settings_of(config) -> dict:
     """What decides the output: pages converted under other settings are not reused."""
     return {"model": str(config.model or "default"), "mode": config.mode, "tau": config.tau,
-            "drafter": config.drafter, "dpi": config.dpi, "device": config.device or "auto",
+            "drafter": _drafts_of(config.drafter), "dpi": config.dpi, "device": config.device or "auto",
             "dtype": config.dtype or "auto", "max_new_tokens": config.max_new_tokens,
             "rotate": config.rotate}
+
+
+def _drafts_of(spec: str | None) -> str | None:
+    """The drafter spec less what changes how fast it drafts, never what it drafts (its OCR
+    workers): pages converted with another ``--ocr-workers`` are reused."""
+    if not spec or ":" not in spec:
+        return spec
+    name, _, options = spec.partition(":")
+    kept = [item for item in options.split(",") if item and not item.startswith("workers=")]
+    return name + (":" + ",".join(kept) if kept else "")
 
 
 # --- the plan --------------------------------------------------------------------------------------

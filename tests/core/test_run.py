@@ -382,3 +382,15 @@ def test_plan_document_applies_the_range(pdf, tmp_path):
     with open_document(pdf) as doc:
         plan = plan_document(doc, DocumentOutput(pdf, tmp_path / "x.md", {"k": 1}), "2-3")
     assert plan.pages == [1, 2] and plan.kept == {} and plan.rejected == []
+
+
+def test_the_resume_key_ignores_how_many_ocr_workers_drafted():
+    from core.run import settings_of
+
+    def key(drafter):
+        return settings_of(EngineConfig(drafter=drafter))["drafter"]
+
+    assert key("auto:layout=pymupdf,workers=2") == key("auto:layout=pymupdf,workers=8") == "auto:layout=pymupdf"
+    assert key("rapidocr:workers=3") == "rapidocr"
+    assert key("auto:layout=pymupdf,device=cpu") != key("auto:layout=pymupdf")  # another device may read otherwise
+    assert key("textlayer") == "textlayer"

@@ -2,16 +2,18 @@
 of the installed app).
 
     python3 docs/screenshots/make.py [--out docs/screenshots] [--tiny-model DIR]
+    xvfb-run -a -s "-screen 0 1600x1000x24" python3 docs/screenshots/make.py --show   # as committed
 
-Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless ``--show``) and saves:
+Drives ``MainWindow`` offscreen (``QT_QPA_PLATFORM=offscreen`` unless ``--show``: on the display, an X
+server's own rendering, as a desktop draws the app) and saves:
 
 1. the first run (``01-empty.png``): the welcome panel, no model configured;
 2. the bundled sample converting, 3. converted with its overlay and statistics, 4. the draft
    inspector on one region. These use the benchmark's *replay* stand-in target
-   (``core.bench.replay.ReplayTarget``, imported from the benchmark directly): its greedy output is the sample's reference Markdown, so
-   the Markdown is real and the acceptance is what the engine achieves with the text-layer drafts
-   when the model reads the page exactly like the reference. No network runs; a caption under
-   each screenshot says so;
+   (``core.bench.replay.ReplayTarget``, imported from the benchmark directly): its greedy output is
+   the sample's reference Markdown, so the Markdown is real and the acceptance is what the engine
+   achieves with the text-layer drafts when the model reads the page exactly like the reference. No
+   network runs; a caption under each screenshot says so;
 5. the same sample converted by a tiny random model (built locally, no download): the app and
    engine exactly as users run them, with gibberish text and rejected (red) drafts;
 6. the review list (``06-review.png``): the replay target again, its reference given the kinds of

@@ -98,12 +98,17 @@ def test_step_to_a_departure_correct_it_export_and_find_it_after_reopening(qtbot
     panel, view = window.review_panel, window.markdown_view
     assert "1 place where the model departs" in panel.summary.text()
     assert window.next_departure_action.shortcut().toString() == "F8"
+    page_view = window.page_view
+    page_view.zoom_by(6)  # the reader zoomed in: the region is wider than the view
     window.next_departure_action.trigger()
     place = panel.current()
     assert (place.page, place.kind, place.model_text, place.page_text) == (1, "changed", "7", "1")
     assert window.bottom_tabs.currentWidget() is panel
     assert panel.model_words.toPlainText() == "7" and panel.page_words.toPlainText() == "1"
-    assert window.page_view.highlighted == place.region
+    assert page_view.highlighted == place.region
+    region = page_view.region_items[place.region].sceneBoundingRect()
+    shown = page_view.mapToScene(page_view.viewport().rect()).boundingRect()
+    assert region.width() > shown.width() and shown.contains(region.topLeft())  # where its text begins
     assert doc.pages[1].result.regions[place.region].text.count("Line 1")  # the page's region that reads it
     assert view.source.textCursor().selectedText() == "7"
 

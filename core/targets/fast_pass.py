@@ -74,7 +74,8 @@ class FastPasses:
         self._hidden = self._decoder_stack
         if compiled:
             if full_length:  # CUDA graphs replay writes into the buffer only at a fixed address
-                torch._dynamo.mark_static_address(self.cache.kv)
+                for buffer in self.cache.keys + self.cache.values:
+                    torch._dynamo.mark_static_address(buffer)
                 torch._dynamo.mark_static_address(self.cache.mask)
             self._hidden = torch.compile(self._decoder_stack, mode="reduce-overhead" if full_length else None)
 
@@ -87,7 +88,7 @@ class FastPasses:
         return width is not None and self.cache.fits(self.cache.length, width)
 
     def _decoder_stack(self, tokens, position_ids, mask, write_at):
-        cache = PassCache(self.cache.kv, write_at, mask.shape[-1])
+        cache = PassCache(self.cache.keys, self.cache.values, write_at, mask.shape[-1])
         out = self._inner(input_ids=tokens, position_ids=position_ids, attention_mask=mask, cache=cache,
                           use_cache=True)
         return out.last_hidden_state

@@ -7,10 +7,10 @@ the holes out (``core.speculative.decode._compact``). Here one tensor ``kv`` of 
 prompt is copied in once, and then a pass of ``W`` tree tokens at ``length`` cached tokens:
 
 1. writes its ``W`` keys and values at columns ``[length, length + W)`` of every layer
-   (``PassCache.update``: ``index_copy_``, in place) and attends over ``[0, length + W)`` only,
+   (``PassCache.update``: ``index_put_``, in place) and attends over ``[0, length + W)`` only,
    through a view (no copy);
 2. after verification, ``StaticPageCache.accept`` moves the accepted path's columns to
-   ``[length, length + a)`` (one gather and one write of ``a`` columns for all layers at once)
+   ``[length, length + a)`` (a gather and a write of ``a`` columns per buffer)
    and the rejected nodes' columns are simply written over by the next pass.
 
 The additive attention mask lives in a preallocated ``(1, 1, max_width, capacity)`` buffer too:
@@ -31,15 +31,18 @@ class PassCache:
     ``update`` writes the pass's keys and values at ``write_at`` and returns the first ``visible``
     columns, a view of the static buffer."""
 
-    def __init__(self, kv: torch.Tensor, write_at: torch.Tensor, visible):
-        self.kv = kv
+    def __init__(self, keys: list[torch.Tensor], values: list[torch.Tensor], write_at: torch.Tensor, visible):
+        self.keys = keys
+        self.values = values
         self.write_at = write_at
         self.visible = visible
 
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
-        keys, values = self.kv[0, layer_idx], self.kv[1, layer_idx]
-        keys.index_copy_(2, self.write_at, key_states.to(keys.dtype))
-        values.index_copy_(2, self.write_at, value_states.to(values.dtype))
+        keys, values = self.keys[layer_idx], self.values[layer_idx]
+        # An index_put_ on the layer's own buffer (not a view of a larger one): torch.compile then
+        # writes the W columns in place instead of copying the buffer.
+        keys[:, :, self.write_at] = key_states.to(keys.dtype)
+        values[:, :, self.write_at] = value_states.to(values.dtype)
         return keys[:, :, : self.visible], values[:, :, : self.visible]
 
     def get_seq_length(self, layer_idx: int = 0):
@@ -55,7 +58,9 @@ class StaticPageCache:
         self.capacity = capacity
         self.max_width = max_width
         self.dtype = dtype
-        self.kv = torch.zeros((2, layers, 1, kv_heads, capacity, head_dim), dtype=dtype, device=device)
+        shape = (1, kv_heads, capacity, head_dim)
+        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
+        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
         self.blocked = torch.finfo(dtype).min
         self.mask = torch.full((1, 1, max_width, capacity), self.blocked, dtype=dtype, device=device)
         self.length = 0
@@ -74,9 +79,9 @@ class StaticPageCache:
 
     def begin(self, cache, length: int) -> None:
         """Copy a page's prompt (a one-row ``DynamicCache`` of ``length`` real columns) in."""
-        for i, layer in enumerate(cache.layers):
-            self.kv[0, i, :, :, :length].copy_(layer.keys[:, :, -length:])
-            self.kv[1, i, :, :, :length].copy_(layer.values[:, :, -length:])
+        for keys, values, layer in zip(self.keys, self.values, cache.layers, strict=True):
+            keys[:, :, :length].copy_(layer.keys[:, :, -length:])
+            values[:, :, :length].copy_(layer.values[:, :, -length:])
         self.mask[..., :length] = 0
         self.mask[..., length:] = self.blocked  # what an earlier page accepted (a full-length pass sees it)
         self.length = length
@@ -97,8 +102,9 @@ class StaticPageCache:
         at ``length``: their columns move to ``[length, length + len(path))`` for every layer."""
         n, a = self.length, len(path)
         if path != list(range(a)):  # a chain accepted from its start is in place already
-            src = torch.tensor([n + i for i in path], device=self.kv.device)
-            self.kv[:, :, :, :, n:n + a] = self.kv.index_select(4, src)
+            src = torch.tensor([n + i for i in path], device=self.mask.device)
+            for buffer in self.keys + self.values:
+                buffer[:, :, n:n + a] = buffer.index_select(2, src)
         self.mask[..., n:n + a] = 0
         self.mask[..., n + a:n + self.written] = self.blocked  # the rejected nodes' block, for a full-length pass
         self.length = n + a
@@ -110,7 +116,6 @@ class StaticPageCache:
         from transformers import DynamicCache
 
         n = self.length
-        layers = [(self.kv[0, i, :, :, :n].clone(), self.kv[1, i, :, :, :n].clone())
-                  for i in range(self.kv.shape[1])]
-        valid = torch.ones((1, n), dtype=torch.bool, device=self.kv.device)
+        layers = [(k[:, :, :n].clone(), v[:, :, :n].clone()) for k, v in zip(self.keys, self.values)]
+        valid = torch.ones((1, n), dtype=torch.bool, device=self.mask.device)
         return DynamicCache(ddp_cache_data=layers), valid

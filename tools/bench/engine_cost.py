@@ -103,7 +103,8 @@ def eager_pass_seconds(target, tokens: int, cached: int, repeats: int) -> float:
 
 def fast_pass_seconds(fast, tokens: int, cached: int, repeats: int) -> float:
     cache = fast.cache
-    cache.kv[..., :cached, :].normal_()
+    for buffer in cache.keys + cache.values:
+        buffer[:, :, :cached].normal_()
     cache.mask[..., :cached] = 0
     cache.mask[..., cached:] = cache.blocked
     rng = random.Random(0)

@@ -158,7 +158,8 @@ def test_a_resumed_document_on_the_fast_engine_drafts_as_an_uninterrupted_one(ti
 def _numbered_cache(length: int) -> StaticPageCache:
     cache = StaticPageCache(layers=2, kv_heads=1, head_dim=2, capacity=32, max_width=8, dtype=torch.float32,
                             device="cpu")
-    cache.kv[..., :, :] = torch.arange(32, dtype=torch.float32)[:, None]  # each column holds its number
+    for buffer in cache.keys + cache.values:
+        buffer[..., :, :] = torch.arange(32, dtype=torch.float32)[:, None]  # each column holds its number
     cache.length = length
     cache.mask[..., :length] = 0
     return cache
@@ -166,12 +167,12 @@ def _numbered_cache(length: int) -> StaticPageCache:
 
 def test_accept_moves_only_the_accepted_path_and_leaves_no_hole():
     cache = _numbered_cache(10)
-    buffer = cache.kv.data_ptr()
+    buffers = [b.data_ptr() for b in cache.keys + cache.values]
     cache.accept([0, 2, 5])  # a tree written at columns 10..17: root, then nodes 2 and 5
     assert cache.length == 13
-    assert cache.kv[0, 1, 0, 0, :13, 0].tolist() == list(range(10)) + [10, 12, 15]
-    assert cache.kv[1, 0, 0, 0, 10:13, 1].tolist() == [10, 12, 15]
-    assert cache.kv.data_ptr() == buffer  # written in place: the buffer is never replaced
+    assert cache.keys[1][0, 0, :13, 0].tolist() == list(range(10)) + [10, 12, 15]
+    assert cache.values[0][0, 0, 10:13, 1].tolist() == [10, 12, 15]
+    assert [b.data_ptr() for b in cache.keys + cache.values] == buffers  # written in place, never replaced
     assert bool((cache.mask[..., :13] == 0).all())
 
 

@@ -88,9 +88,14 @@ def test_drop_convert_overlay_markdown_export(qtbot, window, sample_pdf, tmp_pat
     assert window.exports.markdown_to(out_md) == out_md
     assert out_md.read_bytes() == cli_bytes
 
-    # copy to clipboard copies what the pane shows
+    # Copy Markdown copies what the pane shows: the clicked region's page (its Markdown is selected
+    # there), then the whole document once the pane shows the document
     from PySide6.QtGui import QGuiApplication
 
+    assert window.markdown_view.scope == "page"
+    window.exports.copy_markdown()
+    assert QGuiApplication.clipboard().text() == window.current.page_markdown(window.inspection.page)
+    window.markdown_view.set_scope("document")
     window.exports.copy_markdown()
     assert QGuiApplication.clipboard().text() == cli_bytes.decode("utf-8")
 

@@ -354,7 +354,7 @@ SCAN_IMAGE_SHARE = 0.5
 SCAN_MIN_TEXT_SHARE = 0.05
 
 # --- drafters: the text layer checked (``core.drafters.textlayer_check``) -------------------------
-# Chosen on 56 generated pages with broken text layers (``core.bench.broken_layers``: 14 each of
+# Chosen on 56 generated pages with broken text layers (``tools.bench.broken_layers``: 14 each of
 # shifted, substituted, scrambled, poor OCR) against 213 pages with sound ones (the generated scan
 # set's 156 born-digital pages, the 57 born-digital corpus pages); docs/drafters.md has the counts.
 

@@ -12,7 +12,7 @@ import random
 import pymupdf
 import pytest
 
-from core.bench.broken_layers import (image_with_layer, make_broken_page, ocr_noise, shifted_map, substituted_map,
+from tools.bench.broken_layers import (image_with_layer, make_broken_page, ocr_noise, shifted_map, substituted_map,
                                       text_lines, with_wrong_maps)
 from core import tuning
 from core.cli import main

@@ -1,13 +1,13 @@
 """How a scan's direction is decided, how often right, and what it costs beside OCR.
 
-    python -m core.bench.turn_check FOLDER [FOLDER ...] [--expect name] [--ocr] [--pages N]
-    python -m core.bench.turn_check FOLDER [FOLDER ...] --ink-turned
+    python -m tools.bench.turn_check FOLDER [FOLDER ...] [--expect name] [--ocr] [--pages N]
+    python -m tools.bench.turn_check FOLDER [FOLDER ...] --ink-turned
 
 reads every scanned page (no usable text layer: ``Page.is_born_digital`` false) of every PDF or
 image in the folders (or their ``pairs/``), decides its turn as ``--rotate auto`` does
 (``orientation.scan_reading``) and prints one line per page: the turn, what decided it (``ink``:
 the ink alone; ``ocr``: OCR's reading), and its time. ``--expect name`` takes the right turn from
-the turned set's names (``core.bench.turned_set``: ``page90_001`` is turned 90), else every page is
+the turned set's names (``tools.bench.turned_set``: ``page90_001`` is turned 90), else every page is
 upright. ``--ocr`` also times the OCR drafter on the page as drawn and reports the check's time as a
 fraction of it (median and 90th percentile). Both times are taken in one process, one after the
 other, so a busy machine slows both alike.

@@ -1,6 +1,6 @@
 """Generated turned pages, each beside the same page upright: sideways slides and sideways scans.
 
-    python -m core.bench.turned_set --out turnedset      # seed 29, 27 pages, turned 90, 180, 270
+    python -m tools.bench.turned_set --out turnedset      # seed 29, 27 pages, turned 90, 180, 270
 
 writes, for every page, four PDFs with the same reference Markdown (the generator's own):
 

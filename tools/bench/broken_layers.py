@@ -1,6 +1,6 @@
 """Generated pages whose text layer is broken, each beside the same page with a sound one.
 
-    python -m core.bench.broken_layers --out brokenset      # seed 29, 14 pages of each class
+    python -m tools.bench.broken_layers --out brokenset      # seed 29, 14 pages of each class
 
 writes ``brokenset/broken/pairs/CLASS_KIND_NNN.pdf`` and ``brokenset/sound/pairs/KIND_NNN.pdf`` (the
 generated scan set's born-digital page, ``tools.bench.scan_set``), each with the page's reference

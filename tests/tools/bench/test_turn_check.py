@@ -1,8 +1,8 @@
-"""``python -m core.bench.turn_check``: every scanned page's turn, what decided it, and the counts."""
+"""``python -m tools.bench.turn_check``: every scanned page's turn, what decided it, and the counts."""
 
 from __future__ import annotations
 
-from core.bench import turn_check
+from tools.bench import turn_check
 from tests.core.drafters.test_ink_turn import _scan, article
 
 

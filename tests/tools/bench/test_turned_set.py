@@ -1,11 +1,11 @@
-"""The generated turned pages (``core.bench.turned_set``): each page four ways with one reference,
+"""The generated turned pages (``tools.bench.turned_set``): each page four ways with one reference,
 and the turned text-layer page drafts as its upright twin does once turned back."""
 
 from __future__ import annotations
 
 import pymupdf
 
-from core.bench import turned_set
+from tools.bench import turned_set
 from core.documents import open_document
 from core.drafters import get_drafter
 

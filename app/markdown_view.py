@@ -128,75 +128,15 @@ _GRID_TABLE = '<table border="1" cellspacing="0" cellpadding="4">'
 # --- Markdown ------------------------------------------------------------------------------------
 
 
-def _next_close(cache: dict, src: str, key: str, close: str, start: int) -> int:
-    """The first ``close`` at or after ``start``, remembered: with many openers and no closer, each
-    later search reuses the first one's answer (a search per opener would be quadratic)."""
-    cached = cache.get(key)
-    if cached is not None and cached[0] is src and (cached[1] < 0 or cached[1] >= start) and cached[2] <= start:
-        return cached[1]
-    found = src.find(close, start)
-    cache[key] = (src, found, start)
-    return found
-
-
-def _bracket_math_inline(state, silent) -> bool:
-    """``\\(..\\)`` inline and ``\\[..\\]`` shown as a display formula."""
-    src, pos = state.src, state.pos
-    if not (src.startswith("\\(", pos) or src.startswith("\\[", pos)):
-        return False
-    display = src[pos + 1] == "["
-    cache = state.env.setdefault("_math_close", {})
-    end = _next_close(cache, src, "]" if display else ")", "\\]" if display else "\\)", pos + 2)
-    if end < 0 or not src[pos + 2:end].strip():
-        return False
-    if not silent:
-        token = state.push("math_inline_double" if display else "math_inline", "math", 0)
-        token.content = src[pos + 2:end]
-        token.markup = src[pos:pos + 2]
-    state.pos = end + 2
-    return True
-
-
-def _bracket_math_block(state, start_line, end_line, silent) -> bool:
-    """A display formula from a line starting with ``\\[`` to the line holding ``\\]``."""
-    begin = state.bMarks[start_line] + state.tShift[start_line]
-    if state.sCount[start_line] - state.blkIndent >= 4 or not state.src.startswith("\\[", begin):
-        return False
-    cache = state.env.setdefault("_math_close", {})
-    close = _next_close(cache, state.src, "block", "\\]", begin + 2)
-    if close < 0 or cache.get("failed") == close:
-        return False
-    line = start_line
-    while line < end_line and state.eMarks[line] < close:
-        line += 1
-    if line >= end_line or state.src[close + 2:state.eMarks[line]].strip():
-        cache["failed"] = close  # every later opener would end at this same closer: not a block either
-        return False
-    if silent:
-        return True
-    token = state.push("math_block", "math", 0)
-    token.block = True
-    token.content = state.src[begin + 2:close]
-    token.map = [start_line, line + 1]
-    token.markup = "\\["
-    state.line = line + 1
-    return True
-
-
 _md = None
 
 
 def _markdown():
     global _md
     if _md is None:
-        from markdown_it import MarkdownIt
-        from mdit_py_plugins.dollarmath import dollarmath_plugin
+        from core.api import markdown_reader
 
-        md = MarkdownIt("commonmark", {"html": True, "linkify": False}).enable(["table", "strikethrough"])
-        md.use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
-        md.inline.ruler.before("escape", "math_bracket", _bracket_math_inline)
-        md.block.ruler.before("fence", "math_bracket_block", _bracket_math_block,
-                              {"alt": ["paragraph", "reference", "blockquote", "list"]})
+        md = markdown_reader()  # the exports' parser: the preview reads formulas as they do
         md.add_render_rule("math_inline", _math_inline)
         md.add_render_rule("math_inline_double", _math_block)
         for rule in ("math_block", "math_block_label"):

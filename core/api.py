@@ -10,7 +10,8 @@
 - ``quiet_libraries()``: library progress bars off, for a command line or a worker process.
 - What the app shows and exports: ``page_markdown``, ``assemble``, ``DocumentOutput``,
   ``document_stats``... (see ``__all__``); the exports of a finished document (``core.exports``:
-  ``FinishedDocument``, ``export_document``, ``export_targets``), the user's page edits
+  ``FinishedDocument``, ``export_document``, ``export_targets``, and ``markdown_reader``, the Markdown
+  parser they and the app's preview share), the user's page edits
   (``PageEdits``) and the resume folder's ``forget_page``; the GPU memory cap (``parse_memory``).
 - Where the model departed from the page's text (``core.review``): ``review_page`` (a page's
   ``Departure`` list, or why none is listed), ``review_document``, ``summary_line``, and the
@@ -34,6 +35,7 @@ from core.export import (DocumentOutput, assemble, atomic_write_text, figure_fil
                          page_markdown, work_dir_for)
 from core.exports import DESCRIPTIONS as EXPORT_DESCRIPTIONS, FORMATS as EXPORT_FORMATS
 from core.exports import FinishedDocument, document_payload, export_document
+from core.exports.markdown_parse import markdown_reader
 from core.hardware import MemoryCap, parse_memory
 from core.outputs import (EXPORT_PATTERN, check_output_target, distinct_inputs, export_targets, output_paths,
                           refuse_unsafe_outputs)
@@ -60,7 +62,7 @@ __all__ = ["ConversionRequest", "DocumentRun", "convert_document", "engine_confi
            "document_stats", "document_totals", "format_duration",
            "PageEdits", "EXPORT_FORMATS", "EXPORT_DESCRIPTIONS", "EXPORT_PATTERN", "FinishedDocument",
            "document_payload", "export_document", "export_targets", "check_output_target", "work_dir_for",
-           "forget_page", "saved_settings", "MemoryCap", "parse_memory",
+           "markdown_reader", "forget_page", "saved_settings", "MemoryCap", "parse_memory",
            "Departure", "PageReview", "review_page", "review_document", "summary_line", "write_review",
            "refuse_unsafe_review"]
 

@@ -47,7 +47,7 @@ def _bracket_block(state, start_line, end_line, silent) -> bool:
     while line < end_line and state.eMarks[line] < close:
         line += 1
     if line >= end_line or state.src[close + 2:state.eMarks[line]].strip():
-        cache["failed"] = close
+        cache["failed"] = close  # every later opener would end at this same closer: not a block either
         return False
     if silent:
         return True

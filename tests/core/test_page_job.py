@@ -3,33 +3,17 @@ after how many passes), the document's memory. On the replay stand-in."""
 
 from __future__ import annotations
 
-from PIL import Image
-
-from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
-from core.engine import EngineConfig
-from core.page_job import DocumentMemory, PageImage, PageJob, PageRegion, PageRegions, joined_regions
+from core.page_job import DocumentMemory, PageRegion, PageRegions, joined_regions
 from core.page_pipeline import PendingDrafts
+from tests.core.replay_job import replay_page_job, replay_target
 
 TEXT = "Revenue  grew by 12 % in the second quarter."
 
 
-def _target():
-    return ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
-
-
-def _job(regions, mode="hsd", **config) -> PageJob:
-    target = _target()
-    drafting = DraftJob.finished(regions) if isinstance(regions, list) else regions
-    job = PageJob(EngineConfig(mode=mode, **config), target, PageImage(Image.new("RGB", (200, 100)), 0.5, 3),
-                  PageRegions(drafting, target.encode))
-    job.regions.poll(0)
-    return job
-
-
 def test_a_region_record_holds_its_draft_in_tokens_and_text():
-    target = _target()
+    target = replay_target()
     text = PageRegion.drafted(Region("text", (0, 0, 10, 10), TEXT, "rapidocr"), target.encode)
     assert text.text and target.decode(text.tokens) == text.text and text.stats.drafted_tokens == len(text.tokens)
     assert not text.exact and not text.is_figure and text.output == "" and not text.stats.verified
@@ -43,7 +27,7 @@ def test_a_region_record_holds_its_draft_in_tokens_and_text():
 
 def test_regions_arrive_once_and_say_after_how_many_passes():
     pending = PendingDrafts()
-    regions = PageRegions(pending, _target().encode)
+    regions = PageRegions(pending, replay_target().encode)
     assert not regions.poll(3) and len(regions) == 0 and regions.regions == []
     pending.deliver(DraftJob.finished([Region("text", (0, 0, 1, 1), TEXT, "t")]))
     assert regions.poll(7) and not regions.poll(9)
@@ -53,7 +37,7 @@ def test_regions_arrive_once_and_say_after_how_many_passes():
 
 
 def test_the_document_memory_is_shared_or_the_page_learns_alone():
-    job = _job([])
+    job = replay_page_job([])
     assert job.history is None and job.notation() is not job.notation()
     memory = DocumentMemory.new("doc.pdf", 10)
     job.memory = memory

@@ -7,44 +7,30 @@ from __future__ import annotations
 from PIL import Image
 
 from core import stage1
-from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
-from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.engine import EngineConfig
 from core.page_job import PageImage, PageJob, PageRegions
 from core.speculative.decode import DecodeRow
+from tests.core.replay_job import replay_page_job, replay_target
 
 TEXT = "Revenue  grew by 12 % in the second quarter."
-
-
-def _target():
-    return ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
-
-
-def _job(regions, mode="hsd", **config) -> PageJob:
-    target = _target()
-    drafting = DraftJob.finished(regions) if isinstance(regions, list) else regions
-    job = PageJob(EngineConfig(mode=mode, **config), target, PageImage(Image.new("RGB", (200, 100)), 0.5, 3),
-                  PageRegions(drafting, target.encode))
-    job.regions.poll(0)
-    return job
 
 
 def test_stage1_reads_text_regions_except_skipped_drafters_and_short_exact_pages():
     regions = [Region("text", (0, 0, 1, 1), TEXT, "rapidocr"), Region("figure", (0, 0, 1, 1), "", "rapidocr"),
                Region("text", (0, 0, 1, 1), TEXT, "textlayer")]
-    assert stage1.todo(_job(regions)) == [0, 2]
-    assert stage1.todo(_job(regions, stage1_skip_sources=("textlayer",))) == [0]
-    assert stage1.todo(_job(regions, mode="regions", stage1_skip_sources=("textlayer",))) == [0, 2]
+    assert stage1.todo(replay_page_job(regions)) == [0, 2]
+    assert stage1.todo(replay_page_job(regions, stage1_skip_sources=("textlayer",))) == [0]
+    assert stage1.todo(replay_page_job(regions, mode="regions", stage1_skip_sources=("textlayer",))) == [0, 2]
     exact = [Region("text", (0, 0, 1, 1), TEXT, "textlayer")]
-    assert stage1.todo(_job(exact)) == []  # short, and the document's own text
-    assert stage1.todo(_job(exact, stage1_min_tokens=1)) == [0]
+    assert stage1.todo(replay_page_job(exact)) == []  # short, and the document's own text
+    assert stage1.todo(replay_page_job(exact, stage1_min_tokens=1)) == [0]
 
 
 
 def test_a_finished_region_row_is_recorded_and_announced():
     events = []
-    job = _job([Region("text", (0, 0, 1, 1), TEXT, "rapidocr"), Region("list", (0, 0, 1, 1), "- a\n- b", "rapidocr")])
+    job = replay_page_job([Region("text", (0, 0, 1, 1), TEXT, "rapidocr"), Region("list", (0, 0, 1, 1), "- a\n- b", "rapidocr")])
     job.emit = events.append
     row = DecodeRow(proposer=None, stop=None, length=1, rope_delta=0, root=0, tag=0,
                     output=job.regions[0].tokens[:3], stop_reason="eos")
@@ -60,7 +46,7 @@ def test_a_finished_region_row_is_recorded_and_announced():
 
 
 def test_reset_forgets_stage1_and_its_counts():
-    job = _job([Region("text", (0, 0, 1, 1), TEXT, "rapidocr")])
+    job = replay_page_job([Region("text", (0, 0, 1, 1), TEXT, "rapidocr")])
     job.regions[0].output, job.regions[0].stats.verified = "read", True
     job.stats.lines_read = job.stats.regions_read_by_lines = 2
     stage1.reset(job)
@@ -81,7 +67,7 @@ def test_the_ocrs_second_readings_reach_the_pages_notation_from_its_lines_and_it
             return [OcrLine("Die Berordnung", (0, 0, 50, 10), {"Berordnung": [[0, "V", 0.4]]}),
                     OcrLine("gilt", (0, 12, 50, 22))]
 
-    target = _target()
+    target = replay_target()
     job = PageJob(EngineConfig(mode="hsd"), target, PageImage(Image.new("RGB", (200, 100)), 0.5, 3),
                   PageRegions(Drafting(), target.encode))
     assert job.regions.take_lines(0) == [-1, -2]
@@ -90,7 +76,7 @@ def test_the_ocrs_second_readings_reach_the_pages_notation_from_its_lines_and_it
     assert notation.second_readings == {"Berordnung": [[0, "V", 0.4]]}
     region = Region("text", (0, 0, 50, 22), "Die Berordnung gilt", "rapidocr",
                     extra={"second_readings": {"gilt": [[0, "q", 0.3]]}})
-    stage1.page_drafts(_job([region]), notation)  # the regions' readings replace the lines'
+    stage1.page_drafts(replay_page_job([region]), notation)  # the regions' readings replace the lines'
     assert notation.second_readings == {"gilt": [[0, "q", 0.3]]}
 
 

@@ -304,6 +304,17 @@ def _help_label() -> QLabel:
     return label
 
 
+def _choice_box(choices: dict[str, str], current: str, default: str) -> QComboBox:
+    """A box of ``choices``' names, each with its help as tooltip, showing ``current`` (``default``
+    when a saved value is no longer a choice)."""
+    box = QComboBox()
+    box.addItems(list(choices))
+    for i, help_text in enumerate(choices.values()):
+        box.setItemData(i, help_text, Qt.ItemDataRole.ToolTipRole)
+    box.setCurrentText(current if current in choices else default)
+    return box
+
+
 class SettingsDialog(QDialog):
     """Edits a ``ConversionSettings``; ``settings()`` returns the edited copy."""
 
@@ -366,24 +377,12 @@ class SettingsDialog(QDialog):
         self.ocr_workers.setSpecialValueText("auto")  # 0: as many as the cores allow
         self.ocr_workers.setValue(max(0, int(settings.ocr_workers)))
         form.addRow("OCR workers", self.ocr_workers)
-        self.ocr_device = QComboBox()
-        self.ocr_device.addItems(list(OCR_DEVICE_HELP))
-        for i, name in enumerate(OCR_DEVICE_HELP):
-            self.ocr_device.setItemData(i, OCR_DEVICE_HELP[name], Qt.ItemDataRole.ToolTipRole)
-        self.ocr_device.setCurrentText(settings.ocr_device if settings.ocr_device in OCR_DEVICE_HELP else "auto")
+        self.ocr_device = _choice_box(OCR_DEVICE_HELP, settings.ocr_device, "auto")
         form.addRow("OCR device", self.ocr_device)
         self.ocr_device.currentTextChanged.connect(self._explain)
-        self.rotate = QComboBox()
-        self.rotate.addItems(list(ROTATE_HELP))
-        self.rotate.setCurrentText(settings.rotate if settings.rotate in ROTATE_HELP else tuning.DEFAULT_ROTATE)
-        for i, name in enumerate(ROTATE_HELP):
-            self.rotate.setItemData(i, ROTATE_HELP[name], Qt.ItemDataRole.ToolTipRole)
+        self.rotate = _choice_box(ROTATE_HELP, settings.rotate, tuning.DEFAULT_ROTATE)
         form.addRow("Turn pages", self.rotate)
-        self.engine = QComboBox()
-        self.engine.addItems(list(ENGINE_HELP))
-        self.engine.setCurrentText(settings.engine if settings.engine in ENGINE_HELP else tuning.DEFAULT_ENGINE)
-        for i, name in enumerate(ENGINE_HELP):
-            self.engine.setItemData(i, ENGINE_HELP[name], Qt.ItemDataRole.ToolTipRole)
+        self.engine = _choice_box(ENGINE_HELP, settings.engine, tuning.DEFAULT_ENGINE)
         form.addRow("Engine", self.engine)
         self.mode = QComboBox()
         self.mode.addItems(MODES)

@@ -11,26 +11,18 @@ import random
 
 import pytest
 import torch
-from PIL import Image, ImageDraw
 
 from core.drafters.base import OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.speculative.budget import PassCost
 from core.speculative.matching import ProposalConfig
+from tests.core.lined_page import lined_page_image
 
 ARCHS = ["qwen2_5_vl", "hunyuan_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr"]
 #: Every draft kind and test runs on these; the others get a shorter set to keep CI quick.
 FULL_ARCHS = ARCHS[:3]
 MAX_NEW = 220
 PAGE_W, PAGE_H = 300.0, 390.0
-
-
-def _page_image() -> Image.Image:
-    img = Image.new("RGB", (400, 520), "white")
-    draw = ImageDraw.Draw(img)
-    for i in range(10):
-        draw.text((20, 20 + 45 * i), f"Line {i}: speculative decoding of a test page", fill="black")
-    return img
 
 
 #: arch -> (target, image, ar result): the matrix's indirect parameters are function-scoped, so the
@@ -43,7 +35,7 @@ def setup(request, tiny_target):
     if request.param in _LOADED:
         return _LOADED[request.param]
     target = tiny_target(request.param)  # every family is built: a failure is a bug
-    image = _page_image()
+    image = lined_page_image()
     ar = _run(target, image, "ar", [])
     assert len(set(ar.output_tokens)) > 40, "degenerate model: a lossless test would prove nothing"
     _LOADED[request.param] = target, image, ar

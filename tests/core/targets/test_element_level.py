@@ -11,24 +11,16 @@ from __future__ import annotations
 import random
 
 import pytest
-from PIL import Image, ImageDraw
 
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
+from tests.core.lined_page import lined_page_image
 
 ELEMENT_ARCHS = ["paddleocr_vl", "glm_ocr"]
 MAX_NEW = 48
 PAGE_W, PAGE_H = 300.0, 390.0
 LAYOUT = [("title", (10, 10, 290, 40)), ("text", (10, 50, 290, 150)), ("table", (10, 160, 290, 260)),
           ("formula", (10, 270, 290, 300)), ("figure", (10, 310, 290, 380))]
-
-
-def _page_image() -> Image.Image:
-    img = Image.new("RGB", (400, 520), "white")
-    draw = ImageDraw.Draw(img)
-    for i in range(10):
-        draw.text((20, 20 + 45 * i), f"Line {i}: speculative decoding of a test page", fill="black")
-    return img
 
 
 def _regions(texts: list[str]) -> list[Region]:
@@ -43,7 +35,7 @@ def element_setup(request, tiny_target):
     arch = request.param
     if arch not in _LOADED:
         target = tiny_target(arch)
-        image = _page_image()
+        image = lined_page_image()
         ar = _run(target, image, "ar", _regions(["unused draft"] * len(LAYOUT)))
         _LOADED[arch] = target, image, ar
     return _LOADED[arch]

@@ -12,26 +12,18 @@ import random
 
 import pytest
 import torch
-from PIL import Image, ImageDraw
 
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
 from core.speculative.matching import ProposalConfig
 from core.targets.fast_pass import FastPasses, fast_passes_of
 from core.targets.static_kv import StaticPageCache
+from tests.core.lined_page import lined_page_image
 
 ARCHS = ["qwen2_5_vl", "hunyuan_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr"]
 MAX_NEW = 120
 PAGE_W, PAGE_H = 300.0, 390.0
 WIDTHS = (1, 16, 64, 128)
-
-
-def _page_image() -> Image.Image:
-    img = Image.new("RGB", (400, 520), "white")
-    draw = ImageDraw.Draw(img)
-    for i in range(10):
-        draw.text((20, 20 + 45 * i), f"Line {i}: speculative decoding of a test page", fill="black")
-    return img
 
 
 def _run(target, image, mode, regions, **kw):
@@ -78,7 +70,7 @@ def with_fast_engine(monkeypatch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_fast_engine_is_lossless_with_good_partly_wrong_and_useless_drafts(arch, tiny_target, with_fast_engine):
     target = tiny_target(arch)
-    image = _page_image()
+    image = lined_page_image()
     element_level = target.profile.element_level
     kw = {"stage1_batch": 1} if element_level else {}
     ar = _reference(target, image, _regions(target, [], "useless"))
@@ -101,7 +93,7 @@ def test_fast_engine_is_lossless_with_good_partly_wrong_and_useless_drafts(arch,
 @pytest.mark.parametrize("arch", ARCHS[:3])
 def test_hsd_stage_1_rows_take_the_page_to_the_eager_engine_losslessly(arch, tiny_target, with_fast_engine):
     target = tiny_target(arch)
-    image = _page_image()
+    image = lined_page_image()
     ar = _run(target, image, "ar", [])
     with_fast_engine(target)
     for kind in ("good", "partly-wrong"):
@@ -111,7 +103,7 @@ def test_hsd_stage_1_rows_take_the_page_to_the_eager_engine_losslessly(arch, tin
 @pytest.mark.parametrize("arch", ["qwen2_5_vl", "hunyuan_vl"])
 def test_a_page_reaching_the_static_caches_end_goes_on_eagerly(arch, tiny_target, with_fast_engine):
     target = tiny_target(arch)
-    image = _page_image()
+    image = lined_page_image()
     ar = _run(target, image, "ar", [])
     prompt = target.prefill(image).length
     regions = _regions(target, ar.output_tokens, "partly-wrong")
@@ -126,7 +118,7 @@ def test_passes_over_the_whole_buffer_see_only_the_cached_tokens(arch, tiny_targ
     """A CUDA-graph pass attends over every column of the buffer: what an earlier page or a rejected
     node left there must stay blocked."""
     target = tiny_target(arch)
-    image = _page_image()
+    image = lined_page_image()
     ar = _run(target, image, "ar", [])
     with_fast_engine(target, capacity=1024, full_length=True)
     for kind in ("partly-wrong", "good"):
@@ -137,7 +129,7 @@ def test_a_resumed_document_on_the_fast_engine_drafts_as_an_uninterrupted_one(ti
     from core.results import PageResult
 
     target = tiny_target("qwen2_5_vl")
-    image = _page_image()
+    image = lined_page_image()
     ar = _run(target, image, "ar", [])
     with_fast_engine(target)
     config = EngineConfig(mode="hsd", max_new_tokens=MAX_NEW, proposal=ProposalConfig(cost_aware=False))
@@ -209,7 +201,7 @@ def test_compiled_passes_are_lossless_and_a_page_compiles_each_width_once(tiny_t
     from torch._dynamo.utils import counters
 
     target = tiny_target("qwen2_5_vl")
-    image = _page_image()
+    image = lined_page_image()
     ar = _run(target, image, "ar", [])
     fast = FastPasses(target, 2048, (1, 16), compiled=True)
     monkeypatch.setattr(target, "fast_passes", fast, raising=False)

@@ -13,7 +13,7 @@ pixels, HunyuanOCR's (``../shared/realmodel/hunyuan_vl/processor_config.json``: 
 merge, 512 x 512 to 2048 x 2048 pixels); its 0.4 B vision encoder runs on every patch, about the
 0.5 B decoder's compute per token, so a patch is priced as a token.
 
-Defaults, from public figures (docs/benchmarks.md, "Wall-clock on a simulated GPU", cites them):
+Defaults, from public figures (docs/benchmarks.md, "Simulated GPU, drafting included", cites them):
 
 * ``pass_ms`` 20: a 1 B document VLM's pass in transformers on a GPU. HunyuanOCR-1.5's report
   (arXiv 2607.04884) gives 34.85 s a page with transformers; a dense page is 1 000 - 2 000

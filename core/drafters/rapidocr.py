@@ -47,7 +47,7 @@ class RapidOCRDrafter(DrafterBase):
     ``det_side``: longer side of the detector's input (default ``tuning.DET_MAX_SIDE``; recognition
     reads the full render).
     ``squeeze_cjk``: read the lines of CJK documents squeezed (``core.drafters.squeeze``).
-    ``workers``: threads reading lines (None: the cores, less one for a decode on the CPU;
+    ``workers``: threads reading lines (None: the cores;
     ``core.drafters.ocr_pipeline.default_workers``); ``threads``: each recognition run's own
     threads (0: one); ``device``: "auto" (an accelerator where ONNX
     Runtime has one) or "cpu". The engines load on first use and are reused for every page."""

@@ -125,9 +125,9 @@ def test_a_blank_page_reads_nothing():
     assert page.texts == [] and page.boxes == [] and page.chars == []
 
 
-def test_workers_follow_the_cores_and_leave_one_to_a_decode_on_the_cpu():
-    assert default_workers(8) == 7 and default_workers(8, decode_on_cpu=False) == 8
-    assert default_workers(1) == 1 and default_workers(2) == 1
+def test_workers_follow_the_cores():
+    assert default_workers(8) == 8 and default_workers(2) == 2
+    assert default_workers(1) == 1 and default_workers(0) == 1
     assert default_workers() >= 1
     assert OcrPipeline(workers=0).workers == 1
 

@@ -36,7 +36,7 @@ from core.page_job import DocumentMemory, Drafting, EventCallback, PageDecode, P
 from core.page_pipeline import DraftedPage
 from core.results import PageResult, page_seconds
 from core.speculative.budget import PassCost
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.stopping import RepetitionGuard
 from core.speculative.notation import Notation
 from core.stages import decode

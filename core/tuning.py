@@ -118,7 +118,7 @@ PASSES_SAVED_PER_TOKEN = {"exact": 0.04, "reading": 0.16}
 #: (padding to the widest row and rejected proposals; a pass's cost is concave in its width).
 REGION_WIDTH_PER_TOKEN = 8.0
 
-# --- proposals (``core.speculative.matching.ProposalConfig``) -------------------------------------
+# --- proposals (``core.speculative.proposal_config.ProposalConfig``) ------------------------------
 
 #: Shortest output suffix looked up in the drafts, in tokens.
 MIN_NGRAM = 3

@@ -29,7 +29,7 @@ from core.targets.fast_pass import fast_passes_of
 from core.targets.kv import cache_select, concat_rows, tree_pass_mask
 from core.targets.protocol import clock_of
 from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.proposers import Proposer
 from core.speculative.stopping import StopRule
 from core.speculative.tree import ancestor_masks

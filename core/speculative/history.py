@@ -6,7 +6,7 @@ that: an OCR reads no box rules at all. The verified output of the pages already
 and exactly in the model's own tokens, so Stage 1 and Stage 2 rows of later pages also look there.
 
 ``OutputHistory`` is one growing token draft (all earlier pages, in order), searched as
-``matching.DraftIndex`` searches. Two limits keep it cheap on long documents:
+``tokenmatch.DraftIndex`` searches. Two limits keep it cheap on long documents:
 
 * a lookup returns only the ``recent`` latest occurrences of an n-gram (``"\\n\\n"`` may occur
   thousands of times; the latest are the likeliest to repeat, and each hit costs a slice per pass);
@@ -16,7 +16,7 @@ and exactly in the model's own tokens, so Stage 1 and Stage 2 rows of later page
 
 from __future__ import annotations
 
-from core.speculative.matching import DraftIndex, Found, pack_tokens
+from core.speculative.tokenmatch import DraftIndex, Found, pack_tokens
 from core.tuning import HISTORY_RECENT, HISTORY_TOKENS, MAX_NGRAM
 
 

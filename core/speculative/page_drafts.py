@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from core.speculative.history import OutputHistory
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.proposers import (MisreadProposer, NextRegionProposer, OpeningProposer, OutputNgramProposer,
                                         OutputTail, TextProposer, TokenNgramProposer, UnionProposal)
 from core.speculative.notation import Notation

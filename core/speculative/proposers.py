@@ -13,7 +13,8 @@ import functools
 import re
 from typing import Callable, Protocol
 
-from core.speculative.matching import DraftIndex, ProposalConfig, propose
+from core.speculative.proposal_config import ProposalConfig
+from core.speculative.tokenmatch import DraftIndex, propose
 from core.speculative.normalized import NormalizedText
 from core.speculative.notation import Notation
 from core.speculative.textmatch import TextMatcher, is_cjk, min_window

@@ -15,7 +15,7 @@ import torch
 from core.drafters.base import OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.speculative.budget import PassCost
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from tests.core.lined_page import lined_page_image
 
 ARCHS = ["qwen2_5_vl", "hunyuan_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr"]

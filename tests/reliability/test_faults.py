@@ -279,7 +279,7 @@ def _convert(target, pdf, **config):
     from core.api import ConversionRequest, convert_document
     from core.engine import Engine, EngineConfig
     from core.events import PageDone
-    from core.speculative.matching import ProposalConfig
+    from core.speculative.proposal_config import ProposalConfig
 
     # Untimed, as on a GPU: on a CPU the cost model leaves these short text-layer regions out of
     # Stage 1 (their crops would not pay), and these tests need region rows beside the page.

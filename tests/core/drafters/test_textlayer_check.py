@@ -254,7 +254,7 @@ def _document(data: bytes):
 
 
 def test_the_second_draft_is_a_draft_of_its_region():
-    from core.speculative.matching import ProposalConfig
+    from core.speculative.proposal_config import ProposalConfig
     from core.speculative.page_drafts import PageDrafts
 
     encode = lambda s: [ord(c) for c in s]  # noqa: E731

@@ -198,7 +198,7 @@ def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local
     from core.events import PageDone
     from core.page_pipeline import render_and_draft
     from core.scale.ray_pipeline import RayOptions, convert_with_ray
-    from core.speculative.matching import ProposalConfig
+    from core.speculative.proposal_config import ProposalConfig
 
     config = replace(scale_config, max_new_tokens=48, proposal=ProposalConfig(cost_aware=False))
     single, alone = {}, {}

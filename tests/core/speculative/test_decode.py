@@ -6,7 +6,7 @@ import pytest
 
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.speculative.decode import DecodePolicy, DecodeRow, SpeculativeDecoder
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.proposers import NoDrafts, TokenNgramProposer
 from core.speculative.stopping import StopRule
 from core.targets.base import PrefillRequest

@@ -1,7 +1,7 @@
 """The document's earlier pages as a draft (``OutputHistory``)."""
 
 from core.speculative.history import OutputHistory
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
 
 

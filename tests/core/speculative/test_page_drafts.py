@@ -1,6 +1,6 @@
 """Stage 2's drafts change while it decodes: refined region outputs replace raw drafts."""
 
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
 
 

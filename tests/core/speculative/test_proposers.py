@@ -1,6 +1,6 @@
 """Proposers (``core.speculative.proposers``): where a row's draft trees come from."""
 
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.proposers import (NoDrafts, OutputNgramProposer, TextProposer, TokenNgramProposer,
                                         UnionProposal)
 from core.speculative.tree import build_tree

@@ -1,5 +1,5 @@
 from core.speculative.proposers import NoDrafts, TextProposer, TokenNgramProposer
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.speculative.textmatch import NormalizedText, TextMatcher
 
 

@@ -15,7 +15,7 @@ import torch
 
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
-from core.speculative.matching import ProposalConfig
+from core.speculative.proposal_config import ProposalConfig
 from core.targets.fast_pass import FastPasses, fast_passes_of
 from core.targets.static_kv import StaticPageCache
 from tests.core.lined_page import lined_page_image

@@ -1,6 +1,7 @@
-"""Re-synchronisation (``core.speculative.matching``): n-gram lookups into changing drafts."""
+"""Re-synchronisation (``core.speculative.tokenmatch``): token n-gram lookups into changing drafts."""
 
-from core.speculative.matching import DraftIndex, ProposalConfig, propose
+from core.speculative.proposal_config import ProposalConfig
+from core.speculative.tokenmatch import DraftIndex, propose
 
 
 def test_unique_ngram_gives_chain():

@@ -1,4 +1,4 @@
-"""Re-synchronisation: find where the output currently is inside the drafts, propose what follows.
+"""Token re-synchronisation: find where the output currently is inside the drafts, propose what follows.
 
 After every verification step the engine asks: "the output ends with tokens ... a b c; where do
 drafts contain a b c, and what comes next there?" One hit gives a chain, several hits give a tree
@@ -23,23 +23,9 @@ from collections import Counter
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from core.speculative.tree import DraftTree, build_tree, root_only
 from core import tuning
-
-
-@dataclass
-class ProposalConfig:
-    """How proposals are made; the defaults and what each means are in ``core.tuning``."""
-
-    min_ngram: int = tuning.MIN_NGRAM
-    max_ngram: int = tuning.MAX_NGRAM
-    max_chain: int = tuning.MAX_CHAIN
-    max_budget: int = tuning.MAX_BUDGET    # max_nodes caps a chain at max_nodes - 1
-    max_nodes: int = tuning.MAX_NODES
-    max_branches: int = tuning.MAX_BRANCHES
-    fallback_depth: int = tuning.FALLBACK_DEPTH
-    fallback_branches: int = tuning.FALLBACK_BRANCHES
-    cost_aware: bool = True    # shorten proposals where measured pass cost grows with width (CPU)
+from core.speculative.proposal_config import ProposalConfig
+from core.speculative.tree import DraftTree, build_tree, root_only
 
 
 #: Where an n-gram occurs: ``(draft, after, stop)``, byte offsets in the packed buffer of the token

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QLineEdit, QLi
 
 from app import navigation, page_story, window_state
 from app.conversion import ConversionController, release_freed_memory
-from app.document_state import DocumentState, DraftPreviewer
+from app.document_state import DocumentState, DocumentStatus, DraftPreviewer, PagePhase, PageState
 from app.draft_inspector import DraftInspector
 from app.export_actions import ExportActions
 from app.inspection import PageInspection
@@ -360,7 +360,8 @@ class MainWindow(QMainWindow):
             if doc is None:
                 continue
             state = DocumentState(path=path.resolve(), page_count=doc.page_count, doc=doc,
-                                  status="queued" if convert else "open", password=password, damaged=doc.damaged)
+                                  status=DocumentStatus.QUEUED if convert else DocumentStatus.OPEN,
+                                  password=password, damaged=doc.damaged)
             self.documents.append(state)
             self.queue.addItem(QListWidgetItem())
             self._update_queue_item(state)
@@ -419,7 +420,8 @@ class MainWindow(QMainWindow):
         if self.models.ensure(lambda: self.convert_current(fresh)):
             self.conversion.queue(doc, fresh)
 
-    def _mode(self, doc=None) -> str:
+    def conversion_mode(self, doc=None) -> str:
+        """The decoding mode ``doc``'s results were (or its next run will be) converted with."""
         doc = doc or self.current
         return (doc.settings if doc and doc.settings else self.app_settings.conversion()).mode
 
@@ -428,16 +430,16 @@ class MainWindow(QMainWindow):
             return
         self.thumbs.mark(page)
         if page == self.current_page:
-            self.inspection.refresh(self._mode(doc), doc is self.conversion.running)
+            self.inspection.refresh(self.conversion_mode(doc), doc is self.conversion.running)
             self._show_title()
             if doc.pages[page].result is not None:
-                self._show_text()
-        if doc.pages[page].phase == "done":
+                self.show_text()
+        if doc.pages[page].phase == PagePhase.DONE:
             self.stats_panel.set_results(list(doc.results.values()))
 
     def _text_appended(self, doc, page: int) -> None:
         if doc is self.current:
-            self._show_text(live=True)
+            self.show_text(live=True)
 
     def _page_started(self, doc, page: int) -> None:
         # the page shown already (drafted while the model loaded) keeps what the user selected on it
@@ -448,11 +450,11 @@ class MainWindow(QMainWindow):
         self._update_queue_item(doc)
         if doc is self.current:
             self.thumbs.mark_all()
-            self._show_text()
+            self.show_text()
             self._show_title()
             self.stats_panel.set_results(list(doc.results.values()))
             if self.current_page is not None:
-                self.inspection.refresh(self._mode(doc), doc is self.conversion.running)
+                self.inspection.refresh(self.conversion_mode(doc), doc is self.conversion.running)
         self._update_actions()
 
     def _running_changed(self) -> None:
@@ -521,8 +523,8 @@ class MainWindow(QMainWindow):
             return
         p = doc.doc.page(page - 1)
         self.page_view.set_page(image, p.width, p.height)
-        self._show_text()
-        self.inspection.show(doc, page, self._mode(doc), doc is self.conversion.running)
+        self.show_text()
+        self.inspection.show(doc, page, self.conversion_mode(doc), doc is self.conversion.running)
         self._show_title()
         self._request_preview(doc, page)
 
@@ -647,7 +649,7 @@ class MainWindow(QMainWindow):
         """Draft a page nothing has drafted yet (no model needed), to show its regions at once. The
         page reads "drafting" meanwhile (an OCR drafter takes seconds), its thumbnail counting them."""
         record = doc.pages[page]
-        if record.regions or record.result is not None or record.phase or record.preview:
+        if record.regions or record.result is not None or record.phase != PagePhase.UNTOUCHED or record.preview:
             return
         record.preview = True  # requested once
         drafter = self.app_settings.conversion().drafter
@@ -677,7 +679,7 @@ class MainWindow(QMainWindow):
             self._preview_clock.stop()
         doc, page = self.current, self.current_page
         if doc is not None and (str(doc.path), page) in self._previewing \
-                and page_story.page_state(doc, page) == "drafting":
+                and page_story.page_state(doc, page) == PageState.DRAFTING:
             self._show_title()
             line = page_story.preview_line(doc, page)
             if "(OCR)" in line:
@@ -690,19 +692,21 @@ class MainWindow(QMainWindow):
         record = doc.pages[page]
         previewing = (path, page) in self._previewing
         self._previewing.discard((path, page))
-        if record.drafting_since is not None and not record.phase:
+        if record.drafting_since is not None and record.phase == PagePhase.UNTOUCHED:
             record.drafting_since = None
-        if record.result is None and not record.phase and not record.regions and not isinstance(regions, str):
+        if record.result is None and record.phase == PagePhase.UNTOUCHED and not record.regions \
+                and not isinstance(regions, str):
             record.regions, record.region_stats = list(regions), None
         if doc is self.current:
             self.thumbs.mark(page)
             if self.current_page == page:
-                self.inspection.refresh(self._mode(doc), doc is self.conversion.running)
+                self.inspection.refresh(self.conversion_mode(doc), doc is self.conversion.running)
                 self._show_title()
                 if previewing and self.status_label.text().startswith(f"Page {page}: drafting"):
                     self.set_status(page_story.page_line(doc, page))
 
-    def _show_text(self, live: bool = False) -> None:
+    def show_text(self, live: bool = False) -> None:
+        """The Markdown pane: the shown page's and the document's text (``live``: streaming)."""
         doc, page = self.current, self.current_page
         if doc is None:
             self.markdown_view.set_texts("", "")
@@ -721,9 +725,9 @@ class MainWindow(QMainWindow):
         note = ""
         if doc is not None and page is not None:
             state = page_story.page_state(doc, page)
-            if state == "partial":
+            if state == PageState.PARTIAL:
                 note = " — partial: cancelled on this page"
-            elif state in ("drafting", "drafted", "converting", "warning", "failed", "not in range"):
+            elif state not in (PageState.OPEN, PageState.QUEUED, PageState.DONE):
                 note = f" — page {page}: {page_story.state_label(doc, page)}"
         self.markdown_title.setText(f"Markdown{note}")
 

@@ -137,9 +137,9 @@ class PageEditActions:
 
     def _refresh_views(self, doc) -> None:
         if doc is self.window.current:
-            self.window._show_text()
+            self.window.show_text()
             # the review list and the regions' links are the page text's: an edit changes both
-            self.window.inspection.refresh(self.window._mode(doc), doc is self.window.conversion.running)
+            self.window.inspection.refresh(self.window.conversion_mode(doc), doc is self.window.conversion.running)
 
     def refresh(self) -> None:
         """The edit button and mark for the page shown (called whenever the pane's text is set)."""

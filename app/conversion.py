@@ -302,7 +302,7 @@ class ConversionController(QObject):
             restored = status == RunStatus.FAILED and doc.restore_previous()
             doc.previous = None
             if doc.results and not restored:
-                doc.finished_status = status
+                doc.finished_status = doc.status
             self.document_changed.emit(doc)
             if message:
                 self.failed.emit(f"Converting {doc.name} failed", doc.error)
@@ -310,7 +310,7 @@ class ConversionController(QObject):
                 self._say(f"{doc.name}: converting again failed; the previous result is kept "
                                   f"({page_story.plural(len(doc.results), 'page')}, still exportable)")
             else:
-                self._say(page_story.finished_line(doc, status))
+                self._say(page_story.finished_line(doc, doc.status))
         self.running_changed.emit()
         self.document_finished.emit(status)
         release_freed_memory()

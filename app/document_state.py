@@ -31,6 +31,24 @@ class PagePhase(StrEnum):
     PARTIAL = "partial"
 
 
+class PageState(StrEnum):
+    """What a page shows, in one word (``app.page_story.page_state`` reads it from the page's record
+    and its document): its phase, its result (done, cut at the token limit, failed) or why nothing
+    happens to it (open: nothing asked; not in range of the run). Each equals its value, the word
+    the thumbnails carry."""
+
+    OPEN = "open"
+    QUEUED = "queued"
+    NOT_IN_RANGE = "not in range"
+    DRAFTING = "drafting"
+    DRAFTED = "drafted"
+    CONVERTING = "converting"
+    DONE = "done"
+    CUT_AT_LIMIT = "warning"
+    FAILED = "failed"
+    PARTIAL = "partial"
+
+
 @dataclass
 class PageRecord:
     """Everything one page shows. ``regions``/``region_stats``: the drafter's regions and, per
@@ -109,10 +127,11 @@ class DocumentState:
     exported_markdown: Path | None = None    # where the user last exported the Markdown
     fresh: bool = False
     previous: dict | None = None             # the last good pages while a new run has produced nothing
-    finished_status: str = ""                # how the last run that produced pages ended
+    finished_status: DocumentStatus | None = None  # how the last run that produced pages ended
     edits: object = None                     # the user's corrections (core.edits.PageEdits, app.page_editing)
 
     def __post_init__(self):
+        self.status = DocumentStatus(self.status)
         for n in range(1, self.page_count + 1):
             self.pages.setdefault(n, PageRecord(n))
 
@@ -137,7 +156,7 @@ class DocumentState:
         self.previous = None
         if self.results:
             self.previous = {"pages": self.pages, "settings": self.settings,
-                             "status": self.finished_status or "done", "markdown_path": self.markdown_path,
+                             "status": self.finished_status or DocumentStatus.DONE, "markdown_path": self.markdown_path,
                              "in_range": self.in_range, "damaged": self.damaged}
         self.pages = {n: PageRecord(n, regions=list(r.regions), preview=bool(r.regions))
                       for n, r in self.pages.items()}
@@ -150,7 +169,7 @@ class DocumentState:
         if kept is None or self.results:
             return False
         self.pages, self.settings = kept["pages"], kept["settings"]
-        self.status = self.finished_status = kept["status"]
+        self.status = self.finished_status = DocumentStatus(kept["status"])
         self.markdown_path, self.in_range, self.damaged = kept["markdown_path"], kept["in_range"], kept["damaged"]
         return True
 
@@ -170,13 +189,13 @@ class DocumentState:
         (the user's edits in place of the pages they replace)."""
         from core.api import assemble
 
-        if self.status == "done" and self.markdown_path and self.markdown_path.exists() and not self.edits:
+        if self.status == DocumentStatus.DONE and self.markdown_path and self.markdown_path.exists() and not self.edits:
             return self.markdown_path.read_text("utf-8")
         parts = []
         for number, record in sorted(self.pages.items()):
             if record.result is not None:
                 parts.append(self.page_markdown(number))
-            elif record.text and record.phase in ("drafting", "decoding"):
+            elif record.text and record.phase in (PagePhase.DRAFTING, PagePhase.DECODING):
                 parts.append(record.text)
         return assemble(parts) if parts else ""
 

@@ -12,6 +12,7 @@ import difflib
 import html
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
@@ -103,6 +104,15 @@ def verified_text(result, index: int) -> tuple[str, str]:
     return "", "the model wrote no text for this region"
 
 
+class InspectorState(StrEnum):
+    """What the inspector shows: nothing, a region the model verified on a finished page (draft and
+    verified text compared), or a draft nothing verified yet (shown plain, with the reason)."""
+
+    EMPTY = "empty"
+    VERIFIED = "verified"
+    UNVERIFIED = "unverified"
+
+
 class DraftInspector(QWidget):
     """Shows one region: header with its numbers, then draft | verified side by side."""
 
@@ -141,14 +151,14 @@ class DraftInspector(QWidget):
         layout.addLayout(panes, 1)
         self.region_index: int | None = None
         self.page: int | None = None
-        self.state = "empty"          # empty, verified, unverified
+        self.state = InspectorState.EMPTY
         self.diff: DraftDiff | None = None
 
     def clear(self, message: str | None = None) -> None:
         """Nothing inspected: every label back to its resting text (no stale drafter or source)."""
         self.region_index = None
         self.page = None
-        self.state = "empty"
+        self.state = InspectorState.EMPTY
         self.diff = None
         self.header.setText(message or "Click a region on the page to compare its draft with the verified text.")
         self.draft_label.setText("<b>Draft</b> (drafter)")
@@ -171,7 +181,7 @@ class DraftInspector(QWidget):
 
         region, stats = story.region, story.stats
         draft = clean_draft(region.text) if region.text else ""
-        self.region_index, self.page, self.state = story.index, story.page, "verified"
+        self.region_index, self.page, self.state = story.index, story.page, InspectorState.VERIFIED
         self.diff = diff_words(draft, story.verified_text)
         # Two shares, each named: the colour is the share of draft tokens the model accepted (what
         # speeds decoding up); the words kept compare the two texts shown below.
@@ -203,7 +213,7 @@ class DraftInspector(QWidget):
         from core.api import clean_draft
 
         region = story.region
-        self.region_index, self.page, self.state, self.diff = story.index, story.page, "unverified", None
+        self.region_index, self.page, self.state, self.diff = story.index, story.page, InspectorState.UNVERIFIED, None
         draft = clean_draft(region.text) if region.text else ""
         note = " · partial: the conversion was cancelled on this page" if story.partial else ""
         stats = story.stats

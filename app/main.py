@@ -101,10 +101,12 @@ def end_child_processes() -> None:
 
 def _exit_if_idle(app, window, export_dir: str | None) -> None:
     """Quit once nothing is queued or converting: 0 if every document converted without failed pages."""
-    if window.conversion.busy or any(doc.status == "queued" for doc in window.documents):
+    from app.document_state import DocumentStatus
+
+    if window.conversion.busy or any(doc.status == DocumentStatus.QUEUED for doc in window.documents):
         return
     ok = bool(window.documents) and all(
-        doc.status == "done" and doc.results and not any(r.error for r in doc.results.values())
+        doc.status == DocumentStatus.DONE and doc.results and not any(r.error for r in doc.results.values())
         for doc in window.documents)
     if ok and export_dir:
         from pathlib import Path
@@ -125,7 +127,7 @@ def _exit_if_idle(app, window, export_dir: str | None) -> None:
         for line in window.last_error.splitlines():  # several files that could not be opened: one line each
             print(f"hsd-studio: {line}", file=sys.stderr)
     for doc in window.documents:
-        if doc.status != "done" or doc.error:
+        if doc.status != DocumentStatus.DONE or doc.error:
             print(f"hsd-studio: {doc.path.name}: {doc.status}{': ' + doc.error if doc.error else ''}",
                   file=sys.stderr)
     app.exit(0 if ok else 1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import threading
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Callable
 
@@ -111,6 +112,16 @@ def format_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+class DownloadState(StrEnum):
+    """Where a model download stands: not started, running, or how it ended."""
+
+    IDLE = "idle"
+    DOWNLOADING = "downloading"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
 class DownloadDialog(QDialog):
     """Downloads a hub id with ``download`` (``download_model``'s signature) in a thread, showing its
     size, speed and time left; Cancel stops it (what arrived stays in the cache: downloading again
@@ -152,12 +163,12 @@ class DownloadDialog(QDialog):
         self._progress.connect(self._show_progress)
         self._ended.connect(self._end)
         self.thread: threading.Thread | None = None
-        self.state = "idle"           # idle, downloading, done, cancelled, failed
+        self.state = DownloadState.IDLE
 
     def start(self) -> None:
         from app.worker import EmitGate
 
-        self.state = "downloading"
+        self.state = DownloadState.DOWNLOADING
         # The download's thread reaches this dialog only through the gate: a dialog destroyed while
         # downloading (its window closed) shuts it, and the download stops at its next report.
         gate = EmitGate(self)
@@ -168,13 +179,13 @@ class DownloadDialog(QDialog):
         self.open()
 
     def reject(self) -> None:  # Escape or the window's close button: stop the download first
-        if self.state == "downloading":
+        if self.state == DownloadState.DOWNLOADING:
             self.cancel()
         else:
             super().reject()
 
     def cancel(self) -> None:
-        if self.state == "downloading":
+        if self.state == DownloadState.DOWNLOADING:
             self._cancel.set()
             self.numbers.setText("Stopping…")
         else:
@@ -204,17 +215,17 @@ class DownloadDialog(QDialog):
     def _end(self, folder: str, error: str) -> None:
         self.button.setText("Close")
         if folder:
-            self.state = "done"
+            self.state = DownloadState.DONE
             self.accept()
             self.downloaded.emit(folder)
         elif error:
-            self.state = "failed"
+            self.state = DownloadState.FAILED
             self.title.setText(f"<b>{html.escape(self.hub_id)}</b> could not be downloaded.")
             self.bar.hide()
             self.numbers.setText(error)
             self.failed.emit(error)
         else:
-            self.state = "cancelled"
+            self.state = DownloadState.CANCELLED
             kept = f"{format_bytes(self.done_bytes)} are kept in the cache; " if self.done_bytes else ""
             self.numbers.setText(f"Download stopped: {kept}downloading again resumes.")
             self.failed.emit(f"The download of {self.hub_id} was stopped; downloading again resumes.")

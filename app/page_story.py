@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from app.document_state import DocumentStatus, PagePhase, PageState
 from app.page_view import region_rate, unverified_reason
 
 #: The page states, in words (thumbnail labels, tooltips).
-STATE_LABEL = {"queued": "waiting", "drafting": "drafting", "drafted": "drafted", "converting": "converting",
-               "done": "done",
-               "failed": "failed", "warning": "token limit", "partial": "partial", "open": "",
-               "not in range": "not in range"}
+STATE_LABEL = {PageState.QUEUED: "waiting", PageState.DRAFTING: "drafting", PageState.DRAFTED: "drafted",
+               PageState.CONVERTING: "converting", PageState.DONE: "done", PageState.FAILED: "failed",
+               PageState.CUT_AT_LIMIT: "token limit", PageState.PARTIAL: "partial", PageState.OPEN: "",
+               PageState.NOT_IN_RANGE: "not in range"}
 DRAFTER_KIND = {"textlayer": "text layer", "rapidocr": "OCR", "paddle": "OCR", "auto": "OCR"}
 
 
@@ -26,26 +27,28 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def page_state(doc, number: int) -> str:
+def page_state(doc, number: int) -> PageState:
     """open, queued, not in range, drafting, drafted (drafted ahead, waiting for its decode),
-    converting, done, warning (cut at the token limit), failed or partial (cancelled while converting)."""
+    converting, done, cut at the token limit, failed or partial (cancelled while converting)."""
     record = doc.pages[number]
     result = record.result
     if result is not None:
         if result.error:
-            return "failed"
-        return "warning" if cut_at_limit(result) else "done"
-    if record.phase == "partial":
-        return "partial"
-    if record.phase in ("drafting", "drafted"):
-        return record.phase
-    if not record.phase and record.drafting_since is not None:
-        return "drafting"  # the preview drafter reads it, no conversion asked for
-    if record.phase == "decoding":
-        return "converting"
+            return PageState.FAILED
+        return PageState.CUT_AT_LIMIT if cut_at_limit(result) else PageState.DONE
+    if record.phase == PagePhase.PARTIAL:
+        return PageState.PARTIAL
+    if record.phase == PagePhase.DRAFTING:
+        return PageState.DRAFTING
+    if record.phase == PagePhase.DRAFTED:
+        return PageState.DRAFTED
+    if record.phase == PagePhase.UNTOUCHED and record.drafting_since is not None:
+        return PageState.DRAFTING  # the preview drafter reads it, no conversion asked for
+    if record.phase == PagePhase.DECODING:
+        return PageState.CONVERTING
     if not doc.page_in_range(number):
-        return "not in range"
-    return "queued" if doc.status in ("queued", "converting") else "open"
+        return PageState.NOT_IN_RANGE
+    return PageState.QUEUED if doc.status in (DocumentStatus.QUEUED, DocumentStatus.CONVERTING) else PageState.OPEN
 
 
 def cut_at_limit(result) -> bool:
@@ -66,7 +69,7 @@ def drafting_label(record, now: float | None = None) -> str:
 
 def state_label(doc, number: int, now: float | None = None) -> str:
     state = page_state(doc, number)
-    if state == "drafting":
+    if state == PageState.DRAFTING:
         return drafting_label(doc.pages[number], now)
     return STATE_LABEL[state]
 
@@ -87,27 +90,27 @@ def page_tooltip(doc, number: int) -> str:
     state = page_state(doc, number)
     record = doc.pages[number]
     result = record.result
-    if state == "failed":
+    if state == PageState.FAILED:
         return f"page {number}: failed: {result.error}"
-    if state in ("done", "warning"):
+    if state in (PageState.DONE, PageState.CUT_AT_LIMIT):
         s = result.stats
         rate = page_acceptance(result)
         text = (f"page {number}: {s.generated_tokens} tokens, {s.forward_passes} passes, "
                 f"draft accepted {'—' if rate is None else f'{rate:.0%}'}")
         if record.kept:
             text += " (kept from an earlier run)"
-        if state == "warning":
+        if state == PageState.CUT_AT_LIMIT:
             text += "\ncut at the token limit: the page may be incomplete (Settings > Max tokens per page)"
         return text
-    if state == "partial":
+    if state == PageState.PARTIAL:
         return f"page {number}: cancelled while converting; its drafts and what was verified are kept (partial)"
-    if state == "not in range":
+    if state == PageState.NOT_IN_RANGE:
         return f"page {number}: not in the page range of the conversion (Settings > Pages)"
-    if state == "drafting":
+    if state == PageState.DRAFTING:
         also = ("; its text is written, and the page is saved once its regions come (its overlay and figures "
                 "need them)" if record.decoded else "; its decode has started without drafts" if record.decoding else "")
         return f"page {number}: {drafting_label(record)}: its drafter is reading the page{also}"
-    if state == "drafted":
+    if state == PageState.DRAFTED:
         took = f" in {record.draft_seconds:.1f} s" if record.draft_seconds is not None else ""
         return (f"page {number}: drafted{took} ({plural(len(record.regions), 'region')}) ahead of the model; "
                 "it waits for the pages before it")
@@ -122,9 +125,9 @@ def preview_line(doc, number: int) -> str:
 def page_line(doc, number: int) -> str:
     """The status line of a page just shown."""
     state = page_state(doc, number)
-    if state in ("done", "warning"):
+    if state in (PageState.DONE, PageState.CUT_AT_LIMIT):
         line = page_tooltip(doc, number).split("\n", 1)[0].replace(f"page {number}: ", "")
-        return f"Page {number}: {line}" + (" · cut at the token limit" if state == "warning" else "")
+        return f"Page {number}: {line}" + (" · cut at the token limit" if state == PageState.CUT_AT_LIMIT else "")
     return page_tooltip(doc, number).replace(f"page {number}: ", f"Page {number}: ", 1)
 
 
@@ -135,14 +138,14 @@ def progress_notes(doc, decoding: int | None) -> tuple[str, str]:
     whose drafter runs, unless a page drafted ahead comes first (its decode starts next). A page
     drafted ahead of the decode is not named: its thumbnail says it."""
     if decoding is not None:
-        return (state_label(doc, decoding) if page_state(doc, decoding) == "drafting" else ""), ""
+        return (state_label(doc, decoding) if page_state(doc, decoding) == PageState.DRAFTING else ""), ""
     return "", waiting_on(doc)
 
 
 def waiting_on(doc) -> str:
     """``page 2: drafting (OCR) · 4 s`` when, no page decoding, the next page's drafter still runs."""
-    ahead = sorted(n for n, r in doc.pages.items() if r.phase in ("drafting", "drafted"))
-    if not ahead or doc.pages[ahead[0]].phase != "drafting":
+    ahead = sorted(n for n, r in doc.pages.items() if r.phase in (PagePhase.DRAFTING, PagePhase.DRAFTED))
+    if not ahead or doc.pages[ahead[0]].phase != PagePhase.DRAFTING:
         return ""
     return f"page {ahead[0]}: {drafting_label(doc.pages[ahead[0]])}"
 
@@ -173,14 +176,15 @@ def _pages(numbers: list[int], listed: int = 5) -> str:
     return f"page{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
 
 
-STATUS_TEXT = {"queued": "waiting", "converting": "converting…", "done": "done", "cancelled": "cancelled",
-               "failed": "failed", "open": "not converted"}
+STATUS_TEXT = {DocumentStatus.QUEUED: "waiting", DocumentStatus.CONVERTING: "converting…",
+               DocumentStatus.DONE: "done", DocumentStatus.CANCELLED: "cancelled", DocumentStatus.FAILED: "failed",
+               DocumentStatus.OPEN: "not converted"}
 
 
 def document_state_text(doc) -> str:
     """``done · 5 pages cut at the token limit``: the document's state with what it hides."""
-    status = STATUS_TEXT.get(doc.status, doc.status)
-    if doc.status in ("queued", "converting", "open") and not doc.results:
+    status = STATUS_TEXT[doc.status]
+    if doc.status in (DocumentStatus.QUEUED, DocumentStatus.CONVERTING, DocumentStatus.OPEN) and not doc.results:
         # a repaired file says so from the moment it is opened, not only once converted
         return f"{status} · damaged" if doc.damaged else status
     return " · ".join([status, *trouble(doc)])
@@ -210,10 +214,10 @@ def document_tooltip(doc) -> str:
     return "\n".join(lines)
 
 
-def finished_line(doc, status: str) -> str:
-    """The status line when a run ends."""
+def finished_line(doc, status: DocumentStatus) -> str:
+    """The status line when a run ends (``status``: how it ended)."""
     results = list(doc.results.values())
-    if status == "done":
+    if status == DocumentStatus.DONE:
         kept = sum(1 for r in doc.pages.values() if r.kept)
         parts = [f"{doc.name}: done", f"{plural(len(results), 'page')}"
                  + (f" ({kept} kept from an earlier run)" if kept else ""), *trouble(doc)]
@@ -223,8 +227,8 @@ def finished_line(doc, status: str) -> str:
         if doc.notices:
             parts.append("warning: " + "; ".join(doc.notices))
         return " · ".join(parts)
-    if status == "cancelled":
-        partial = sorted(n for n, r in doc.pages.items() if r.phase == "partial")
+    if status == DocumentStatus.CANCELLED:
+        partial = sorted(n for n, r in doc.pages.items() if r.phase == PagePhase.PARTIAL)
         note = f"; {_pages(partial)} kept as partial" if partial else ""
         return (f"{doc.name}: cancelled; {plural(len(results), 'finished page')} kept{note} "
                 "(converting again resumes)")
@@ -279,7 +283,7 @@ def region_story(record, index: int, mode: str, running: bool, spans=(), page_te
     result = record.result
     stats_list = record.region_stats or []
     stats = stats_list[index] if index < len(stats_list) else None
-    story = RegionStory(record.number, index, region, stats, partial=record.phase == "partial",
+    story = RegionStory(record.number, index, region, stats, partial=record.phase == PagePhase.PARTIAL,
                         final=result is not None)
     story.rate = region_rate(stats, mode)
     if result is not None:
@@ -297,9 +301,9 @@ def region_story(record, index: int, mode: str, running: bool, spans=(), page_te
 def _unverified_reason(record, region, stats, mode: str, running: bool) -> str:
     if record.result is not None:
         return unverified_reason(region, stats, mode)
-    if record.phase == "partial":
+    if record.phase == PagePhase.PARTIAL:
         return "the conversion was cancelled before this region was verified"
-    if running and record.phase in ("drafting", "decoding"):
+    if running and record.phase in (PagePhase.DRAFTING, PagePhase.DECODING):
         return "the page is still converting"
     if running:
         return "the page waits its turn (these are the drafter's regions)"

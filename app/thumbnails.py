@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QLabel, QListView, QListWidget, QListWidgetItem
 
 from app import page_story
+from app.document_state import PageState
 from app.page_view import acceptance_color, pil_to_qimage
 from app.widgets import plain_tooltip
 
@@ -19,24 +20,25 @@ THUMB_DPI = 16
 FRAME = 4
 #: Frame colours of pages not (or not yet) converted; a converted page is framed in its acceptance
 #: colour (the region overlay's scale).
-STATE_COLOR = {"queued": QColor(170, 170, 170), "drafting": QColor(0, 150, 160), "drafted": QColor(120, 200, 205),
-               "converting": QColor(30, 110, 230),
-               "failed": QColor(200, 30, 30), "partial": QColor(150, 90, 200), "open": QColor(170, 170, 170),
-               "not in range": QColor(200, 200, 200)}
-THIN = ("open", "not in range")
-MARK = {"done": " ✓", "failed": " ✗", "warning": " ⚠"}
+STATE_COLOR = {PageState.QUEUED: QColor(170, 170, 170), PageState.DRAFTING: QColor(0, 150, 160),
+               PageState.DRAFTED: QColor(120, 200, 205), PageState.CONVERTING: QColor(30, 110, 230),
+               PageState.FAILED: QColor(200, 30, 30), PageState.PARTIAL: QColor(150, 90, 200),
+               PageState.OPEN: QColor(170, 170, 170), PageState.NOT_IN_RANGE: QColor(200, 200, 200)}
+THIN = (PageState.OPEN, PageState.NOT_IN_RANGE)
+MARK = {PageState.DONE: " ✓", PageState.FAILED: " ✗", PageState.CUT_AT_LIMIT: " ⚠"}
 #: What the legend names, in order: (state, words).
-LEGEND = (("queued", "waiting"), ("drafting", "drafting"), ("drafted", "drafted"), ("converting", "converting"),
-          ("failed", "failed"), ("partial", "partial (cancelled)"))
+LEGEND = ((PageState.QUEUED, "waiting"), (PageState.DRAFTING, "drafting"), (PageState.DRAFTED, "drafted"),
+          (PageState.CONVERTING, "converting"), (PageState.FAILED, "failed"),
+          (PageState.PARTIAL, "partial (cancelled)"))
 
 
-def frame_color(doc, number: int, state: str) -> QColor:
-    if state in ("done", "warning"):
+def frame_color(doc, number: int, state: PageState) -> QColor:
+    if state in (PageState.DONE, PageState.CUT_AT_LIMIT):
         return acceptance_color(page_story.page_acceptance(doc.pages[number].result))
     return STATE_COLOR[state]
 
 
-def thumbnail_icon(base: QPixmap, state: str, color: QColor) -> QIcon:
+def thumbnail_icon(base: QPixmap, state: PageState, color: QColor) -> QIcon:
     """The page thumbnail with a frame in ``color`` and, for a page cut at the token limit, a
     warning triangle in the corner."""
     pixmap = QPixmap(base)
@@ -47,7 +49,7 @@ def thumbnail_icon(base: QPixmap, state: str, color: QColor) -> QIcon:
     painter.setPen(pen)
     inset = 0 if thin else FRAME // 2
     painter.drawRect(inset, inset, pixmap.width() - 1 - 2 * inset, pixmap.height() - 1 - 2 * inset)
-    if state == "warning":
+    if state == PageState.CUT_AT_LIMIT:
         painter.setPen(QPen(QColor(120, 70, 0)))
         painter.setBrush(QColor(245, 166, 35))
         w = pixmap.width()
@@ -157,7 +159,7 @@ class PageList(QListWidget):
             return
         state = page_story.page_state(doc, number)
         label = page_story.state_label(doc, number)
-        item.setText(f"{number}{MARK.get(state, '')}" + (f"\n{label}" if label and state != "done" else ""))
+        item.setText(f"{number}{MARK.get(state, '')}" + (f"\n{label}" if label and state != PageState.DONE else ""))
         item.setToolTip(plain_tooltip(page_story.page_tooltip(doc, number)))
         item.setData(Qt.ItemDataRole.UserRole, state)
         base = self._bases.get(number, self._placeholder)

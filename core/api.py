@@ -16,6 +16,10 @@
 - Where the model departed from the page's text (``core.review``): ``review_page`` (a page's
   ``Departure`` list, or why none is listed), ``review_document``, ``summary_line``, and the
   ``--review`` report (``refuse_unsafe_review``, ``write_review``).
+- One region of a converted page read again (``core.region_again``): ``convert_region_again`` (a
+  ``RegionAgainRequest``: the crop read with the family's region request, the page's Markdown given
+  the reading in the region's place and kept as the page's edit), or its two steps for a caller that
+  reads on one thread and places on another (``read_region_again``, ``place_reading``).
 
 Importing this module is cheap, so that the command line checks its arguments and inputs before
 torch or PyMuPDF load: the names that need them (the engine, documents, models) are imported on
@@ -40,6 +44,8 @@ from core.hardware import MemoryCap, parse_memory
 from core.outputs import (EXPORT_PATTERN, check_output_target, distinct_inputs, export_targets, output_paths,
                           refuse_unsafe_outputs)
 from core.page_store import forget_page, saved_settings
+from core.region_again import (RegionAgain, RegionAgainRequest, RegionPlacement, RegionReading, convert_region_again,
+                               place_reading, read_region_again, region_span)
 from core.results import FIGURE_LABELS
 from core.review import (Departure, PageReview, refuse_unsafe_review, review_document, review_page, summary_line,
                          write_review)
@@ -64,7 +70,8 @@ __all__ = ["ConversionRequest", "DocumentRun", "convert_document", "engine_confi
            "document_payload", "export_document", "export_targets", "check_output_target", "work_dir_for",
            "markdown_reader", "forget_page", "saved_settings", "MemoryCap", "parse_memory",
            "Departure", "PageReview", "review_page", "review_document", "summary_line", "write_review",
-           "refuse_unsafe_review"]
+           "refuse_unsafe_review", "RegionAgainRequest", "RegionAgain", "RegionReading", "RegionPlacement",
+           "convert_region_again", "read_region_again", "place_reading", "region_span"]
 
 
 def __getattr__(name: str):

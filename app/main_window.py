@@ -194,6 +194,7 @@ class MainWindow(QMainWindow):
                                    "Convert again, ignoring pages finished by an earlier run")
         self.page_again_action = action("Convert this &page again", self.page_edits.convert_page_again, None,
                                         "Convert the shown page again; the other pages are kept as they are")
+        self.region_again_action = self.page_edits.region_again.action  # the page's regions' right-click menu too
         self.cancel_action = action("C&ancel", self.cancel_conversion, "Esc",
                                     "Stop the running conversion (asks first; finished pages are kept)")
         self.settings_action = action("&Settings…", self.edit_settings, "Ctrl+,")
@@ -247,8 +248,9 @@ class MainWindow(QMainWindow):
                   self.export_json_action, self.export_batch_action, self.copy_action, None, self.quit_action):
             file_menu.addAction(a) if a else file_menu.addSeparator()
         convert_menu = self.menuBar().addMenu("&Convert")
-        for a in (self.convert_action, self.fresh_action, self.page_again_action, self.cancel_action,
-                  self.settings_action, None, self.remove_action):
+        convert_menu.setToolTipsVisible(True)  # a disabled action's tooltip says why
+        for a in (self.convert_action, self.fresh_action, self.page_again_action, self.region_again_action,
+                  self.cancel_action, self.settings_action, None, self.remove_action):
             convert_menu.addAction(a) if a else convert_menu.addSeparator()
         view_menu = self.menuBar().addMenu("&View")
         for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.fit_width_action,
@@ -806,6 +808,7 @@ class MainWindow(QMainWindow):
         self.fresh_action.setEnabled(self.convert_action.isEnabled())
         page_done = bool(self.current and self.current_page and self.current_page in self.current.results)
         self.page_again_action.setEnabled(self.convert_action.isEnabled() and page_done)
+        self.page_edits.region_again.update_action()
         self.remove_action.setEnabled(self.current is not None)
         for a in (self.export_md_action, self.export_json_action, self.export_html_action, self.export_docx_action):
             a.setEnabled(has_results)

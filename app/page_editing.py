@@ -5,13 +5,27 @@ export, and guarded against a conversion that would replace them.
 A re-conversion keeps an edit where the page comes back as it was (a page the resume store keeps);
 where pages are converted anew (from scratch, or under other settings), the user is asked first,
 and the edits of those pages go only once they said yes.
+
+"Convert this page again" drops the shown page from the work folder and converts the document (only
+that page is decoded); "Convert this region again" reads one region's crop again off the UI thread
+(``core.api.read_region_again``) and puts its reading in the region's place in the page's Markdown
+as the user's edit of the page (``core.api.place_reading``), so it is marked, kept, exported and
+undone ("Model's text") as any edit is.
 """
 
 from __future__ import annotations
 
+import threading
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
 from app.widgets import ask_yes_no
+from app.worker import release_thread, start_worker
 from core.api import PageEdits
 
 
@@ -110,6 +124,7 @@ class PageEditActions:
         view.edit_button.toggled.connect(self._toggled)
         view.page_edit_saved.connect(self.saved)
         view.page_edit_reverted.connect(self.reverted)
+        self.region_again = RegionAgainActions(window, self)  # "Convert this region again"
 
     def _toggled(self, on: bool) -> None:
         if on:  # before the view emits its text: the page is the one shown when editing began
@@ -172,3 +187,184 @@ class PageEditActions:
             edits.discard([page])
         forget_page(work_dir_for(work_markdown(window, doc)), page)
         window.convert_current()
+
+
+# -- convert this region again ----------------------------------------------------------------------
+
+
+@dataclass
+class RegionAgainJob:
+    """One region of a converted page to read again: ``path``'s page ``result.page``, region ``region``."""
+
+    path: Path
+    result: object
+    region: int
+    config: object              # the engine configuration to read it with (the current settings')
+    password: str | None = None
+
+
+class RegionAgainWorker(QObject):
+    """Reads one region again (``core.api.read_region_again``) in a QThread, with the engine the
+    conversions use (one model load for both; a conversion started meanwhile waits for it).
+    ``finished``: the ``RegionReading``, or None and one line saying why not."""
+
+    finished = Signal(object, str)
+
+    def __init__(self, job: RegionAgainJob, engines):
+        super().__init__()
+        self.job = job
+        self.engines = engines
+        self.cancelled = threading.Event()
+
+    @Slot()
+    def run(self) -> None:
+        from core.api import read_region_again
+        from core.errors import HSDError
+
+        reading, message = None, ""
+        try:
+            with self.engines.lock:
+                engine = self.engines.get(self.job.config)
+                reading = read_region_again(engine, self.job.path, self.job.result, self.job.region,
+                                            self.job.password, self.cancelled.is_set)
+        except HSDError as exc:
+            message = str(exc)
+        except MemoryError:
+            message = "out of memory; try a lower DPI or the CPU device"
+        except OSError as exc:
+            message = f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
+        except Exception as exc:  # a bug must not take the app down: report it
+            traceback.print_exc()
+            message = f"unexpected error: {type(exc).__name__}: {exc}"
+        self.finished.emit(reading, message)
+
+
+#: (thread, worker) of the region readings under way, kept until they end whatever becomes of the
+#: window (a QThread, or its worker, destroyed while it runs aborts the process).
+_region_threads: list = []
+
+
+class RegionAgainActions(QObject):
+    """"Convert this region again": the selected region (or the one right-clicked on the page) is
+    read again off the UI thread, and its reading put in its place in the page's Markdown as the
+    user's edit of the page (marked, kept, exported, reviewed; "Model's text" drops it). Disabled,
+    with its reason as tooltip, while a conversion or another region is running."""
+
+    done = Signal(str)      # the line said when a region's reading ended (placed or not)
+
+    def __init__(self, window, page_edits: "PageEditActions"):
+        super().__init__(window)
+        self.window = window
+        self.page_edits = page_edits
+        self.worker: RegionAgainWorker | None = None
+        self.thread = None
+        self._running: tuple | None = None    # (document, page, region, result) being read
+        self.action = QAction("Convert this &region again", window)
+        self.action.triggered.connect(lambda _checked=False: self.convert_region_again())
+        self.menu: QMenu | None = None
+        view = window.page_view
+        view.region_menu_requested.connect(self._region_menu)
+        # after the inspection took the click in: the action reads what is selected
+        view.region_clicked.connect(lambda _i: QTimer.singleShot(0, self.update_action))
+        view.background_clicked.connect(lambda: QTimer.singleShot(0, self.update_action))
+
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None
+
+    def _selected(self) -> int | None:
+        inspection = getattr(self.window, "inspection", None)
+        return inspection.selected if inspection is not None else None
+
+    def why_not(self, index: int | None = None) -> str:
+        """Why region ``index`` (the selected one where None) cannot be converted again now ("": it can)."""
+        window = self.window
+        doc, page = window.current, window.current_page
+        index = self._selected() if index is None else index
+        if window.conversion.busy:
+            running = window.conversion.running
+            name = running.name if running is not None else "a document"
+            return f"Not while {name} converts: the model is busy (available once the conversion ends)"
+        if self.busy:
+            return "A region is being converted again; wait until it is done"
+        if doc is None or page is None or model_text(doc, page) is None:
+            return "Convert the page first"
+        if index is None:
+            return "Click a region on the page first"
+        record = doc.pages.get(page)
+        regions = record.result.regions if record is not None and record.result is not None else []
+        if not 0 <= index < len(regions):
+            return "Click a region on the page first"
+        from core.api import FIGURE_LABELS
+
+        if regions[index].label in FIGURE_LABELS:
+            return f"Region {index + 1} is a {regions[index].label}: it has no text to read again"
+        return ""
+
+    def update_action(self) -> None:
+        reason = self.why_not()
+        self.action.setEnabled(not reason)
+        tip = reason or "Read the selected region again with the model and put its text in place (kept as your edit)"
+        self.action.setToolTip(tip)
+        self.action.setStatusTip(tip)
+
+    def _region_menu(self, index: int, where) -> None:
+        """A right click on region ``index``: it is selected, and its menu offers to convert it again."""
+        inspection = getattr(self.window, "inspection", None)
+        if inspection is not None and inspection.selected != index:
+            inspection.select(index)
+        self.update_action()
+        menu = QMenu(self.window)
+        menu.setToolTipsVisible(True)
+        menu.addAction(self.action)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.menu = menu
+        menu.popup(where)
+
+    def convert_region_again(self, index: int | None = None) -> bool:
+        """Read region ``index`` (the selected one where None) of the shown page again, off the UI
+        thread; False (and the reason on the status line) where it cannot be now."""
+        window = self.window
+        index = self._selected() if index is None else index
+        reason = self.why_not(index)
+        if reason:
+            window.set_status(reason)
+            self.update_action()
+            return False
+        doc, page = window.current, window.current_page
+        result = doc.pages[page].result
+        job = RegionAgainJob(doc.path, result, index, window.app_settings.conversion().engine_config(), doc.password)
+        worker = RegionAgainWorker(job, window.conversion.engines)
+        worker.finished.connect(self._finished)
+        self.worker, self._running = worker, (doc, page, index, result)
+        self.thread = start_worker(worker)
+        _region_threads.append((self.thread, worker))
+        self.update_action()
+        window.set_status(f"Page {page}, region {index + 1}: converting it again…")
+        return True
+
+    def _finished(self, reading, message: str) -> None:
+        from core.api import place_reading
+
+        thread, worker, (doc, page, index, result) = self.thread, self.worker, self._running
+        self.worker = self.thread = self._running = None
+        if (thread, worker) in _region_threads:
+            _region_threads.remove((thread, worker))
+        release_thread(thread)
+        window = self.window
+        where = f"Page {page}, region {index + 1}"
+        if reading is None:
+            line = f"{where} was not converted again: {message}"
+        elif doc not in window.documents or doc.pages.get(page) is None or doc.pages[page].result is not result:
+            line = f"{where}: the page changed while the region was read; nothing was changed"
+        else:
+            if window.current is doc and window.current_page == page:
+                window.markdown_view.finish_editing()  # an edit in progress is saved first, then placed into
+            placement = place_reading(result, doc.page_markdown(page), reading)
+            if placement.placed:
+                save_edit(window, doc, page, placement.text)
+                self.page_edits._refresh_views(doc)
+            line = placement.note
+        self.update_action()
+        window.set_status(line)
+        self.done.emit(line)

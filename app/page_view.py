@@ -150,6 +150,7 @@ class PageView(QGraphicsView):
     background_clicked = Signal()   # a click on the page outside every region (not a drag)
     zoom_changed = Signal(float)
     view_moved = Signal()           # the page scrolled or zoomed: what is in view changed
+    region_menu_requested = Signal(int, object)  # a right click on region (index) at a global QPoint
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -435,6 +436,15 @@ class PageView(QGraphicsView):
             self.highlight_region(item.index)
             self.region_clicked.emit(item.index)
         super().mousePressEvent(event)
+
+    def contextMenuEvent(self, event):  # noqa: N802 (Qt)
+        """A right click on a region asks for its menu (its actions are the window's)."""
+        item = self._region_at(event.pos())
+        if item is None:
+            super().contextMenuEvent(event)
+            return
+        event.accept()
+        self.region_menu_requested.emit(item.index, event.globalPos())
 
     def mouseReleaseEvent(self, event):  # noqa: N802
         super().mouseReleaseEvent(event)

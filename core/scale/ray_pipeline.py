@@ -1,19 +1,24 @@
 """Batch conversion on Ray: the pages of each document decoded by a model actor, each document run
 by ``core.run.DocumentRun`` as on one machine.
 
-    driver:  one ``DocumentRun`` per document (plan and resume, pages rendered and drafted ahead
-             of the decode, each page saved as it comes, the Markdown): ``core.run``'s own loop,
-             so the events, the files and the statistics are those of ``hsd convert``
+    driver:  one ``DocumentRun`` per document (plan and resume, pages rendered ahead of the
+             decode, each page saved as it comes, the Markdown): ``core.run``'s own loop, so the
+             events, the files and the statistics are those of ``hsd convert``
+    drafting tasks: the run's drafter is ``core.scale.drafting.ClusterDrafter``: each page is
+             drafted on a Ray CPU task, several pages of a document at once (the cluster's CPUs
+             left beside the model actors, shared by the documents running at once)
     model actors: one per GPU (or CPU actors without GPUs), each holding one model; the run's
              ``PageDecoder`` is ``RayPageDecoder``: it sends each rendered and drafted page to its
              actor, whose engine decodes it (``Engine.decode_image``) and sends the result back.
              A document's pages reach one actor in page order, so the actor's engine keeps the
-             document's history and learned notation exactly as ``hsd convert`` does.
+             document's history and learned notation exactly as ``hsd convert`` does. The
+             page's events (``TextAppended``, ``RegionVerified``) stream back while it decodes.
 
 Documents run in parallel, one per actor (``RayDocuments``: a run per actor on a thread of the
 driver, their events read in input order), the pages of one document one after the other (each
 is drafted from the ones before it). Pages are drafted ahead: ``RayOptions.batch_size`` pages of a
-document are rendered and drafted beyond the one its actor decodes, the first while the model loads.
+document are rendered beyond the one its actor decodes, the first while the model loads, and
+``RayOptions.drafting_window`` pages are drafting on the cluster at once.
 
 Failures: a page that raises is retried (``retries``) inside its actor, then recorded as failed in
 its document's statistics while the rest goes on; a page whose actor process dies is sent again to
@@ -55,7 +60,9 @@ class RayOptions:
     retries: int = tuning.RAY_RETRIES                     # further attempts of a page that raised, then "failed"
     max_task_retries: int = tuning.RAY_TASK_RETRIES       # re-sends of a page whose actor process died
     cpus_per_actor: float = tuning.RAY_CPUS_PER_ACTOR     # CPUs reserved per model actor
-    render_cpus: float = tuning.RAY_RENDER_CPUS           # CPUs the driver keeps for rendering and drafting
+    render_cpus: float = tuning.RAY_RENDER_CPUS           # CPUs of one page's drafting task
+    drafting_window: int | None = None  # pages of a document drafting at once; None: the CPUs beside
+                                        # the actors shared by the documents running at once
     num_cpus: int | None = None         # local instance only: CPUs Ray may use (default: all)
     progress_every: float = tuning.RAY_PROGRESS_SECONDS   # seconds between progress lines
 
@@ -161,28 +168,63 @@ class ModelActor:
         """The model's load error ("" once loaded)."""
         return self.load_error
 
-    def decode(self, key: str, remembered: list, page: ShippedPage) -> dict:
+    def decode(self, key: str, remembered: list, page: ShippedPage) -> Iterator[dict]:
         """Decode ``page`` of document ``key``, after the pages of it saved by an earlier run
         (``remembered``) join its history (``Engine.remember_pages``, which also starts the
         document): its history is the pages this actor decoded or remembered of it before. A page
-        that raises is tried ``retries`` more times, then recorded as failed."""
+        that raises is tried ``retries`` more times, then recorded as failed.
+
+        A generator (on Ray a streaming one): ``{"events": [...]}`` with the events the page's
+        decode told (``TextAppended``, ``RegionVerified``) every ``tuning.PROGRESS_TICK_SECONDS``
+        while it decodes (the progress line, which shows them, is drawn no more often), then
+        ``{"result": ...}`` with the pickled ``PageResult`` and what the actor did."""
         t0 = time.perf_counter()
         self.engine.remember_pages(key, remembered)
+        told: queue.SimpleQueue = queue.SimpleQueue()
+        outcome: dict = {}
+        decoding = threading.Thread(target=self._decode_page, args=(page, told.put, outcome),
+                                    name="hsd-actor-decode", daemon=True)
+        decoding.start()
+        while decoding.is_alive():
+            decoding.join(timeout=tuning.PROGRESS_TICK_SECONDS)
+            events = _drain(told)
+            if events:
+                yield {"events": events}
+        events = _drain(told)
+        if events:
+            yield {"events": events}
+        if "raised" in outcome:
+            raise outcome["raised"]
+        yield {"result": pickle.dumps(outcome["result"], protocol=pickle.HIGHEST_PROTOCOL), "actor": self.name,
+               "busy": time.perf_counter() - t0, "gpu": _gpu_utilization()}
+
+    def _decode_page(self, page: ShippedPage, on_event, outcome: dict) -> None:
+        """The decode of ``page`` with its retries, on a thread of the actor: ``outcome["result"]``,
+        or ``outcome["raised"]`` for what must not be recorded as a failed page."""
         error: BaseException | None = None
-        result = None
-        for _ in range(self.retries + 1):
-            try:
-                result = self.engine.decode_image(page.drafted_page()).finish()
-                break
-            except (KeyboardInterrupt, CancelledError):
-                raise
-            except Exception as exc:
-                error = exc
-                _free_memory()
-        if result is None:
-            result = failed_page(page.number, page.width, page.height, self.engine.config.mode, page_error(error))
-        return {"result": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), "actor": self.name,
-                "busy": time.perf_counter() - t0, "gpu": _gpu_utilization()}
+        try:
+            for _ in range(self.retries + 1):
+                try:
+                    outcome["result"] = self.engine.decode_image(page.drafted_page(), on_event=on_event).finish()
+                    return
+                except (KeyboardInterrupt, CancelledError):
+                    raise
+                except Exception as exc:
+                    error = exc
+                    _free_memory()
+            outcome["result"] = failed_page(page.number, page.width, page.height, self.engine.config.mode,
+                                            page_error(error))
+        except BaseException as exc:  # raised where the generator runs
+            outcome["raised"] = exc
+
+
+def _drain(told: queue.SimpleQueue) -> list:
+    events = []
+    while True:
+        try:
+            events.append(told.get_nowait())
+        except queue.Empty:
+            return events
 
 
 def _free_memory() -> None:
@@ -247,8 +289,8 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
 class ModelActors:
     """The model actors of a run, started on first need (a run whose pages were all kept starts
     neither Ray nor a model): ``slots`` how many documents run at once, ``actor(slot)`` the
-    slot's actor, its model loaded (the load error raised as the user's one line), ``loads``
-    what each actor did."""
+    slot's actor, its model loaded (the load error raised as the user's one line), ``drafter``
+    a document's drafter on the cluster's CPUs, ``loads`` what each actor did."""
 
     def __init__(self, config, options: RayOptions, engine_factory=None, documents: int = 1,
                  on_connect: Callable[[int], None] | None = None):
@@ -263,6 +305,7 @@ class ModelActors:
         self._started: bool | None = None  # None: not connected; True: this run started Ray
         self._slots: int | None = None
         self._model = None
+        self._window = 1  # pages of a document drafting at once
 
     def _connect(self) -> None:
         if self._error is not None:
@@ -286,11 +329,14 @@ class ModelActors:
         per_gpu = options.gpus_per_actor if options.gpus_per_actor > 0 else 1.0
         actors = min(self.documents, options.actors or max(1, int(gpus / per_gpu + 1e-9)))
         cpus = float(ray.cluster_resources().get("CPU", 0))
-        if actors * options.cpus_per_actor + options.render_cpus > cpus + 1e-9:
-            # the driver's rendering and drafting would have no CPU left
+        free = cpus - actors * options.cpus_per_actor
+        if free + 1e-9 < options.render_cpus:
+            # no drafting task could ever run beside the actors
             raise HSDError(f"{actors} model actor(s) x {options.cpus_per_actor:g} CPU leave no CPU for "
-                           f"rendering (the cluster has {cpus:g}); use fewer --ray-actors or "
+                           f"drafting (the cluster has {cpus:g}); use fewer --ray-actors or "
                            "--ray-cpus-per-actor")
+        # the CPUs beside the actors, shared by the documents running at once (one per actor)
+        self._window = options.drafting_window or max(1, int(free / options.render_cpus / actors + 1e-9))
         config = self.config
         if gpus and (config.device or "").startswith("cuda:"):
             config = replace(config, device="cuda")  # Ray gives each actor its own GPU as cuda:0
@@ -304,6 +350,17 @@ class ModelActors:
 
     def loaded(self, slot: int) -> bool:
         return slot in self._actors
+
+    def drafter(self, spec: str, here):
+        """A document's drafter (``ClusterDrafter``) drafting with ``spec`` on Ray CPU tasks
+        (``here``: the drafter ``spec`` builds in the driver); connects to Ray."""
+        from core.scale.drafting import ClusterDrafter
+
+        with self._lock:
+            self._connect()
+        options = {"num_cpus": self.options.render_cpus, "memory": tuning.RAY_RENDER_TASK_MEMORY,
+                   "max_retries": self.options.max_task_retries}
+        return ClusterDrafter(spec, here, self._window, options)
 
     def actor(self, slot: int):
         """The actor of ``slot``, started and its model loaded."""
@@ -348,8 +405,8 @@ class ModelActors:
 
 
 def _get(ref, should_cancel: Callable[[], bool] | None = None):
-    """``ray.get(ref)``, checking ``should_cancel`` while it waits; a user's error inside a Ray
-    error comes out as that error."""
+    """``ray.get(ref)`` (of a streaming generator: of its next item), checking ``should_cancel``
+    while it waits; a user's error inside a Ray error comes out as that error."""
     import ray
 
     while should_cancel is not None:
@@ -359,7 +416,7 @@ def _get(ref, should_cancel: Callable[[], bool] | None = None):
         if should_cancel():
             raise CancelledError("cancelled")
     try:
-        return ray.get(ref)
+        return ray.get(next(ref) if isinstance(ref, ray.ObjectRefGenerator) else ref)
     except HSDError:
         raise
     except Exception as exc:
@@ -383,22 +440,39 @@ class _Returned:
 
 
 class RayPageDecoder:
-    """``core.run.PageDecoder`` on a model actor (``ModelActors``, slot ``slot``): the run renders
-    and drafts each page here, ``decode_image`` waits for the page's drafts, sends the page to the
-    actor and gives back its result. The drafter is the run's own (``config.drafter``)."""
+    """``core.run.PageDecoder`` on a model actor (``ModelActors``, slot ``slot``), for one document's
+    run: the run renders each page here and drafts it on the cluster (``drafter``, told the pages
+    to draft by ``planned``); ``decode_image`` waits for the page's drafts, sends the page to the
+    actor, tells the page's events as they stream back and gives back its result. ``close()``
+    once the run has ended."""
 
     def __init__(self, actors: ModelActors, slot: int):
         self.actors, self.slot = actors, slot
         self.config = actors.config
         self._key: str | None = None
         self._remembered: list = []
+        self._to_draft: list[int] = []
+        self._drafter = None
+
+    def planned(self, plan) -> None:
+        """The run's plan (``DocumentPlanned``): the pages it drafts, which the drafter sends ahead."""
+        kept = set(plan.kept)
+        self._to_draft = [page - 1 for page in plan.pages if page not in kept]
 
     @cached_property
     def drafter(self):
-        """The drafter the run drafts with, in the driver (built when the run starts)."""
+        """The run's drafter (``config.drafter``) on the cluster's CPUs, built when the run starts:
+        a spec that builds no drafter is the run's error, before any task."""
         from core.drafters import get_drafter
 
-        return get_drafter(self.config.drafter)
+        here = get_drafter(self.config.drafter)
+        self._drafter = self.actors.drafter(self.config.drafter or tuning.DEFAULT_DRAFTER, here)
+        self._drafter.expect(self._to_draft)
+        return self._drafter
+
+    def close(self) -> None:
+        if self._drafter is not None:
+            self._drafter.close()
 
     @property
     def pages_ahead(self) -> int:
@@ -421,7 +495,14 @@ class RayPageDecoder:
                               page.drafts.seconds, dict(page.seconds))
         remembered, self._remembered = self._remembered, []
         actor = self.actors.actor(self.slot)
-        row = _get(actor.decode.remote(self._key, remembered, shipped), should_cancel)
+        stream = actor.decode.options(num_returns="streaming").remote(self._key, remembered, shipped)
+        while True:
+            row = _get(stream, should_cancel)
+            if "result" in row:
+                break
+            for event in row["events"]:
+                if on_event is not None:
+                    on_event(event)
         self.actors.record(row)
         return _Returned(pickle.loads(row["result"]))
 
@@ -465,15 +546,20 @@ class StartedRun:
         """Run the document with ``decoder`` (on a thread of ``RayDocuments``)."""
         from core.run import DocumentRun
 
+        from core.events import DocumentPlanned
+
         try:
             if not self._cancel.is_set():
                 self.run = DocumentRun(self.request, decoder, should_cancel=self._cancel.is_set)
                 with self.run:
                     for event in self.run:
+                        if isinstance(event, DocumentPlanned):  # before the run drafts anything
+                            decoder.planned(event)
                         self._events.put(event)
         except BaseException as exc:  # raised on the reading thread
             self._events.put(_Failed(exc))
         finally:
+            decoder.close()
             self._events.put(_End())
             self._ended.set()
 

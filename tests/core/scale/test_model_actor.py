@@ -32,8 +32,13 @@ def _shipped(engine, path, index: int, extra=()) -> tuple[ShippedPage, object]:
     return pickle.loads(pickle.dumps(shipped)), page
 
 
-def _decode(actor: ModelActor, key: str, shipped: ShippedPage, remembered=()):
-    return pickle.loads(actor.decode(key, list(remembered), shipped)["result"])
+def _decode(actor: ModelActor, key: str, shipped: ShippedPage, remembered=(), told: list | None = None):
+    """The page's result from the actor's stream (its events, in order, appended to ``told``)."""
+    rows = list(actor.decode(key, list(remembered), shipped))
+    assert "result" in rows[-1] and all("events" in row for row in rows[:-1])
+    if told is not None:
+        told.extend(event for row in rows[:-1] for event in row["events"])
+    return pickle.loads(rows[-1]["result"])
 
 
 def test_the_actor_decodes_a_page_as_the_engine_on_one_machine(engine, scale_inputs):
@@ -45,6 +50,26 @@ def test_the_actor_decodes_a_page_as_the_engine_on_one_machine(engine, scale_inp
     result = _decode(actor, str(scale_inputs[0]), shipped)
     assert result.markdown == expected.markdown and result.output_tokens == expected.output_tokens
     assert result.to_dict()["regions"] == expected.to_dict()["regions"] and result.error is None
+
+
+def test_the_actor_streams_the_events_a_decode_on_one_machine_tells(engine, scale_inputs):
+    """The page's events (text per pass, regions verified) come back from the actor in the order
+    the engine on one machine tells them, before the page's result. Untimed, so that the passes
+    do not depend on how fast this machine happens to be."""
+    from dataclasses import replace
+
+    from core.speculative.proposal_config import ProposalConfig
+
+    config = replace(engine.config, proposal=ProposalConfig(cost_aware=False))
+    shipped, page = _shipped(engine, scale_inputs[0], 0)
+    local: list = []
+    expected = Engine(config, target=engine.target).decode_image(page, on_event=local.append).finish()
+    actor = ModelActor(config, lambda config: Engine(config, target=engine.target), retries=0)
+    told: list = []
+    result = _decode(actor, str(scale_inputs[0]), pickle.loads(pickle.dumps(shipped)), told=told)
+    assert result.markdown == expected.markdown
+    assert local and [type(e).__name__ for e in told] == [type(e).__name__ for e in local]
+    assert told == local  # text, regions and their statistics, event for event
 
 
 def test_the_actor_s_engine_keeps_the_document_s_history(engine, scale_inputs):

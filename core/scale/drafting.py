@@ -1,0 +1,217 @@
+"""A Ray run's drafts, made on the cluster's CPUs: each page's drafting is a Ray task.
+
+A scan's OCR and layout take seconds a page; in the driver they would set the pace of every GPU of
+the cluster. ``ClusterDrafter`` is the drafter a Ray run drafts with (``RayPageDecoder.drafter``):
+the run's own drafting thread (``core.draft_ahead``) asks it for one page at a time, in order, as it
+asks any drafter, and it hands the page to a Ray CPU task (``draft_on_worker``) that drafts it with
+the drafter the run's spec builds, exactly as ``hsd convert`` drafts it, and sends back the regions,
+the warnings and the drafter's error. The run renders each page in the driver as before (the model
+sees the very image a run on one machine renders).
+
+Look-ahead: told the pages the run will draft (``expect``, from the run's plan), the drafter keeps
+``window`` of them drafting at once, from the page it is asked for on, so the cluster's CPUs read a
+document's later pages while the drafting thread waits for this one. A page asked for before its
+task was sent (no plan told) is sent then.
+
+The document travels once (its file's bytes, put in Ray's object store with its first page): the
+tasks open it again from them (``_Opened``), so the input files need only be readable by the
+driver. A worker keeps the last document and the drafter of each spec it built between tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+from core import tuning
+from core.drafters.base import DrafterBase, Region, draft_page
+from core.drafters.process import _sendable  # an error as the drafting process sends it
+from core.errors import HSDWarning
+
+
+class ClusterDrafter(DrafterBase):
+    """A drafter that reads a document's pages on Ray CPU tasks (module docstring). ``spec``: the
+    run's drafter spec (what the tasks build); ``here``: that drafter built in the driver (its
+    name; a spec that cannot build one fails the run before any task); ``window``: pages drafting
+    at once; ``options``: the task's Ray options (CPUs, memory)."""
+
+    drafts_elsewhere = True  # ``draft(page, meanwhile=..., waiting=...)``: the driver's thread is free
+    # ``spec`` stays None: this drafter is not one a spec builds (a drafting process would take a
+    # spec and draft in the driver); the spec it drafts with is ``drafter_spec``.
+
+    def __init__(self, spec: str, here, window: int, options: dict):
+        self.drafter_spec, self.name, self.window = spec, here.name, max(1, window)
+        self._task = _remote_task(options)
+        self._cpus = max(1, int(options.get("num_cpus", 1)))  # an OCR drafter's workers in a task
+        self._order: list[int] = []          # the pages the run drafts, in order (0-based)
+        self._sent: dict[int, object] = {}   # page index -> its task's result reference
+        self._document = None                # (path, reference to the file's bytes in the store)
+        self._lock = threading.Lock()
+
+    def expect(self, indices) -> None:
+        """The pages the run will draft, in its order: those after a page asked for are sent ahead."""
+        with self._lock:
+            self._order = list(indices)
+
+    def draft(self, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
+        """``page``'s regions, drafted on the cluster; ``meanwhile()`` runs once its task is sent,
+        ``waiting()`` every ``tuning.DRAFTING_ANSWER_POLL_SECONDS`` until its answer is back. The
+        drafter's warnings are warned again here, its error raised here (``DraftJob`` records it
+        as a local drafting's)."""
+        import ray
+
+        reference = self._send_from(page)
+        if meanwhile is not None:
+            meanwhile()
+        while not ray.wait([reference], timeout=tuning.DRAFTING_ANSWER_POLL_SECONDS)[0]:
+            if waiting is not None:
+                waiting()
+        regions, warned, error = ray.get(reference)
+        for category, message in warned:
+            warnings.warn(message, category, stacklevel=3)
+        if error is not None:
+            raise error
+        return regions
+
+    def _send_from(self, page):
+        """Send ``page``'s task (where not sent yet) and those of the ``window - 1`` pages after it in
+        the run's order; return ``page``'s result reference."""
+        with self._lock:
+            order = self._order
+            at = order.index(page.index) if page.index in order else None
+            ahead = order[at + 1:at + self.window] if at is not None else []
+            if page.index not in self._sent:
+                self._sent[page.index] = self._send(page)
+            for index in ahead:
+                if index not in self._sent:
+                    try:
+                        self._sent[index] = self._send(page.document.page(index))
+                    except Exception:  # a page that cannot be read: the run meets it when it gets there
+                        break
+            return self._sent.pop(page.index)
+
+    def _send(self, page):
+        import ray
+
+        document = page.document
+        if self._document is None or self._document[0] != document.path:
+            self._document = (document.path, ray.put(Path(document.path).read_bytes()))
+        path, data = self._document
+        # the page's turn travels with it: the task sees the page as the driver renders it
+        where = (Path(path).name, document.password, document.rotate, page.index, page.turn)
+        return self._task.remote(self.drafter_spec, [data], where, self._cpus)
+
+    def close(self) -> None:
+        """Give up the tasks still drafting (the run has stopped)."""
+        import ray
+
+        with self._lock:
+            sent, self._sent = list(self._sent.values()), {}
+        for reference in sent:
+            try:
+                ray.cancel(reference)
+            except Exception:
+                pass
+
+
+def _remote_task(options: dict):
+    import ray
+
+    return ray.remote(draft_on_worker).options(**options)
+
+
+# -- the worker's side ---------------------------------------------------------------------------
+
+
+def draft_on_worker(spec: str, data: list, where: tuple, cpus: int = 1) -> tuple:
+    """A Ray task: draft page ``where`` = (file name, password, rotate, index, turn) of the document
+    whose file's bytes are ``data[0]`` (a reference, fetched only where this worker has not opened
+    that document) with the drafter ``spec`` builds (an OCR drafter's lines read by ``cpus``
+    workers, the task's CPUs). Returns (regions, [(warning category, message)], the drafter's
+    error or None), as the drafting process answers."""
+    name, password, rotate, index, turn = where
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        error, regions = None, []
+        try:
+            document = _OPENED.document(data[0], name, password, rotate)
+            document.turns[index] = turn
+            regions = list(draft_page(_drafter(spec, cpus), document.page(index)))
+        except Exception as exc:
+            error = _sendable(exc)
+    warned = [(w.category, str(w.message)) for w in caught if issubclass(w.category, HSDWarning)]
+    return regions, warned, error
+
+
+_drafters: dict[tuple, object] = {}
+
+
+def _drafter(spec: str, cpus: int):
+    """The drafter ``spec`` builds, once per worker; an OCR drafter's lines read by ``cpus``
+    workers unless the spec says how many (the task's share of its node, not the whole node: the
+    drafts are the same with any number of workers)."""
+    drafter = _drafters.get((spec, cpus))
+    if drafter is None:
+        from core.drafters import OCR_DRAFTERS, get_drafter, parse_drafter_spec
+
+        name, options = parse_drafter_spec(spec)
+        extra = {"workers": cpus} if name in OCR_DRAFTERS and "workers" not in options else {}
+        drafter = _drafters[(spec, cpus)] = get_drafter(spec, **extra)
+    return drafter
+
+
+class _Opened:
+    """The document a worker drafts from: the last one it was sent, kept open between its pages.
+    Its bytes become a file of the worker's temporary folder (named as the input is, so that a
+    message names it), removed once PyMuPDF holds it open (where the system allows)."""
+
+    def __init__(self):
+        self._key = None
+        self._document = None
+
+    def document(self, reference, name: str, password, rotate: str):
+        """The document whose bytes are ``reference`` (a Ray object reference, or the bytes)."""
+        given = isinstance(reference, (bytes, bytearray))
+        key = (hashlib.sha256(reference).hexdigest() if given else reference.hex(), name, password, rotate)
+        if key != self._key:
+            from core.documents import open_document
+
+            self.close()
+            if given:
+                data = reference
+            else:
+                import ray
+
+                data = ray.get(reference)
+            folder = Path(tempfile.mkdtemp(prefix="hsd-draft-"))
+            path = folder / name
+            path.write_bytes(data)
+            try:
+                self._document = open_document(path, password=password, rotate=rotate)
+            finally:
+                _remove(path, folder)
+            self._key = key
+        return self._document
+
+    def close(self) -> None:
+        if self._document is not None:
+            self._document.close()
+        self._document, self._key = None, None
+
+
+def _remove(path: Path, folder: Path) -> None:
+    try:
+        os.unlink(path)
+        os.rmdir(folder)
+    except OSError:  # a system that keeps an open file: it goes with the worker's temporary folder
+        pass
+
+
+_OPENED = _Opened()
+
+
+__all__ = ["ClusterDrafter", "draft_on_worker"]

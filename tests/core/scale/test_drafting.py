@@ -1,0 +1,78 @@
+"""A Ray run's drafts on the cluster's CPUs: the worker's drafting (called here directly, no Ray)
+gives the regions, warnings and errors of a drafting on this machine; on a local Ray instance the
+cluster drafter gives the same regions and sends the pages after the one asked for ahead."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from core.documents import open_document
+from core.drafters import get_drafter
+from core.scale.drafting import draft_on_worker
+from tests.core.pdf_factory import text_pdf
+
+OCR_SPEC = "rapidocr:layout=false"
+
+
+@pytest.fixture(scope="module")
+def scan(tmp_path_factory):
+    """Two pages of printed lines (OCR reads their pixels), and an encrypted copy."""
+    folder = tmp_path_factory.mktemp("scan")
+    lines = ["Drafting on the cluster", "reads the scans of an archive", "while the models decode."]
+    one = text_pdf(folder / "one.pdf", lines, size=16, width=420, height=200)
+    pdf = folder / "page.pdf"
+    with pymupdf.open() as doc, pymupdf.open(one) as page:
+        doc.insert_pdf(page)
+        doc.insert_pdf(page)  # a second page, the same
+        doc.save(pdf)
+        doc.save(folder / "secret.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="owner")
+    return pdf, folder / "secret.pdf"
+
+
+def test_the_worker_drafts_what_this_machine_drafts(scan):
+    pdf, secret = scan
+    with open_document(pdf) as document:
+        want = get_drafter(OCR_SPEC).draft(document.page(1))
+    assert want
+    regions, warned, error = draft_on_worker(OCR_SPEC, [pdf.read_bytes()], (pdf.name, None, "off", 1, 0))
+    assert (regions, warned, error) == (want, [], None)
+    regions, _, error = draft_on_worker(OCR_SPEC, [secret.read_bytes()], (secret.name, "pw", "off", 1, 0))
+    assert error is None and regions == want
+
+
+def test_the_worker_drafts_text_layers_as_this_machine(scale_inputs):
+    path = scale_inputs[0]
+    with open_document(path) as document:
+        want = [get_drafter("textlayer").draft(document.page(i)) for i in range(document.page_count)]
+    got = [draft_on_worker("textlayer", [path.read_bytes()], (path.name, None, "off", i, 0)) for i in range(3)]
+    assert [regions for regions, _, _ in got] == want and all(error is None for _, _, error in got)
+
+
+def test_the_drafter_s_error_comes_back_with_its_type_and_message(scan):
+    from core.errors import PageRangeError
+
+    pdf, _ = scan
+    regions, _, error = draft_on_worker(OCR_SPEC, [pdf.read_bytes()], (pdf.name, None, "off", 7, 0))
+    assert regions == [] and isinstance(error, PageRangeError) and "page 8" in str(error)
+
+
+@pytest.mark.slow
+def test_the_cluster_drafter_sends_the_planned_pages_ahead(ray_local, scale_inputs):
+    """Asked for a page, the drafter sends it and the pages after it in the run's plan (its
+    window), and gives the regions the drafter on this machine gives; ``meanwhile`` runs once."""
+    from core.scale.drafting import ClusterDrafter
+
+    path = scale_inputs[0]
+    here = get_drafter("textlayer")
+    drafter = ClusterDrafter("textlayer", here, window=2, options={"num_cpus": 1})
+    drafter.expect([0, 2])  # page 2 (index 1) kept from an earlier run: never drafted
+    ran = []
+    with open_document(path) as document:
+        want = [here.draft(document.page(i)) for i in (0, 2)]
+        first = drafter.draft(document.page(0), meanwhile=lambda: ran.append(1))
+        assert ran == [1] and set(drafter._sent) == {2}  # sent ahead while the first was asked for
+        assert [first, drafter.draft(document.page(2))] == want and drafter._sent == {}
+        # a page no plan names is drafted when asked for
+        assert drafter.draft(document.page(1)) == here.draft(document.page(1))
+    drafter.close()

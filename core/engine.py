@@ -13,9 +13,9 @@ Modes (``EngineConfig.mode``):
 The engine holds the target, the drafter, the measured pass cost and the current document's memory
 (learned notation and earlier pages' output). ``decode_image`` decodes one rendered page (a
 ``core.page_pipeline.DraftedPage`` record): it builds the page's ``core.page_job.PageJob``, hands it
-to the mode's schedule (``core.stages``, or ``core.elements`` for families that read a page element
-by element); ``DecodedPage.finish`` turns the ``PageDecode`` record that comes back into the page's
-result. Progress goes out as events (``core.events``)
+to the mode's schedule (``schedule``: ``core.stage1``, ``core.stages``, or ``core.elements`` for
+families that read a page element by element); ``DecodedPage.finish`` turns the ``PageDecode``
+record that comes back into the page's result. Progress goes out as events (``core.events``)
 through ``on_event``; ``should_cancel`` is checked between forward passes. A document's pages reach
 the engine through ``core.run``, for which the engine is the local ``PageDecoder`` (docs/architecture.md
 draws the whole path).
@@ -39,11 +39,12 @@ from core.speculative.budget import PassCost
 from core.speculative.proposal_config import ProposalConfig
 from core.speculative.stopping import RepetitionGuard
 from core.speculative.notation import Notation
-from core.stages import decode
+from core.stage1 import decode_hsd, decode_regions
+from core.stages import decode_page, page_row_decode
 
 MODES = ("ar", "hsd", "page", "regions")
 
-__all__ = ["MODES", "DecodedPage", "Engine", "EngineConfig"]
+__all__ = ["MODES", "DecodedPage", "Engine", "EngineConfig", "schedule"]
 
 
 @dataclass
@@ -236,8 +237,7 @@ class Engine:
                       emit=on_event, should_cancel=should_cancel, seconds=page.seconds)
         try:
             job.regions.poll(0)  # drafted already: the drafts serve from the first pass on
-            element_level = target.profile is not None and target.profile.element_level
-            decoded = decode_elements(job) if element_level else decode(job)
+            decoded = schedule(job)
         except BaseException:
             drafting.result()  # no drafter outlives its page's decode unseen
             raise
@@ -287,6 +287,20 @@ class DecodedPage:
                           regions=job.regions.regions, region_stats=job.regions.stats,
                           region_outputs=job.regions.outputs, spans=spans, stats=stats,
                           output_tokens=list(page.tokens))
+
+
+def schedule(job: PageJob) -> PageDecode:
+    """Decode ``job``'s page with the schedule of its mode, each straight from the module that holds
+    it: ``hsd`` both stages and ``regions`` Stage 1 alone (``core.stage1``), ``ar`` and ``page`` the
+    page row alone (``core.stages``); families that read a page element by element, region by region
+    (``core.elements``)."""
+    profile, mode = job.target.profile, job.config.mode
+    if profile is not None and profile.element_level:
+        return decode_elements(job)
+    if mode == "regions":
+        return decode_regions(job)
+    row = decode_hsd(job) if mode == "hsd" else decode_page(job, drafted=mode == "page")
+    return page_row_decode(job, row)
 
 
 def default_model() -> str:

@@ -1,17 +1,15 @@
-"""The stages of HSD as decode schedules over one ``PageJob`` (see ``core.page_job``).
+"""Stage 2 alone over one ``PageJob`` (see ``core.page_job``), and the page row's record.
 
-* ``decode_hsd``       Stage 2 decodes the page from the first pass on; beside it, in the same
-                       batched passes, ``Stage1Scheduler`` runs region rows on their crops and turns
-                       each finished region into a Stage 2 draft (the paper's two stages, interleaved).
 * ``decode_page``      Stage 2 alone: the page row with the drafter's raw drafts (or none: plain AR).
-* ``decode_regions``   Stage 1 alone: every text region read on its crop (the region-parallel baseline).
+* ``page_row_decode``  a finished page row (``decode_page``'s, or ``core.stage1.decode_hsd``'s, both
+                       stages interleaved) as the page's ``PageDecode`` record: the output ids, their
+                       text, which region each stretch came from; each region credited with the
+                       tokens the page row accepted from its draft.
 
-``decode_hsd`` and ``decode_regions`` are ``core.stage1``'s, beside Stage 1's rows, crops and drafts.
-
-``decode(job)`` runs the schedule of the job's mode and returns one ``PageDecode`` record (the
-output ids, their text, which region each stretch came from), its counters in ``job.stats``.
-Each schedule is a ``DecodePolicy`` of ``core.speculative.decode``: it admits rows into the
-decoder's batch and reacts after every pass.
+The engine runs the schedule of a page's mode (``core.engine.schedule``): ``ar`` and ``page`` here,
+``hsd`` and ``regions`` in ``core.stage1``, element-level families in ``core.elements``. Each
+schedule is a ``DecodePolicy`` of ``core.speculative.decode``: it admits rows into the decoder's
+batch and reacts after every pass; its counters go to ``job.stats``.
 """
 
 from __future__ import annotations
@@ -22,22 +20,12 @@ from core.page_job import PageDecode, PageJob, TextStream
 from core.results import TextSpan
 from core.speculative.decode import DecodePolicy, DecodeRow
 from core.speculative.proposers import NoDrafts
-from core.stage1 import decode_hsd, decode_regions, early_drafts, page_drafts
+from core.stage1 import early_drafts, page_drafts
 
-__all__ = ["decode", "decode_hsd", "decode_page", "decode_regions"]
-
-
-def decode(job: PageJob) -> PageDecode:
-    """Decode ``job``'s page with the schedule of its mode (``ar`` and ``page``: the page row alone;
-    ``hsd``: both stages; ``regions``: Stage 1 alone)."""
-    mode = job.config.mode
-    if mode == "regions":
-        return decode_regions(job)
-    row = decode_hsd(job) if mode == "hsd" else decode_page(job, drafted=mode == "page")
-    return _page_row_decode(job, row)
+__all__ = ["decode_page", "page_row_decode"]
 
 
-def _page_row_decode(job: PageJob, row: DecodeRow) -> PageDecode:
+def page_row_decode(job: PageJob, row: DecodeRow) -> PageDecode:
     """The page row's output as a ``PageDecode``; each region is credited with the tokens Stage 2
     accepted from its draft."""
     stats = job.stats

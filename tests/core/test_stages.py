@@ -1,6 +1,7 @@
-"""The stages as schedules over one page: each mode returns one ``PageDecode`` record (output ids,
-text, which region wrote what) with its counters in the job's statistics. On the replay stand-in,
-whose greedy output is a reference text and whose passes take no time."""
+"""The stages as schedules over one page (``core.engine.schedule``): each mode returns one
+``PageDecode`` record (output ids, text, which region wrote what) with its counters in the job's
+statistics. On the replay stand-in, whose greedy output is a reference text and whose passes take
+no time."""
 
 from __future__ import annotations
 
@@ -11,11 +12,10 @@ from core import stage1
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
-from core.engine import EngineConfig
+from core.engine import EngineConfig, schedule
 from core.events import RegionVerified, TextAppended
 from core.page_job import PageImage, PageJob, PageRegions
 from core.page_pipeline import PendingDrafts
-from core.stages import decode
 
 PARAGRAPHS = ["# Results", "Revenue grew by twelve percent in the second quarter of the year, and costs fell.",
               "The board proposes a dividend of forty cents per share, payable in March."]
@@ -44,7 +44,7 @@ def _job(target, mode, regions, events=None, **config) -> PageJob:
 
 def test_ar_decodes_the_page_one_token_a_pass(target):
     job = _job(target, "ar", [])
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF and page.tokens == target.encode(REF)
     assert job.stats.stage2_passes == len(page.tokens) and job.stats.prefill_passes == 1
     assert job.stats.accepted_tokens == 0 and job.stats.stop_reason == "eos"
@@ -53,7 +53,7 @@ def test_ar_decodes_the_page_one_token_a_pass(target):
 
 def test_page_mode_takes_the_drafts_and_credits_the_regions(target):
     job = _job(target, "page", _regions())
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF and job.stats.stage2_passes < len(page.tokens) // 4
     assert job.stats.accepted_tokens > 0 and job.stats.stage1_passes == 0
     assert 0 < sum(r.stats.page_accepted_tokens for r in job.regions) <= job.stats.accepted_tokens
@@ -64,7 +64,7 @@ def test_page_mode_takes_the_drafts_and_credits_the_regions(target):
 def test_hsd_reads_the_regions_beside_the_page_and_streams_its_text(target):
     events = []
     job = _job(target, "hsd", _regions([p.replace("twelve", "12") for p in PARAGRAPHS]), events)
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF
     assert "".join(e.text for e in events if isinstance(e, TextAppended)) == REF
     assert job.stats.prefill_passes >= 2  # the page, then the crops
@@ -83,14 +83,14 @@ def test_hsd_without_drafts_yet_decodes_and_takes_them_when_they_come(target):
 
     job = _job(target, "hsd", pending)
     job.should_cancel = should_cancel
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF and job.regions.ready and 8 <= job.regions.arrived_after <= 11
 
 
 def test_regions_mode_joins_the_region_readings(target):
     events = []
     job = _job(target, "regions", _regions(), events)
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF and job.stats.stage2_passes == 0 and job.stats.stage1_passes > 0
     assert job.regions.outputs == PARAGRAPHS
     assert [(s.region, page.text[s.start:s.end]) for s in page.spans] == list(enumerate(PARAGRAPHS))
@@ -108,7 +108,7 @@ def test_lines_read_before_the_regions_are_handed_over_once_and_again_after_a_re
     stage1.reset(job)
     assert job.regions.early_text(5).startswith("Revenue grew") and job.regions.lines_after == 0
     pending.deliver(DraftJob.finished(_regions()))
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF and job.regions.ready and job.regions.early_text(9) is None
 
 
@@ -129,6 +129,6 @@ def test_a_page_started_over_for_memory_counts_its_lines_read_once(target, monke
 
     monkeypatch.setattr(stage1.Stage1Scheduler, "run", run_once_out_of_memory)
     job = _job(target, "hsd", _regions(), stage1_batch=4)
-    page = decode(job)
+    page = schedule(job)
     assert page.text == REF and attempts == [4, 2]
     assert job.stats.lines_read == 0 and job.stats.regions_read_by_lines == 0  # regions at once: no lines

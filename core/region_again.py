@@ -258,9 +258,11 @@ def place_reading(result, text: str, reading: RegionReading) -> RegionPlacement:
                                            "the page is unchanged (edit the page to place it)")
     start, end = span
     new = text[:start] + fitted(text[start:end], reading.text) + text[end:]
+    cut = " (cut at the token limit: a higher limit reads it whole)" if (
+        reading.stop_reason == "max_new_tokens") else ""
     if new == text:
-        return RegionPlacement(text, span, f"{where}: read again, the same text")
-    return RegionPlacement(new, span, f"{where}: read again and replaced; the page is marked as edited")
+        return RegionPlacement(text, span, f"{where}: read again, the same text{cut}")
+    return RegionPlacement(new, span, f"{where}: read again and replaced; the page is marked as edited{cut}")
 
 
 # -- the whole step ----------------------------------------------------------------------------------

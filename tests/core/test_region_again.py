@@ -149,8 +149,8 @@ def test_a_heading_keeps_its_mark_and_a_formula_its_delimiters():
 def test_a_region_the_alignment_misses_is_found_by_the_engines_span():
     formula = "$$\n\\int_0^1 x\\,dx\n$$"
     text = f"Some words first.\n\n{formula}\n\nAnd after."
-    regions = [Region("text", (0, 0, 10, 10), "Some words first.", "ocr"), Region("formula", (0, 20, 10, 30), "", "ocr"),
-               Region("text", (0, 40, 10, 50), "And after.", "ocr")]
+    regions = [Region("text", (0, 0, 10, 10), "Some words first.", "ocr"),
+               Region("formula", (0, 20, 10, 30), "", "ocr"), Region("text", (0, 40, 10, 50), "And after.", "ocr")]
     start = text.index(formula)
     result = _result(text, regions, [TextSpan(1, start, start + len(formula))])
     assert region_span(result, text, 1) == (start, start + len(formula))

@@ -116,8 +116,6 @@ def run(args) -> int:
 
     resolve_password(args)
     on_ray = bool(getattr(args, "ray", None))
-    if on_ray and getattr(args, "review", None):
-        raise HSDError("--review is written by a run on this machine; leave out --ray to write it")
     if on_ray:
         from core.scale.cli import ray_inputs
 

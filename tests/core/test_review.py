@@ -156,14 +156,6 @@ def test_the_report_replaces_its_own_file_only(tmp_path):
         refuse_unsafe_review(tmp_path / "r.txt", [], [])
 
 
-def test_ray_runs_say_they_write_no_review(tmp_path, capsys):
-    from core.cli import main
-
-    assert main(["convert", str(tmp_path / "a.pdf"), "-o", str(tmp_path / "a.md"), "--ray",
-                 "--review", str(tmp_path / "r.html")]) != 0
-    assert "leave out --ray" in capsys.readouterr().err and not (tmp_path / "r.html").exists()
-
-
 @pytest.mark.usefixtures("shared_model_loads")
 def test_convert_writes_the_review(tmp_path, tiny_target_dir, capsys):
     from core.cli import main

@@ -58,12 +58,22 @@ def cli_args(model: str) -> list[str]:
 
 @pytest.fixture(scope="session")
 def single_output(tmp_path_factory, scale_inputs, scale_model) -> Path:
-    """The reference: the single-machine ``hsd convert`` of the same inputs and settings."""
+    """The reference: the single-machine ``hsd convert`` of the same inputs and settings, its
+    review beside the output folder (``review_of``)."""
     from core.cli import main
 
     out = tmp_path_factory.mktemp("single") / "out"
-    assert main(["convert", *map(str, scale_inputs), "-o", str(out), *cli_args(scale_model)]) == 0
+    assert main(["convert", *map(str, scale_inputs), "-o", str(out), *cli_args(scale_model),
+                 "--review", str(out.parent / "review.json")]) == 0
     return out
+
+
+def review_of(path: Path) -> list[dict]:
+    """A ``--review`` JSON report's documents, each named by its input's file name."""
+    import json
+
+    documents = json.loads(path.read_text("utf-8"))["documents"]
+    return [dict(document, file=Path(document["file"]).name) for document in documents]
 
 
 def output_files(folder: Path) -> dict[str, bytes]:

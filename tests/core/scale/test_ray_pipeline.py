@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.engine import Engine
-from tests.core.scale.conftest import cli_args, output_files
+from tests.core.scale.conftest import cli_args, output_files, review_of
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.filterwarnings("ignore::DeprecationWarning")]  # Ray Data's own, at import
@@ -85,10 +85,14 @@ def test_cli_output_is_identical_to_single_machine(ray_local, scale_inputs, scal
     for p in scale_inputs:
         (folder / p.name).write_bytes(p.read_bytes())
     out = tmp_path / "out"
-    stats = tmp_path / "stats.json"
+    stats, review = tmp_path / "stats.json", tmp_path / "review.json"
     assert main(["convert", "--ray", str(folder), "-o", str(out), *cli_args(scale_model),
-                 "--stats", str(stats)]) == 0
+                 "--stats", str(stats), "--review", str(review)]) == 0
     assert output_files(out) == output_files(single_output)
+    # the review of the departures, from the pages the run emits, is the single machine's
+    expected = review_of(single_output.parent / "review.json")
+    assert review_of(review) == expected and [d["file"] for d in expected] == ["alpha.pdf", "beta.pdf", "gamma.pdf"]
+    assert all(d["pages"] for d in expected)
     assert set(output_files(out)) == {"alpha.md", "beta.md", "gamma.md"}
     docs = json.loads(stats.read_text())["documents"]
     assert [d["totals"]["pages"] for d in docs] == [3, 2, 1]
@@ -234,25 +238,83 @@ def test_ray_pages_have_the_single_machine_history_markdown_and_passes(ray_local
 
 
 def test_a_ray_run_tells_the_events_of_a_run_on_one_machine(ray_local, scale_inputs, scale_config, tmp_path):
-    """The same typed events, page for page, as the single-machine run of the document (those told
-    during a page's passes stay on the actor), so the command's progress line reads the same."""
+    """The same typed events, page for page, as the single-machine run of the document, those told
+    during a page's passes (its text as it is written, its regions as they are verified) too, so
+    the command's progress line reads the same. Untimed, so that both runs make the same passes."""
     from collections import Counter
+    from dataclasses import replace
 
     from core.api import ConversionRequest, convert_document
-    from core.events import DocumentDone, PageDone, RegionVerified, TextAppended
+    from core.events import DocumentDone, PageDone, RegionsDrafted, RegionVerified, TextAppended
     from core.scale.ray_pipeline import RayDocuments, RayOptions
+    from core.speculative.proposal_config import ProposalConfig
 
-    def told(run) -> Counter:
+    config = replace(scale_config, proposal=ProposalConfig(cost_aware=False))
+
+    def told(run) -> tuple[Counter, list]:
         with run:
-            events = [e for e in run if not isinstance(e, (RegionVerified, TextAppended))]
+            events = list(run)
         assert isinstance(events[-1], DocumentDone)
         return Counter((type(e).__name__, getattr(e, "page", None)) for e in events), events
 
+    def during_passes(events) -> list:
+        return [e for e in events if isinstance(e, (RegionVerified, TextAppended))]
+
     path = scale_inputs[0]
-    local, local_events = told(convert_document(ConversionRequest(path, tmp_path / "one" / "a.md", scale_config)))
-    with RayDocuments(scale_config, RayOptions(batch_size=1)) as documents:
-        (run,) = documents.runs([ConversionRequest(path, tmp_path / "ray" / "a.md", scale_config)])
+    local, local_events = told(convert_document(ConversionRequest(path, tmp_path / "one" / "a.md", config)))
+    with RayDocuments(config, RayOptions(batch_size=1)) as documents:
+        (run,) = documents.runs([ConversionRequest(path, tmp_path / "ray" / "a.md", config)])
         on_ray, ray_events = told(run)
-    assert on_ray == local and on_ray[("PageDone", 3)] == 1
+    assert on_ray == local and on_ray[("PageDone", 3)] == 1 and on_ray[("TextAppended", 3)] >= 1
+    assert during_passes(ray_events) == during_passes(local_events)
+    # drafted on the cluster: the regions of the drafter on this machine
+    regions = [(e.page, e.regions) for e in ray_events if isinstance(e, RegionsDrafted)]
+    assert regions == [(e.page, e.regions) for e in local_events if isinstance(e, RegionsDrafted)]
     markdown = [e.result.markdown for e in ray_events if isinstance(e, PageDone)]
     assert markdown == [e.result.markdown for e in local_events if isinstance(e, PageDone)]
+
+
+def _scanned_pdf(path: Path, pages: int) -> Path:
+    """Pages that are images of printed lines, no text layer: only OCR drafts them."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for p in range(pages):
+        with pymupdf.open() as printed:
+            page = printed.new_page(width=300, height=160)
+            for i, line in enumerate([f"Scanned page {p + 1} of the archive", f"Revenue grew {p * 7 + 3} percent."]):
+                page.insert_text((20, 50 + 30 * i), line, fontsize=14)
+            pixels = page.get_pixmap(dpi=150)
+        scan = doc.new_page(width=300, height=160)
+        scan.insert_image(scan.rect, stream=pixels.tobytes("png"))
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_a_scan_is_drafted_on_the_cluster_as_on_one_machine(ray_local, scale_config, tmp_path):
+    """OCR on Ray CPU tasks, two pages drafting at once: the regions, the Markdown and the passes
+    of the run on one machine."""
+    from dataclasses import replace
+
+    from core.api import ConversionRequest, convert_document
+    from core.events import PageDone, RegionsDrafted
+    from core.scale.ray_pipeline import RayDocuments, RayOptions
+    from core.speculative.proposal_config import ProposalConfig
+
+    config = replace(scale_config, drafter="rapidocr:layout=false", proposal=ProposalConfig(cost_aware=False))
+    path = _scanned_pdf(tmp_path / "scan.pdf", 3)
+
+    def drafts_and_pages(run):
+        with run:
+            events = list(run)
+        return ([(e.page, e.regions) for e in events if isinstance(e, RegionsDrafted)],
+                [(e.page, e.result.markdown, e.result.stats.forward_passes, e.result.draft_failure)
+                 for e in events if isinstance(e, PageDone)])
+
+    local = drafts_and_pages(convert_document(ConversionRequest(path, tmp_path / "one" / "s.md", config)))
+    with RayDocuments(config, RayOptions(drafting_window=2)) as documents:
+        (run,) = documents.runs([ConversionRequest(path, tmp_path / "ray" / "s.md", config)])
+        on_ray = drafts_and_pages(run)
+    assert all(regions for _, regions in local[0]) and len(local[1]) == 3
+    assert on_ray == local

@@ -18,8 +18,11 @@ def add_arguments(parser) -> None:
                    help=f"GPU share per model actor; 0.5 puts two models on each GPU "
                         f"(default {tuning.RAY_GPUS_PER_ACTOR:g})")
     g.add_argument("--ray-batch-size", type=int, default=tuning.RAY_PAGES_AHEAD, metavar="N",
-                   help=f"pages of a document rendered and drafted ahead of the one its model actor decodes "
+                   help=f"pages of a document rendered ahead of the one its model actor decodes "
                         f"(default {tuning.RAY_PAGES_AHEAD})")
+    g.add_argument("--ray-drafting-tasks", type=int, default=None, metavar="N",
+                   help="pages of a document drafted at once, each on a Ray CPU task (default: the CPUs "
+                        "beside the model actors, shared by the documents running at once)")
     g.add_argument("--ray-retries", type=int, default=tuning.RAY_RETRIES, metavar="N",
                    help="further attempts of a page that fails before it is recorded as failed "
                         f"(default {tuning.RAY_RETRIES})")
@@ -58,9 +61,11 @@ def ray_documents(args, address: str, config):
 
     options = RayOptions(address=address, actors=args.ray_actors, batch_size=args.ray_batch_size,
                          retries=args.ray_retries, cpus_per_actor=args.ray_cpus_per_actor,
-                         gpus_per_actor=args.ray_gpus_per_actor)
-    if options.batch_size < 1 or options.retries < 0 or (options.actors is not None and options.actors < 1):
-        raise HSDError("--ray-batch-size and --ray-actors must be at least 1, --ray-retries at least 0")
+                         gpus_per_actor=args.ray_gpus_per_actor, drafting_window=args.ray_drafting_tasks)
+    if (options.batch_size < 1 or options.retries < 0 or (options.actors is not None and options.actors < 1)
+            or (options.drafting_window is not None and options.drafting_window < 1)):
+        raise HSDError("--ray-batch-size, --ray-actors and --ray-drafting-tasks must be at least 1, "
+                       "--ray-retries at least 0")
     if not 0 < options.gpus_per_actor <= 1:
         raise HSDError("--ray-gpus-per-actor must be in (0, 1]")
     require_ray()  # before any output folder is touched

@@ -153,3 +153,12 @@ def test_user_errors_are_found_inside_ray_errors():
     except RuntimeError as outer:
         assert _user_error(outer) is original
     assert _user_error(RuntimeError("plain")) is None
+
+
+def test_drafting_tasks_are_at_least_one(tmp_path, scale_inputs, capsys):
+    from core.cli import main
+
+    assert main(["convert", "--ray", str(scale_inputs[0]), "-o", str(tmp_path / "a.md"),
+                 "--ray-drafting-tasks", "0"]) != 0
+    assert "--ray-drafting-tasks must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "a.md").exists()

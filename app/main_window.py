@@ -250,7 +250,8 @@ class MainWindow(QMainWindow):
         convert_menu = self.menuBar().addMenu("&Convert")
         convert_menu.setToolTipsVisible(True)  # a disabled action's tooltip says why
         for a in (self.convert_action, self.fresh_action, self.page_again_action, self.region_again_action,
-                  self.cancel_action, self.settings_action, None, self.remove_action):
+                  self.page_edits.region_again.undo_action, self.cancel_action, self.settings_action, None,
+                  self.remove_action):
             convert_menu.addAction(a) if a else convert_menu.addSeparator()
         view_menu = self.menuBar().addMenu("&View")
         for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_fit_action, self.fit_width_action,

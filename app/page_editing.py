@@ -157,7 +157,9 @@ class PageEditActions:
             self.window.inspection.refresh(self.window.conversion_mode(doc), doc is self.window.conversion.running)
 
     def refresh(self) -> None:
-        """The edit button and mark for the page shown (called whenever the pane's text is set)."""
+        """The edit button and mark for the page shown (called whenever the pane's text is set), and
+        whether its region actions apply."""
+        self.region_again.update_action()
         doc, page = self.window.current, self.window.current_page
         view = self.window.markdown_view
         if doc is None or page is None or doc is self.window.conversion.running:
@@ -247,8 +249,9 @@ _region_threads: list = []
 class RegionAgainActions(QObject):
     """"Convert this region again": the selected region (or the one right-clicked on the page) is
     read again off the UI thread, and its reading put in its place in the page's Markdown as the
-    user's edit of the page (marked, kept, exported, reviewed; "Model's text" drops it). Disabled,
-    with its reason as tooltip, while a conversion or another region is running."""
+    user's edit of the page (marked, kept, exported, reviewed; "Model's text" drops it, and "Undo
+    converting the region again" brings back the text the page had, an earlier edit included).
+    Disabled, with its reason as tooltip, while a conversion or another region is running."""
 
     done = Signal(str)      # the line said when a region's reading ended (placed or not)
 
@@ -261,6 +264,9 @@ class RegionAgainActions(QObject):
         self._running: tuple | None = None    # (document, page, region, result) being read
         self.action = QAction("Convert this &region again", window)
         self.action.triggered.connect(lambda _checked=False: self.convert_region_again())
+        self.undo_action = QAction("&Undo converting the region again", window)
+        self.undo_action.triggered.connect(lambda _checked=False: self.undo())
+        self._last: tuple | None = None       # (document, page, region, text before, text after) placed last
         self.menu: QMenu | None = None
         view = window.page_view
         view.region_menu_requested.connect(self._region_menu)
@@ -307,6 +313,35 @@ class RegionAgainActions(QObject):
         tip = reason or "Read the selected region again with the model and put its text in place (kept as your edit)"
         self.action.setToolTip(tip)
         self.action.setStatusTip(tip)
+        undoable = self._undoable()
+        self.undo_action.setEnabled(undoable)
+        tip = (f"Page {self._last[1]}: bring back the text region {self._last[2] + 1} replaced" if undoable else
+               "Nothing to undo: no region converted again is shown as it was placed")
+        self.undo_action.setToolTip(tip)
+        self.undo_action.setStatusTip(tip)
+
+    def _undoable(self) -> bool:
+        """The shown page still reads as the last region conversion left it."""
+        if self._last is None:
+            return False
+        doc, page, _index, _before, after = self._last
+        window = self.window
+        return (doc is window.current and page == window.current_page and not window.markdown_view.editing
+                and doc.pages.get(page) is not None and doc.page_markdown(page) == after)
+
+    def undo(self) -> bool:
+        """Bring back the page's text from before the last region conversion (the model's, or the
+        user's earlier edit); False where the page has changed since."""
+        if not self._undoable():
+            self.update_action()
+            return False
+        doc, page, index, before, _after = self._last
+        self._last = None
+        save_edit(self.window, doc, page, before)  # the model's own text drops the edit
+        self.page_edits._refresh_views(doc)
+        self.update_action()
+        self.window.set_status(f"Page {page}: the text region {index + 1} replaced is back")
+        return True
 
     def _region_menu(self, index: int, where) -> None:
         """A right click on region ``index``: it is selected, and its menu offers to convert it again."""
@@ -317,6 +352,7 @@ class RegionAgainActions(QObject):
         menu = QMenu(self.window)
         menu.setToolTipsVisible(True)
         menu.addAction(self.action)
+        menu.addAction(self.undo_action)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.menu = menu
         menu.popup(where)
@@ -333,7 +369,12 @@ class RegionAgainActions(QObject):
             return False
         doc, page = window.current, window.current_page
         result = doc.pages[page].result
-        job = RegionAgainJob(doc.path, result, index, window.app_settings.conversion().engine_config(), doc.password)
+        try:
+            config = window.app_settings.conversion().engine_config()
+        except Exception as exc:  # HSDError, or EngineConfig's ValueError: settings this version refuses
+            window.set_status(f"Page {page}, region {index + 1} was not converted again: {exc}")
+            return False
+        job = RegionAgainJob(doc.path, result, index, config, doc.password)
         worker = RegionAgainWorker(job, window.conversion.engines)
         worker.finished.connect(self._finished)
         self.worker, self._running = worker, (doc, page, index, result)
@@ -360,9 +401,11 @@ class RegionAgainActions(QObject):
         else:
             if window.current is doc and window.current_page == page:
                 window.markdown_view.finish_editing()  # an edit in progress is saved first, then placed into
-            placement = place_reading(result, doc.page_markdown(page), reading)
+            before = doc.page_markdown(page)
+            placement = place_reading(result, before, reading)
             if placement.placed:
                 save_edit(window, doc, page, placement.text)
+                self._last = (doc, page, index, before, doc.page_markdown(page))
                 self.page_edits._refresh_views(doc)
             line = placement.note
         self.update_action()

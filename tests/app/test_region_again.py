@@ -1,6 +1,6 @@
 """A user's look at "Convert this region again": right-click a region of a converted page, convert
 it again, find its text replaced in the page's Markdown (marked as edited, kept, exported, undone by
-"Model's text"); a region whose text is not in the Markdown changes nothing and says so; while a
+"Model's text", or by undoing the region's conversion); a region whose text is not in the Markdown changes nothing and says so; while a
 document converts the action is disabled and its tooltip says why."""
 
 from __future__ import annotations
@@ -79,9 +79,17 @@ def test_a_region_converted_again_replaces_its_text_as_an_edit_that_stays(qtbot,
     assert PageEdits(edits_of(window, doc).path.parent).text_of(1, model) == new  # kept beside the resume store
     assert window.exports.markdown_to(tmp_path / "out" / "doc.md").read_text("utf-8") == new + "\n"
 
-    # undone as any edit is: the model's text again
+    # undone: the text the page had before (the user's own edit, still marked as one) ...
+    undo = window.page_edits.region_again.undo_action
+    assert undo.isEnabled() and undo in _right_click(qtbot, window, body).actions()
+    undo.trigger()
+    assert doc.page_markdown(1) == page and view.page_text() == page and view.edited_mark.isVisibleTo(window)
+    assert not undo.isEnabled() and "Nothing to undo" in undo.toolTip()
+    # ... or as any edit is: the model's text again
+    assert "replaced" in _convert_region(qtbot, window, body)
     view.revert_button.click()
     assert doc.page_markdown(1) == model and not view.edited_mark.isVisibleTo(window)
+    assert not undo.isEnabled()  # the page no longer reads as the region's conversion left it
 
     # while a document converts, the model is busy: disabled, and the tooltip says why
     other = make_pdf(tmp_path / "other.pdf")

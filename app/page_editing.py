@@ -20,7 +20,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
@@ -273,10 +273,21 @@ class RegionAgainActions(QObject):
         # after the inspection took the click in: the action reads what is selected
         view.region_clicked.connect(lambda _i: QTimer.singleShot(0, self.update_action))
         view.background_clicked.connect(lambda: QTimer.singleShot(0, self.update_action))
+        app = QCoreApplication.instance()
+        if app is not None:  # a reading under way stops within one pass when the app quits
+            app.aboutToQuit.connect(self.stop)
 
     @property
     def busy(self) -> bool:
         return self.worker is not None
+
+    def stop(self, wait_ms: int = 5000) -> bool:
+        """Cancel a reading under way (it stops at its next pass) and wait up to ``wait_ms`` for
+        it; True where none runs any more."""
+        if self.worker is None:
+            return True
+        self.worker.cancelled.set()
+        return self.thread is None or self.thread.wait(wait_ms)
 
     def _selected(self) -> int | None:
         inspection = getattr(self.window, "inspection", None)

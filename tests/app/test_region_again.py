@@ -91,6 +91,15 @@ def test_a_region_converted_again_replaces_its_text_as_an_edit_that_stays(qtbot,
     assert doc.page_markdown(1) == model and not view.edited_mark.isVisibleTo(window)
     assert not undo.isEnabled()  # the page no longer reads as the region's conversion left it
 
+    # quitting stops a reading under way at its next pass, and nothing changes
+    again = window.page_edits.region_again
+    window.inspection.select(body)
+    with qtbot.waitSignal(again.done, timeout=PATIENCE_MS) as said:
+        with window.conversion.engines.lock:  # the reading waits for the model, as behind a conversion
+            action.trigger()
+            assert not again.stop(wait_ms=0)
+    assert said.args[0].endswith("was not converted again: cancelled") and doc.page_markdown(1) == model
+
     # while a document converts, the model is busy: disabled, and the tooltip says why
     other = make_pdf(tmp_path / "other.pdf")
     with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):

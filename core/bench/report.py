@@ -187,10 +187,6 @@ def _f(v, digits=2, suffix=""):
     return f"{v:.{digits}f}{suffix}"
 
 
-def _pages_note(s: dict) -> str:
-    return "" if s["teds"] is None else " (%d p)" % s["teds_pages"]
-
-
 def _method_table(summary: dict, methods: list[str]) -> list[str]:
     lines = ["| method | pages | fwd-pass speed-up (mean / total) | decode speed-up (total) | wall speed-up "
              "(mean / total) | mean accepted length | edit distance | TEDS |",
@@ -204,7 +200,7 @@ def _method_table(summary: dict, methods: list[str]) -> list[str]:
             f"| {m} | {s['pages']}{err} | {_f(s['fp_speedup_mean'])}x / {_f(s['fp_speedup_total'])}x | "
             f"{_f(s['decode_speedup_total'])}x | {_f(s['wall_speedup_mean'])}x / {_f(s['wall_speedup_total'])}x | "
             f"{_f(s['mean_accepted_length'])} | {_f(s['edit_distance'], 3)} | "
-            f"{_f(s['teds'], 3)}{_pages_note(s)} |")
+            f"{_f(s['teds'], 3)}{'' if s['teds'] is None else ' (%d p)' % s['teds_pages']} |")
     return lines
 
 
@@ -272,11 +268,10 @@ def _beside_table(h: dict, info: dict) -> list[str]:
          "method passes |", "|---|---|---|---|---|---|"]
     for label, summary in ((describe(info.get("reference_kind", "human")), h["model_output"]),
                            ("target output = human reference", h["human"])):
-        for m in ("hsd",):
-            s = summary.get(m)
-            if s:
-                L.append(f"| {label} | {m} | {_f(s['fp_speedup_mean'])}x / {_f(s['fp_speedup_total'])}x | "
-                         f"{_f(s['mean_accepted_length'])} | {summary['ar']['forward_passes']} | {s['forward_passes']} |")
+        s = summary.get("hsd")
+        if s:
+            L.append(f"| {label} | hsd | {_f(s['fp_speedup_mean'])}x / {_f(s['fp_speedup_total'])}x | "
+                     f"{_f(s['mean_accepted_length'])} | {summary['ar']['forward_passes']} | {s['forward_passes']} |")
     return L
 
 
@@ -373,6 +368,14 @@ def make_plots(result: dict, agg: dict, out_dir: Path) -> list[str]:
     methods = [m for m in method_names(result) if m != "ar"]
     paths = []
 
+    def save(fig, ax, name: str) -> None:
+        if ax is not None:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        paths.append(str(out_dir / name))
+        fig.savefig(paths[-1], dpi=80)
+        plt.close(fig)
+
     # 1. speed-up per document kind
     kinds = list(agg["by_kind"]) + ["all"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=False)
@@ -386,11 +389,7 @@ def make_plots(result: dict, agg: dict, out_dir: Path) -> list[str]:
         ax.set_xticks([i + width * (len(methods) - 1) / 2 for i in range(len(kinds))])
         ax.set_xticklabels(kinds, rotation=35, ha="right", fontsize=7)
         ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(str(out_dir / "speedup_by_kind.png"))
-    fig.savefig(paths[-1], dpi=80)
-    plt.close(fig)
+    save(fig, axes[0], "speedup_by_kind.png")
 
     # 2. accepted-length histogram (tokens per page-level pass)
     fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -406,11 +405,7 @@ def make_plots(result: dict, agg: dict, out_dir: Path) -> list[str]:
     ax.set_yscale("log")
     ax.set_xlabel("tokens gained per page-level pass (accepted + bonus)")
     ax.set_ylabel("passes")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(str(out_dir / "accepted_length_hist.png"))
-    fig.savefig(paths[-1], dpi=80)
-    plt.close(fig)
+    save(fig, ax, "accepted_length_hist.png")
 
     # 3. forward passes against output length
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -422,11 +417,7 @@ def make_plots(result: dict, agg: dict, out_dir: Path) -> list[str]:
     ax.set_yscale("log")
     ax.set_xlabel("output length (ar tokens)")
     ax.set_ylabel("forward passes (prefills included)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(str(out_dir / "passes_vs_length.png"))
-    fig.savefig(paths[-1], dpi=80)
-    plt.close(fig)
+    save(fig, ax, "passes_vs_length.png")
     return paths
 
 
@@ -440,55 +431,3 @@ def write_outputs(result: dict, out_dir: str | Path, command: str | None = None)
                                                ensure_ascii=False, default=str), encoding="utf-8")
     (out / "report.md").write_text(markdown_report(result, agg, plots, command), encoding="utf-8")
     return agg
-
-
-def merge_results(results: list[dict]) -> dict:
-    """One result from runs over disjoint parts of a corpus (``--docs`` shards run side by side):
-    pages in document-name order, the first run's info with the methods all runs share."""
-    if not results:
-        raise ValueError("nothing to merge")
-    methods = [m for m in results[0]["info"]["methods"] if all(m in r["info"]["methods"] for r in results)]
-    pages = sorted((p for r in results for p in r["pages"]), key=lambda p: (p["doc"], p["page"]))
-    seen = set()
-    for p in pages:
-        key = (p["doc"], p["page"])
-        if key in seen:
-            raise ValueError(f"page {key} appears in two runs")
-        seen.add(key)
-    info = dict(results[0]["info"], methods=methods)
-    info["shards"] = len(results)
-    drafters = sorted({r["info"]["drafter"] for r in results})
-    info["drafter"] = ", ".join(drafters)
-    return {"info": info, "config": results[0].get("config"), "pages": pages}
-
-
-def load_run(path: str | Path) -> dict:
-    """A run's ``bench.json``, or the ``pages.jsonl`` an unfinished run left (info line, then pages)."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-        if not lines:
-            raise ValueError(f"{path}: no pages yet")
-        return {"info": lines[0]["info"], "config": None, "pages": lines[1:]}
-    return json.loads(text)
-
-
-def main(argv=None) -> int:
-    """``python -m core.bench.report merge OUT RUN1/bench.json RUN2/bench.json ... [--command CMD]``"""
-    import argparse
-
-    p = argparse.ArgumentParser(prog="python -m core.bench.report")
-    p.add_argument("action", choices=["merge"])
-    p.add_argument("out")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("--command", default=None, help="the command line to print in the report")
-    a = p.parse_args(argv)
-    results = [load_run(r) for r in a.runs]
-    agg = write_outputs(merge_results(results), a.out, a.command)
-    print(f"{agg['pages']} pages -> {a.out}/report.md")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

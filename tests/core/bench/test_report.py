@@ -1,6 +1,6 @@
 import pytest
 
-from core.bench.report import aggregate, markdown_report, merge_results
+from core.bench.report import aggregate, markdown_report
 
 
 def _page(doc, page, ar, hsd, page_fp, kind="k", regions=3, oracle=None):
@@ -35,13 +35,3 @@ def test_aggregates_count_every_page_and_check_targets():
     assert t["wall_wins_multi_region"]["value"] == "2/2"
     report = markdown_report(_result(pages), agg)
     assert "| a | 1 |" in report and "## Targets" in report
-
-
-def test_merge_rejects_overlap_and_orders_pages():
-    a = _result([_page("b", 1, 11, 5, 6)])
-    b = _result([_page("a", 1, 11, 5, 6)], methods=("ar", "page", "hsd"))
-    merged = merge_results([a, b])
-    assert [p["doc"] for p in merged["pages"]] == ["a", "b"]
-    assert merged["info"]["methods"] == ["ar", "page", "hsd"]
-    with pytest.raises(ValueError):
-        merge_results([a, a])

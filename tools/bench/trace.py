@@ -1,6 +1,6 @@
 """Pass-by-pass trace of one page under the replay target: where do the passes go?
 
-    python -m core.bench.trace CORPUS DOC [--page N] [--method hsd] [--drafter auto] [--tokenizer auto]
+    python -m tools.bench.trace CORPUS DOC [--page N] [--method hsd] [--drafter auto] [--tokenizer auto]
 
 Prints the stage breakdown, then every page-level pass as ``[gained/proposed] text`` (gained = tokens
 the pass added, the bonus token included; proposed = tree nodes verified, root included), and a
@@ -10,10 +10,10 @@ As in the benchmark, the document's earlier pages are converted first with the s
 learned there, notation and output history, serves the traced page); ``--alone`` converts the page
 by itself.
 
-    python -m core.bench.trace CORPUS --causes [--docs PREFIX,...] [--method hsd]
+    python -m tools.bench.trace CORPUS --causes [--docs PREFIX,...] [--method hsd]
 
 converts every page of the corpus (documents in order, as the benchmark does) and charges each
-page-level pass to a cause (``core.bench.causes``): formulas, tables, markup and style, text no draft
+page-level pass to a cause (``tools.bench.causes``): formulas, tables, markup and style, text no draft
 holds, text the drafts hold; one line per page and the corpus's table.
 """
 
@@ -25,7 +25,7 @@ from collections import Counter
 
 from core.bench.corpus import (load_corpus, oracle_regions, prepare_reference, region_references, region_spans,
                                split_reference)
-from core.bench.runner import _draft_text, _draft_text_all, make_drafter, parse_methods
+from core.bench.runner import make_drafter, parse_methods, splitting_text
 from core.engine import Engine, EngineConfig
 
 
@@ -75,7 +75,7 @@ def trace_page(corpus, doc_name, page_index=0, method="hsd", drafter="auto", tok
 def corpus_causes(corpus, docs=None, method="hsd", drafter="auto", tokenizer="auto", dpi=144,
                   out=sys.stdout) -> dict:
     """Every page of ``corpus`` (``docs``: name prefixes), each page-level pass charged to its cause."""
-    from core.bench.causes import CAUSES, add, markdown_table, page_causes
+    from tools.bench.causes import CAUSES, add, markdown_table, page_causes
     from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
     from core.documents import open_document
 
@@ -110,7 +110,7 @@ def corpus_causes(corpus, docs=None, method="hsd", drafter="auto", tokenizer="au
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m core.bench.trace", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.bench.trace", description=__doc__.split("\n\n")[0])
     p.add_argument("corpus")
     p.add_argument("doc", nargs="?")
     p.add_argument("--causes", action="store_true", help="every page of the corpus, passes charged to causes")
@@ -133,8 +133,7 @@ def main(argv=None) -> int:
 def _drafted_with_references(document, drafter, doc) -> tuple[list, list[str]]:
     """Every page's regions, and the corpus reference split into pages along them."""
     drafted = [list(drafter.draft(document.page(i))) for i in range(document.page_count)]
-    refs = split_reference(prepare_reference(doc.reference),
-                           [_draft_text(r) or _draft_text_all(r) for r in drafted])
+    refs = split_reference(prepare_reference(doc.reference), [splitting_text(r) for r in drafted])
     return drafted, refs
 
 

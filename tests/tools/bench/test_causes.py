@@ -1,6 +1,6 @@
-"""Charging each page-level pass to the cause that ended it (``core.bench.causes``)."""
+"""Charging each page-level pass to the cause that ended it (``tools.bench.causes``)."""
 
-from core.bench.causes import CAUSES, PageCauses, add, markdown_table, page_causes
+from tools.bench.causes import CAUSES, PageCauses, add, markdown_table, page_causes
 
 REF = "## Results\n\nThe mass is \\( m^2 \\) here.\n\n<table><tr><td>1</td></tr></table>\n\nAn invented phrase."
 DRAFTS = ["Results", "The mass is m2 here.", "1", "An"]
@@ -37,7 +37,7 @@ def test_passes_charged_by_their_last_token_and_tabled():
 def test_trace_causes_over_a_corpus(synthetic_corpus):
     import io
 
-    from core.bench.trace import corpus_causes
+    from tools.bench.trace import corpus_causes
 
     out = io.StringIO()
     result = corpus_causes(synthetic_corpus, drafter="textlayer", tokenizer="tiny", out=out)

@@ -16,21 +16,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.errors import HSDError
+
 #: Methods replayed against the human reference beside a model-output run.
 BESIDE_METHODS = ("ar", "hsd")
 
 
 def reference_kind(corpus: str | Path, choice: str = "auto") -> str:
     """``human`` or ``model:NAME`` for ``corpus`` (see the module docstring)."""
-    if choice in ("human",) or choice.startswith("model:"):
-        if choice == "model:":
-            from core.errors import HSDError
-
-            raise HSDError("--reference-kind model:NAME needs the model's name")
+    if choice == "model:":
+        raise HSDError("--reference-kind model:NAME needs the model's name")
+    if choice == "human" or choice.startswith("model:"):
         return choice
     if choice != "auto":
-        from core.errors import HSDError
-
         raise HSDError(f"unknown reference kind {choice!r}; use auto, human or model:NAME")
     path = Path(corpus).resolve()
     if path.parent.name == "model_outputs":

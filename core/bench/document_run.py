@@ -1,22 +1,19 @@
-"""A benchmark document converted by each method as ``hsd convert`` converts it: one document run.
+"""A benchmark document converted by one method as ``hsd convert`` converts it: one document run.
 
-On the simulated GPU a method's clock is a user's: ``core.run`` converts the whole document (its
-drafting thread renders and drafts the pages ahead of the decode, the decode takes them in order,
-every page is saved), and a page's wall-clock is the run's seconds from the end of the page before
-(or the run's start) to the end of its own, so a method's pages add up to its end-to-end seconds,
-drafting included wherever it was not hidden behind the decode.
+``core.run`` converts the document (its drafting thread renders and drafts the pages ahead of the
+decode, the decode takes them in order, every page is saved); a page's wall-clock is the run's
+seconds from the end of the page before (or the run's start) to the end of its own, so a method's
+pages add up to its end-to-end seconds, drafting included wherever the decode waited for it.
 
-Replay's acceptance needs each page's reference, and the run's drafting thread produces a page's
-regions only while the page decodes. So the benchmark drafts the document once first (as the
-page-by-page loop does; that also splits the document's reference into pages, by the drafts), and
-the run's page decoder, ``ReplayDecoder`` (the engine's decode, the target told the page first),
-hands the target the page's reference, its regions' references and those of the OCR lines the
-drafter tells before its regions (``line_references``; ``ReplayTarget.set_page``) as the run's
-decode reaches the page. The run drafts every page again, as a user's run would; the drafter reads a page the same way twice, and each page's record says
-whether it did (``same_regions``). ``ar`` drafts nothing (``NoDrafts``); an oracle method's drafter
-returns the page's oracle regions at once (``FixedDrafts``: drafts computed beforehand).
+The run's page decoder, ``ReplayDecoder``, is the engine's decode with the replay target first told
+the page's reference, its regions' and those of the OCR lines the drafter tells before its regions
+(``line_references``; ``ReplayTarget.set_page``): the references come from the drafts the
+benchmark made first (``core.bench.runner``). The run's drafter reads the pages again as a user's
+run would, each page's record saying whether it found the same regions (``same_regions``), or hands
+over drafts computed beforehand at once (``FixedDrafts``: the drafts made first, an oracle
+method's, none for ``ar``).
 
-    run_document(pdf, request config, target, drafter, references, ...)  ->  DocumentMeasure
+    run_document(pdf, engine config, target, drafter, references, ...)  ->  DocumentMeasure
 """
 
 from __future__ import annotations
@@ -68,17 +65,9 @@ class DocumentMeasure:
     seconds: float
 
 
-class NoDrafts(DrafterBase):
-    """The drafter of a method that reads no drafts (``ar``): nothing to draft, no time spent."""
-
-    name = "none"
-
-    def draft(self, page) -> list[Region]:
-        return []
-
-
 class FixedDrafts(DrafterBase):
-    """Drafts computed beforehand (an oracle method's): page number -> regions, returned at once."""
+    """Drafts computed beforehand: page number -> regions, returned at once (``FixedDrafts({})``:
+    none, for a method that reads no drafts, ``ar``)."""
 
     name = "fixed"
 
@@ -99,13 +88,6 @@ def line_references(reference: str, lines) -> list[str]:
     boxed = [Region("text", tuple(line.bbox), line.text, "ocr-line") for line in as_ocr_lines(lines)
              if line.croppable]
     return ["" if span is None else reference[span[0]:span[1]].strip() for span in region_spans(reference, boxed)]
-
-
-def device_seconds(target) -> float | None:
-    """The simulated GPU's seconds so far (None for other targets)."""
-    from core.bench.simulated_gpu import SimulatedGpuTarget
-
-    return target.device_seconds if isinstance(target, SimulatedGpuTarget) else None
 
 
 class ReplayDecoder:
@@ -142,13 +124,13 @@ class ReplayDecoder:
         target = self.engine.target
         target.set_page(reference.page, reference.regions, reference.lines)
         measure = self.pages.setdefault(page.number, PageMeasure())
-        cpu0, gpu0 = time.thread_time(), device_seconds(target)
+        cpu0, gpu0 = time.thread_time(), target.device_seconds
         decoded = self.engine.decode_image(page, on_event, should_cancel)
         # measured where the decode ends: the run may decode the next page while this one waits
         # for its regions (``core.run.PageSaver``), and its result comes with its ``PageDone``
         measure.cpu_seconds = time.thread_time() - cpu0
         if gpu0 is not None:
-            measure.gpu_seconds = device_seconds(target) - gpu0
+            measure.gpu_seconds = target.device_seconds - gpu0
         kind = "region" if self.config.mode == "regions" else "page"
         measure.gains = target.gains(kind, final=len(decoded.page.tokens) if kind == "page" else None)
         return decoded

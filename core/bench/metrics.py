@@ -1,4 +1,4 @@
-"""Quality metrics: the corpus text edit distance and TEDS for HTML tables.
+"""TEDS for HTML tables, the benchmark's table metric (its text metric: ``core.text_distance``).
 
 TEDS (tree-edit-distance similarity, Zhong et al. 2020, as in PubTabNet / OmniDocBench):
 ``1 - TED(T_pred, T_ref) / max(|T_pred|, |T_ref|)`` where ``|T|`` counts nodes and ``TED`` is the
@@ -26,11 +26,6 @@ from functools import lru_cache
 from html.parser import HTMLParser
 
 from rapidfuzz.distance import Levenshtein
-
-from core.text_distance import text_edit_distance
-
-__all__ = ["text_edit_distance", "Node", "parse_tables", "extract_tables", "tree_edit_distance", "teds",
-           "page_teds"]
 
 _TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
 _SPACE = re.compile(r"\s+")

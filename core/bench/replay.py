@@ -49,7 +49,6 @@ _ONE_HOT = 30.0  # logit of the reference token; every other logit is 0
 #: Qwen's BPE pre-tokenisation pattern (Qwen 1/2/2.5/3 share these merges; single-digit numbers).
 QWEN_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
                 r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
-TOKENIZER_CHOICES = ("auto", "qwen", "tiny")
 
 
 def qwen_tiktoken_file() -> Path | None:
@@ -198,6 +197,7 @@ class ReplayTarget:
     clock = staticmethod(time.perf_counter)  # the wall-clock; the timeline's replay sets a virtual one
     profile = None     # no model family: the output is taken as written (``core.targets.protocol``)
     vocab_size = None  # ids grow with the replayed text: no fixed bound
+    device_seconds = None  # no simulated device (``core.bench.simulated_gpu`` has one)
 
     def __init__(self, tokenizer: ReplayTokenizer, prompt_length: int = 8):
         self.tokenizer = tokenizer
@@ -269,8 +269,10 @@ class ReplayTarget:
         return self.region_references[region]
 
     # model
-    def _new_sequence(self, kind: str, region: int | None, prompt_length: int) -> tuple[int, list[int]]:
-        ref = self.encode(self.reference_for(kind, region)) + [EOS]
+    def _new_sequence(self, kind: str, region: int | None, prompt_length: int,
+                      replayed: bool = True) -> tuple[int, list[int]]:
+        """A new row's sequence id and what it reads (its reference, or nothing where not ``replayed``)."""
+        ref = (self.encode(self.reference_for(kind, region)) if replayed else []) + [EOS]
         self._seqs.append((ref, prompt_length))
         self._table = None
         self._kinds.append(kind)
@@ -283,8 +285,11 @@ class ReplayTarget:
         return out
 
     @staticmethod
-    def _tracker(seq: int, columns: int) -> DynamicLayer:
-        return ReplayTarget._tracker_of(torch.full((1, columns), float(seq)))
+    def _tracked_cache(seq: int, columns: int) -> DynamicCache:
+        """A prompt's cache as replay keeps it: the tracker layer alone, ``columns`` long."""
+        cache = DynamicCache()
+        cache.layers = [ReplayTarget._tracker_of(torch.full((1, columns), float(seq)))]
+        return cache
 
     @staticmethod
     def _tracker_of(ids: torch.Tensor) -> DynamicLayer:
@@ -298,20 +303,15 @@ class ReplayTarget:
     def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> Prefill:
         self.prefills += 1
         seq, ref = self._new_sequence(kind, region, self.prompt_length)
-        cache = DynamicCache()
-        cache.layers = [self._tracker(seq, self.prompt_length)]
-        return Prefill(cache=cache, length=self.prompt_length, rope_delta=0,
+        return Prefill(cache=self._tracked_cache(seq, self.prompt_length), length=self.prompt_length, rope_delta=0,
                        logits=self._one_hot(torch.tensor(ref[0]))[...])
 
     def prefill_batch(self, requests) -> BatchPrefill:
         """Several prompts in one pass, as ``Target.prefill_batch`` runs them for every family."""
         self.prefills += 1
         seqs = [self._new_sequence(r.kind, r.region, self.prompt_length) for r in requests]
-        prefills = []
-        for seq, ref in seqs:
-            cache = DynamicCache()
-            cache.layers = [self._tracker(seq, self.prompt_length)]
-            prefills.append(Prefill(cache=cache, length=self.prompt_length, rope_delta=0, logits=torch.zeros(0)))
+        prefills = [Prefill(cache=self._tracked_cache(seq, self.prompt_length), length=self.prompt_length,
+                            rope_delta=0, logits=torch.zeros(0)) for seq, _ in seqs]
         bp = stack_prefills(prefills, passes=1)
         bp.logits = self._one_hot(torch.tensor([ref[0] for _, ref in seqs]))  # one width for all rows
         return bp
@@ -397,11 +397,9 @@ class CostReplayTarget(ReplayTarget):
     def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> Prefill:
         self.prefills += 1
         p = self.real.prefill(image, kind=kind, label=label, region=region)
-        seq, ref = self._new_sequence(kind, region, p.length) if self.replay else self._blank(kind, p.length)
-        tracker = self._tracker(seq, int(p.cache.get_seq_length()))
-        tracker.keys = tracker.keys.to(self.device)
-        tracker.values = tracker.values.to(self.device)
-        p.cache.layers.append(tracker)
+        seq, ref = self._new_sequence(kind, region, p.length, self.replay)
+        columns = int(p.cache.get_seq_length())
+        p.cache.layers.append(self._tracker_of(torch.full((1, columns), float(seq), device=self.device)))
         if not self.replay:
             return p
         int(p.logits.argmax())  # the real argmax the engine would take
@@ -413,8 +411,7 @@ class CostReplayTarget(ReplayTarget):
         bp = self.real.prefill_batch(requests)
         seqs, refs = [], []
         for r, length in zip(requests, bp.lengths):
-            seq, ref = (self._new_sequence(r.kind, r.region, length) if self.replay
-                        else self._blank(r.kind, length))
+            seq, ref = self._new_sequence(r.kind, r.region, length, self.replay)
             seqs.append(seq)
             refs.append(ref)
         ids = bp.valid.to(torch.float32) * torch.tensor(seqs, dtype=torch.float32, device=bp.valid.device)[:, None]
@@ -423,12 +420,6 @@ class CostReplayTarget(ReplayTarget):
             bp.logits.argmax(dim=-1).tolist()  # the real argmax the engine would take
             bp.logits = self._one_hot(torch.tensor([ref[0] for ref in refs]))
         return bp
-
-    def _blank(self, kind: str, prompt_length: int):
-        self._seqs.append(([EOS], prompt_length))
-        self._table = None
-        self._kinds.append(kind)
-        return len(self._seqs) - 1, [EOS]
 
     def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None,
                 greedy: bool = False) -> torch.Tensor:
@@ -484,15 +475,11 @@ def real_size_hunyuan_target(device: str = "cuda", dtype: str = "bf16", layers: 
             setattr(ip, attr, value)
     if isinstance(getattr(ip, "size", None), dict):
         ip.size = dict(ip.size, longest_edge=profile.page_max_pixels, shortest_edge=512 * 512)
-    text = dict(tiny_config.text_config.to_dict())
-    for k in ("_name_or_path", "transformers_version", "architectures", "model_type", "dtype", "torch_dtype"):
-        text.pop(k, None)
+    text = _sub_config(tiny_config.text_config)
     text.update(HUNYUAN_OCR_TEXT, initializer_range=0.02,
                 rope_parameters={"rope_type": "xdrope", "rope_theta": 10000.0, "alpha": 1000.0, "factor": 1.0,
                                  "xdrope_section": [16, 16, 16, 16]})
-    vision = dict(tiny_config.vision_config.to_dict())
-    for k in ("_name_or_path", "transformers_version", "architectures", "model_type", "dtype", "torch_dtype"):
-        vision.pop(k, None)
+    vision = _sub_config(tiny_config.vision_config)
     vision.update(HUNYUAN_OCR_VISION, initializer_range=0.02)
     if layers:
         text["num_hidden_layers"] = layers
@@ -516,3 +503,9 @@ def real_size_hunyuan_target(device: str = "cuda", dtype: str = "bf16", layers: 
                                      else [config.eos_token_id]))
     return Target(profile=profile, model=model, processor=processor, tokenizer=tokenizer, device=torch_device,
                   dtype=torch_dtype, eos_token_ids=eos, pad_token_id=int(config.pad_token_id))
+
+
+def _sub_config(config) -> dict:
+    """A sub-model's configuration as keyword arguments for a new one (what names the saved one left out)."""
+    left_out = ("_name_or_path", "transformers_version", "architectures", "model_type", "dtype", "torch_dtype")
+    return {k: v for k, v in config.to_dict().items() if k not in left_out}

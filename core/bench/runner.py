@@ -48,10 +48,10 @@ from typing import Callable
 
 from core import tuning
 from core.bench import beside as human_side
-from core.bench.document_run import FixedDrafts, NoDrafts, PageReference, line_references, run_document
+from core.bench.document_run import FixedDrafts, PageReference, line_references, run_document
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
-from core.bench.metrics import page_teds, text_edit_distance
+from core.bench.metrics import page_teds
 from core.bench.replay import ReplayTarget
 from core.drafters.base import prepare_drafter
 from core.drafters.process import reader_for
@@ -59,6 +59,7 @@ from core.engine import Engine, EngineConfig
 from core.page_pipeline import render_and_draft
 from core.speculative.budget import PassCost
 from core.errors import DocumentError, HSDError, HSDWarning
+from core.text_distance import text_edit_distance
 
 TARGETS = ("replay", "replay-cost", "real", "simulated-gpu")
 DEFAULT_METHODS = "ar,page,regions,hsd,hsd-tau0.75,hsd-oracle"
@@ -147,13 +148,13 @@ def make_target(cfg: BenchConfig):
 
     if cfg.target not in TARGETS:
         raise HSDError(f"unknown target {cfg.target!r}; choose one of {', '.join(TARGETS)}")
-    if cfg.target == "replay":
+    if cfg.target in ("replay", "simulated-gpu"):
         tok = ReplayTokenizer(base_tokenizer(cfg.tokenizer, cfg.model))
+    if cfg.target == "replay":
         return ReplayTarget(tok), "replay (greedy output = reference; no network)", tok.name
     if cfg.target == "simulated-gpu":
         from core.bench.simulated_gpu import GpuCostModel, SimulatedGpuTarget
 
-        tok = ReplayTokenizer(base_tokenizer(cfg.tokenizer, cfg.model))
         cost = GpuCostModel(cfg.gpu_pass_ms, cfg.gpu_token_ms)
         return (SimulatedGpuTarget(tok, cost), f"simulated GPU ({cost.describe()}; acceptance replays the "
                 "reference; a simulation, no GPU ran)", tok.name)
@@ -206,18 +207,18 @@ def make_drafter(spec: str):
         return get_drafter("textlayer"), "textlayer (auto unavailable)"
 
 
-def _prepare(drafter, page) -> None:
-    """Load what drafting ``page`` needs, untimed: the target is loaded before any decode is timed,
-    and the drafter's models (RapidOCR's, the layout's) likewise before the first page drafted
-    with them. Without this the first scan of a run carried a few seconds of model loading."""
-    prepare_drafter(drafter, page)
-
-
 # --- the loop ------------------------------------------------------------------------------------
 
 
-def _draft_text(regions) -> str:
-    return "\n\n".join(r.text for r in regions if r.label not in UNJUDGED_LABELS and r.text.strip())
+def draft_text(regions, left_out=UNJUDGED_LABELS) -> str:
+    """A page's drafts as one text in reading order, regions labelled ``left_out`` left out."""
+    return "\n\n".join(r.text for r in regions if r.label not in left_out and r.text.strip())
+
+
+def splitting_text(regions) -> str:
+    """The draft text a page's reference is cut by (``split_reference``): the judged regions',
+    every region's where those hold none (a page of headers and page numbers alone)."""
+    return draft_text(regions) or draft_text(regions, ())
 
 
 def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
@@ -296,11 +297,13 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
         prepared, loads = [], []  # loads: seconds loading the drafter's models, kept out of draft_s
         for i in range(n):
             page = document.page(i)
+            # the drafter's models (RapidOCR's, the layout's) load untimed, as the target does: else the
+            # first scan of a run carried a few seconds of model loading
             t0 = time.perf_counter()
             try:
-                _prepare(drafter, page)
+                prepare_drafter(drafter, page)
                 if rereads:  # those document runs draft in the drafting process
-                    _prepare(reader_for(drafter), page)
+                    prepare_drafter(reader_for(drafter), page)
             except Exception:  # drafting below meets the same failure and records it
                 pass
             loads.append(time.perf_counter() - t0)
@@ -308,7 +311,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
             drafted = render_and_draft(page, cfg.dpi, drafter, background=False)
             prepared.append(PreparedPage(drafted.drafts.result(), drafted.seconds["render"], drafted.seconds["draft"],
                                          drafted.drafts.error, list(drafted.drafts.early_lines())))
-    page_texts = [_draft_text(p.regions) or _draft_text_all(p.regions) for p in prepared]
+    page_texts = [splitting_text(p.regions) for p in prepared]
     page_refs = split_reference(reference, page_texts)
     out = _run_as_documents(doc, cfg, methods, target, drafter, prepared[:budget], page_refs, n, pass_cost)
     human_refs = human_side.human_references(human, doc.name, page_texts, cfg)
@@ -363,8 +366,7 @@ def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n
                                           line_references(page_refs[i], p.lines))
         oracles[i + 1] = oracle_regions(page_refs[i], p.regions, spans)
         first[i + 1] = p.regions
-        records.append(_page_record(doc, i, n_pages, p.regions, spans, p.render_seconds, p.draft_seconds,
-                                    p.draft_error, page_refs[i], cfg, target))
+        records.append(_page_record(doc, i, n_pages, p, spans, page_refs[i], cfg, target))
     oracle_references = {k: PageReference(ref.page, [r.text for r in oracles[k]]) for k, ref in references.items()}
     outputs, texts = [{} for _ in records], [{} for _ in records]
     for m in methods:
@@ -374,30 +376,18 @@ def _run_as_documents(doc, cfg, methods, target, drafter, prepared, page_refs, n
                    and (cfg.target == "simulated-gpu" or (drafts_beside and m.mode in ("hsd", "page"))))
         if m.uses_drafts and not m.oracle and not rereads:
             config = replace(config, background_drafting="off")  # the drafts made first, at once
-        method_drafter = (drafter if rereads else NoDrafts() if not m.uses_drafts
+        method_drafter = (drafter if rereads else FixedDrafts({}) if not m.uses_drafts  # ar: none
                           else FixedDrafts(oracles) if m.oracle else FixedDrafts(first))
         run = run_document(doc.pdf, config, target, method_drafter, oracle_references if m.oracle else references,
                            f"1-{len(prepared)}", pass_cost)
         records[0].setdefault("document_run_seconds", {})[m.name] = run.seconds
         for i, rec in enumerate(records):
             measure = run.pages.get(i + 1)
-            res = measure.result if measure is not None else None
-            r = _method_record(m, res, None if res is not None else "not converted", 0.0, 0.0, references[i + 1].page,
-                               target, gains=measure.gains if measure is not None else None)
-            rec["methods"][m.name] = r
-            if measure is None:
-                continue
             charged = prepared[i].draft_seconds if cfg.target != "simulated-gpu" and m.uses_drafts and not rereads else 0.0
-            r["wall_seconds"] = measure.wall_seconds + charged
-            r["decode_cpu_seconds"] = measure.cpu_seconds
-            if measure.gpu_seconds is not None:
-                r["gpu_seconds"] = measure.gpu_seconds
-            if rereads:
-                r["background_drafting"] = {
-                    "draft_seconds": res.stats.seconds.get("draft", 0.0),
-                    "same_regions": measure.regions is not None and [x.to_dict() for x in measure.regions]
-                    == [x.to_dict() for x in prepared[i].regions]}
-            outputs[i][m.name], texts[i][m.name] = list(res.output_tokens), res.markdown
+            rec["methods"][m.name] = _method_record(m, measure, references[i + 1].page, charged,
+                                                    prepared[i].regions if rereads else None)
+            if measure is not None and measure.result is not None:
+                outputs[i][m.name], texts[i][m.name] = list(measure.result.output_tokens), measure.result.markdown
     for i, rec in enumerate(records):
         _compare_methods(rec, methods, outputs[i], texts[i], replay=cfg.target != "real")
     return records
@@ -420,15 +410,9 @@ def _background_drafting(cfg: BenchConfig) -> str:
     return cfg.background_drafting
 
 
-def _draft_text_all(regions) -> str:
-    return "\n\n".join(r.text for r in regions if r.text.strip())
-
-
-def _page_record(doc, index, n_pages, regions, spans, render_s, draft_s, draft_error, page_ref, cfg,
-                 target) -> dict:
+def _page_record(doc, index, n_pages, prepared: PreparedPage, spans, page_ref, cfg, target) -> dict:
     """A page's record before its methods run: the page, its drafts and how they read."""
-    replay = cfg.target != "real"
-    draft_text = _draft_text(regions)
+    replay, regions, text = cfg.target != "real", prepared.regions, draft_text(prepared.regions)
     return {
         "doc": doc.name, "kind": doc.kind, "page": index + 1, "pages": n_pages,
         "regions": len(regions),
@@ -436,8 +420,9 @@ def _page_record(doc, index, n_pages, regions, spans, render_s, draft_s, draft_e
         "matched_regions": sum(1 for s in spans if s is not None),
         "reference_chars": len(page_ref),
         "reference_tokens": len(target.encode(page_ref)) if replay else None,
-        "render_seconds": render_s, "draft_seconds": draft_s, "draft_error": draft_error,
-        "drafts": {"edit_distance": text_edit_distance(draft_text, page_ref), "teds": page_teds(draft_text, page_ref)},
+        "render_seconds": prepared.render_seconds, "draft_seconds": prepared.draft_seconds,
+        "draft_error": prepared.draft_error,
+        "drafts": {"edit_distance": text_edit_distance(text, page_ref), "teds": page_teds(text, page_ref)},
         "methods": {},
     }
 
@@ -453,17 +438,15 @@ def _compare_methods(rec: dict, methods, outputs: dict, texts: dict, replay: boo
         rec["lossless"] = outputs["hsd"] == outputs["ar"]
 
 
-def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target, gains=None) -> dict:
-    """A method's record of one page. ``gains``: its Stage 2 gains per pass where they were read
-    already (a document run reads them as each page ends), else from ``target`` now."""
+def _method_record(m: Method, measure, page_ref, charged: float, first_regions) -> dict:
+    """A method's record of one page from its document run's ``measure``: ``charged``, the drafter's
+    seconds added to its wall-clock where it was handed the drafts made first; ``first_regions``,
+    those drafts where its run read the page again (whether it found the same regions)."""
+    res = measure.result if measure is not None else None
     if res is None:
-        return {"error": error, "forward_passes": 0, "wall_seconds": 0.0, "mean_accepted_length": 0.0}
+        return {"error": "not converted", "forward_passes": 0, "wall_seconds": 0.0, "mean_accepted_length": 0.0}
     s = res.stats
-    engine_s = s.seconds.get("total", 0.0)
-    kind = "region" if m.mode == "regions" else "page"
-    if gains is None:
-        gains = target.gains(kind, final=s.generated_tokens if kind == "page" else None)
-    return {
+    record = {
         "forward_passes": s.forward_passes,
         "prefill_passes": s.prefill_passes,
         "stage1_passes": s.stage1_passes,
@@ -479,11 +462,20 @@ def _method_record(m: Method, res, error, render_s, draft_s, page_ref, target, g
         "lines_read": s.lines_read,
         "regions_read_by_lines": s.regions_read_by_lines,
         "stop_reason": s.stop_reason,
-        "engine_seconds": engine_s,
+        "engine_seconds": s.seconds.get("total", 0.0),
         "seconds": dict(s.seconds),
-        "wall_seconds": render_s + (draft_s if m.uses_drafts else 0.0) + engine_s,
-        "gains": dict(sorted(Counter(gains).items())),
+        "wall_seconds": measure.wall_seconds + charged,
+        "gains": dict(sorted(Counter(measure.gains).items())),
         "edit_distance": text_edit_distance(res.markdown, page_ref),
         "teds": page_teds(res.markdown, page_ref),
-        "error": res.error or error,
+        "error": res.error,
+        "decode_cpu_seconds": measure.cpu_seconds,
     }
+    if measure.gpu_seconds is not None:
+        record["gpu_seconds"] = measure.gpu_seconds
+    if first_regions is not None:
+        record["background_drafting"] = {
+            "draft_seconds": s.seconds.get("draft", 0.0),
+            "same_regions": measure.regions is not None
+            and [x.to_dict() for x in measure.regions] == [x.to_dict() for x in first_regions]}
+    return record

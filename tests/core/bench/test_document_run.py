@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.bench.document_run import FixedDrafts, NoDrafts, PageReference, run_document
+from core.bench.document_run import FixedDrafts, PageReference, run_document
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.base import Region
 from core.drafters.textlayer import TextLayerDrafter
@@ -21,7 +21,7 @@ def test_each_page_reads_as_its_own_reference_in_one_run(synthetic_corpus, mode)
     target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
     target.start_document()
     references = _references()
-    drafter = NoDrafts() if mode == "ar" else TextLayerDrafter()
+    drafter = FixedDrafts({}) if mode == "ar" else TextLayerDrafter()
     config = EngineConfig(mode=mode, max_new_tokens=2048, background_drafting="on")
     run = run_document(synthetic_corpus / "pairs" / "alpha_report.pdf", config, target, drafter, references)
     assert sorted(run.pages) == [1, 2]
@@ -40,4 +40,4 @@ def test_drafts_computed_beforehand_are_returned_at_once():
         number = 2
 
     assert FixedDrafts({2: [region]}).draft(Page()) == [region]
-    assert FixedDrafts({1: [region]}).draft(Page()) == [] and NoDrafts().draft(Page()) == []
+    assert FixedDrafts({1: [region]}).draft(Page()) == [] and FixedDrafts({}).draft(Page()) == []

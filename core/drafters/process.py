@@ -29,6 +29,12 @@ drafts then came long after its decode. So the process is niced (``lower_priorit
                                     has not answered (the pages ahead are rendered then).
                                     A page of a document that is no file is drafted here, by
                                     the same spec's drafter built here when first needed
+    read_in_order(document, indices) the pages of ``document`` will be asked for in this order:
+                                    while the process's OCR reads one scan page's lines, it
+                                    renders the next and runs its detector (``core.drafters.ocr_ahead``)
+    stop_ahead(document)            nothing more of ``document`` prepared ahead: its order
+                                    forgotten, and the look-ahead the process runs for it now
+                                    stopped after its current step (a cancelled run)
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec (``Drafter.spec``), or the drafter itself (one no spec
                                     builds, or where ``tuning.DRAFTING_PROCESS`` is off)
@@ -44,6 +50,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 
 from core import tuning
 from core.drafters.base import Drafter, DrafterBase, Region, draft_page
@@ -82,6 +89,10 @@ class ProcessDrafter(DrafterBase):
         self._process = None
         self._connection = None
         self._lock = threading.Lock()
+        # document -> {index: the index asked for after it} (``read_in_order``)
+        self._following: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._asking = None  # the document whose page the process reads now
+        self._drop = None  # set: the process stops preparing the page ahead (``stop_ahead``)
 
     @property
     def here(self) -> Drafter:
@@ -106,6 +117,17 @@ class ProcessDrafter(DrafterBase):
             return draft_page(self.here, page, on_lines, meanwhile)
         return self._ask("draft", page, on_lines, meanwhile, waiting)
 
+    def read_in_order(self, document, indices: list[int]) -> None:
+        """The pages ``indices`` of ``document`` will be drafted in this order (module docstring)."""
+        self._following[document] = dict(zip(indices, indices[1:]))
+
+    def stop_ahead(self, document) -> None:
+        """Prepare no page of ``document`` ahead any more (module docstring)."""
+        self._following.pop(document, None)
+        drop = self._drop
+        if drop is not None and self._asking is document:
+            drop.set()
+
     @staticmethod
     def _in_process(page) -> bool:
         """Whether ``page`` is drafted in the process: whether it can open the page's document
@@ -121,20 +143,27 @@ class ProcessDrafter(DrafterBase):
 
     def _ask(self, what: str, page, on_lines=None, meanwhile=None, waiting=None):
         document = page.document
+        following = self._following.get(document, {}).get(page.index) if what == "draft" else None
         # the page's turn goes with it: the process sees the page as this side does (``Page.turn``)
         request = (what, str(document.path), document.password, page.index, on_lines is not None,
-                   document.rotate, page.turn)
+                   document.rotate, page.turn, following)
         with self._lock:
             if not self.broken:
                 try:
                     self._start()
+                    if self._drop is not None:
+                        self._drop.clear()  # a drop meant for an earlier request is not this one's
+                    self._asking = document
                     self._connection.send(request)
                     try:
                         if meanwhile is not None:
                             meanwhile, run = None, meanwhile
                             run()
                     finally:  # the answer is read whatever happened meanwhile: the next request's is next
-                        status, value, caught = self._receive(on_lines, waiting)
+                        try:
+                            status, value, caught = self._receive(on_lines, waiting)
+                        finally:
+                            self._asking = None
                 except (EOFError, OSError) as exc:
                     self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 else:
@@ -174,8 +203,9 @@ class ProcessDrafter(DrafterBase):
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe()
         priority = (tuning.DRAFTING_PROCESS_NICE, tuning.DRAFTING_PROCESS_IDLE)
-        self._process = context.Process(target=serve, args=(theirs, self.spec, *priority), name="hsd-drafting",
-                                        daemon=True)
+        self._drop = context.Event()
+        self._process = context.Process(target=serve, args=(theirs, self.spec, *priority, self._drop),
+                                        name="hsd-drafting", daemon=True)
         self._process.start()
         theirs.close()  # this side sees EOF once the process is gone
         self._connection = mine
@@ -200,11 +230,13 @@ class ProcessDrafter(DrafterBase):
 # -- the drafting process ------------------------------------------------------------------------
 
 
-def serve(connection, spec: str, nice: int, idle: bool = False) -> None:
+def serve(connection, spec: str, nice: int, idle: bool = False, drop=None) -> None:
     """The drafting process: answer requests until the other side closes the connection. Each
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
     exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A page asked
-    for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them."""
+    for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them.
+    A page asked for with the index of the page asked for after it has that page prepared while
+    its lines are read (``core.drafters.ocr_ahead``), until ``drop`` (an event) is set."""
     lower_priority(nice, idle)
     from core.drafters import get_drafter
 
@@ -218,7 +250,7 @@ def serve(connection, spec: str, nice: int, idle: bool = False) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                value = _answer(request, drafter, opened, connection)
+                value = _answer(request, drafter, opened, connection, drop.is_set if drop is not None else None)
                 answer = ("ok", value)
             except Exception as exc:
                 answer = ("error", _sendable(exc))
@@ -252,8 +284,8 @@ def lower_priority(nice: int, idle: bool) -> str:
     return ""
 
 
-def _answer(request: tuple, drafter, opened: dict, connection):
-    what, path, password, index, lines, rotate, turn = request
+def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
+    what, path, password, index, lines, rotate, turn, following = request
     stat = os.stat(path)
     key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
     if opened.get("key") != key:
@@ -269,7 +301,31 @@ def _answer(request: tuple, drafter, opened: dict, connection):
     if what == "prepare":
         return drafter.prepare(page)
     on_lines = (lambda read: connection.send(("lines", list(read)))) if lines else None
-    return list(draft_page(drafter, page, on_lines))
+    reader = _expect(drafter, page, opened["document"], following, dropped)
+    try:
+        return list(draft_page(drafter, page, on_lines))
+    finally:
+        if reader is not None:
+            reader.end_expecting()  # no thread of the look-ahead outlives the answer
+
+
+def _expect(drafter, page, document, following: int | None, dropped):
+    """Where ``page`` is read by OCR and page ``following`` is asked for next, that OCR drafter told
+    to prepare it (``core.drafters.ocr_ahead``; only where that drafter also reads it: a text
+    layer page is drafted as it comes). Returns the drafter told, or None."""
+    from core.drafters.ocr_ahead import ocr_reader_of
+
+    if following is None:
+        return None
+    reader = ocr_reader_of(drafter, page)
+    if reader is None:
+        return None
+    try:
+        ahead = document.page(following)
+    except Exception:  # a page that does not load fails in its own request
+        return None
+    reader.expect_next(ahead, wanted=lambda other: ocr_reader_of(drafter, other) is reader, dropped=dropped)
+    return reader
 
 
 def _sendable(exc: Exception) -> Exception:

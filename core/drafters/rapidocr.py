@@ -11,7 +11,9 @@ repaired before its regions are returned (``core.drafters.layout_check``).
 
 The OCR itself is ``core.drafters.ocr_pipeline``: rapidocr's detector and recogniser models and its
 pre- and post-processing, called step by step, the lines read on several threads. The angle
-classifier stays off (as ``use_cls=False``): on upright pages it flips correct lines.
+classifier stays off (as ``use_cls=False``): on upright pages it flips correct lines. Told the page
+it drafts next (``expect_next``, by the drafting process), the drafter renders that page and runs
+its detector while this page's lines are read (``core.drafters.ocr_ahead``).
 
 Detection runs on the page scaled so its longer side is ``tuning.DET_MAX_SIDE`` pixels; recognition still
 reads each line from the full-resolution render. RapidOCR's own default detects on the whole render
@@ -34,6 +36,7 @@ from core.drafters.layout import TextLine, median_line_size, rows_of, union_box
 from core.drafters.layout_check import (LayoutReport, caption_rows, column_gutters, column_seams, grid_table, reads_as_prose, slot,
                                        separate_stacked, split_at_gutters, text_in_figure, uncovered_lines)
 from core.drafters.monospace import PitchFit, mark_monospace, pitch_fit
+from core.drafters.ocr_ahead import PageAhead
 from core.drafters.regions import lines_to_regions
 from core.drafters.second_readings import readings_of, with_second_readings
 from core.errors import DrafterUnavailableError, HSDWarning
@@ -79,6 +82,7 @@ class RapidOCRDrafter(DrafterBase):
         self._document = None  # (id, path) of the last page's document
         self._gutters: list[tuple[float, float]] = []  # the last page's column gutters (``column_gutters``)
         self._detected: dict[int, tuple] = {}  # the last page's lines: id -> the detector's box
+        self._ahead = PageAhead()  # the next page, rendered and detected while this one is read
 
     # -- engines -------------------------------------------------------------------------------
     def _ocr_engine(self):
@@ -147,10 +151,15 @@ class RapidOCRDrafter(DrafterBase):
         if key != self._document:
             self._document = key
             self._ocr_engine().begin_document()
-        image = page.render(dpi=self.ocr_dpi(page))
-        scale = page.last_render_scale  # pixels per point, after the render cap
+        dpi = self.ocr_dpi(page)
+        prepared = self._ahead.take(page, dpi)  # rendered and detected while the page before was read
+        if prepared is not None:
+            image, scale, found = prepared.image, prepared.scale, prepared.found
+        else:
+            image, found = page.render(dpi=dpi), None
+            scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)
-        lines, fits = self._read_lines(pixels, scale, on_lines)
+        lines, fits = self._read_lines(pixels, scale, on_lines, found)
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
@@ -241,25 +250,39 @@ class RapidOCRDrafter(DrafterBase):
             regions[0].extra = {**regions[0].extra, "layout_repairs": report.summary()}
         return regions
 
-    def _read_lines(self, pixels: np.ndarray, scale: float, on_lines):
-        """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it."""
-        if on_lines is None:
-            return self.ocr_lines(pixels, scale)
-        from core.drafters.line_stream import clipped_quad
-
+    def _read_lines(self, pixels: np.ndarray, scale: float, on_lines, found=None):
+        """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it. ``found``:
+        the detector's lines where the page was detected ahead; the page expected next is prepared
+        while these are recognised (``core.drafters.ocr_ahead``)."""
         pipeline = self._ocr_engine()
-        found = pipeline.detect(pixels)
-        height, width = pixels.shape[:2]
+        if found is None:
+            found = pipeline.detect(pixels)
+        tell = None
+        if on_lines is not None:
+            from core.drafters.line_stream import clipped_quad
 
-        def tell(read: list[tuple[int, str]]) -> None:
-            lines = []
-            for index, text in read:
-                quad = clipped_quad(found.quads, index, height, width)
-                lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None,
-                                     readings_of(text, pipeline.words) or None))
-            on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
+            height, width = pixels.shape[:2]
 
-        return self.ocr_lines(pixels, scale, pipeline.recognise(found, tell))
+            def tell(read: list[tuple[int, str]]) -> None:
+                lines = []
+                for index, text in read:
+                    quad = clipped_quad(found.quads, index, height, width)
+                    lines.append(OcrLine(text, line_box(quad, scale) if quad is not None else None,
+                                         readings_of(text, pipeline.words) or None))
+                on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
+
+        with self._ahead.beside(self, pipeline):
+            read = pipeline.recognise(found, tell)
+        return self.ocr_lines(pixels, scale, read)
+
+    def expect_next(self, page, wanted=None, dropped=None) -> None:
+        """``page`` is drafted after the next page: rendered and detected while that page's lines
+        are read (``core.drafters.ocr_ahead.PageAhead.expect``). ``end_expecting`` after the draft."""
+        self._ahead.expect(page, wanted, dropped)
+
+    def end_expecting(self) -> None:
+        """The draft is done: no page expected any more, no thread preparing one."""
+        self._ahead.finish()
 
     def ocr_lines(self, pixels: np.ndarray, scale: float, read=None) -> tuple[list[TextLine], list[PitchFit | None]]:
         """OCR text lines of an RGB image, boxes converted to points (``scale`` = pixels per point),

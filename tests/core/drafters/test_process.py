@@ -294,6 +294,63 @@ def test_meanwhile_of_a_page_drafted_here_runs_first(served, tmp_path):
     assert order == ["meanwhile", "draft"]
 
 
+class ExpectingDrafter(WarningDrafter):
+    """Reads every page itself (an OCR drafter's ``choose``) and records the pages it is told
+    come next (``expect_next``) and the drafts they were told around."""
+
+    def __init__(self):
+        super().__init__()
+        self.told = []
+
+    def draft(self, page):
+        self.told.append(("draft", page.index))
+        return [Region("text", (0, 0, 10, 10), f"page {page.number}", "rapidocr")]
+
+    def expect_next(self, page, wanted=None, dropped=None):
+        self.told.append(("expect", page.index, wanted(page), dropped is not None and dropped()))
+
+    def end_expecting(self):
+        self.told.append(("end",))
+
+
+def test_the_process_is_told_which_page_comes_next_in_the_runs_order(served, tmp_path, monkeypatch):
+    reader, _, _ = served
+    drafter = ExpectingDrafter()
+    monkeypatch.setattr("core.drafters.get_drafter", lambda spec: drafter)
+    doc = pymupdf.open()
+    for _ in range(3):
+        doc.new_page()
+    doc.save(tmp_path / "three.pdf")
+    with open_document(tmp_path / "three.pdf") as document:
+        reader.read_in_order(document, [0, 2, 1])
+        for index in (0, 2, 1):
+            reader.draft(document.page(index))
+        reader.stop_ahead(document)  # forgotten: the next draft is told nothing
+        reader.draft(document.page(0))
+    assert drafter.told == [("expect", 2, True, False), ("draft", 0), ("end",),
+                            ("expect", 1, True, False), ("draft", 2), ("end",),
+                            ("draft", 1), ("draft", 0)]
+
+
+def test_stopping_a_documents_look_ahead_drops_only_its_own_request(served, tmp_path):
+    reader, _, _ = served
+    reader._drop = threading.Event()  # the real process's is made when it starts
+    pdf = text_pdf(tmp_path / "one.pdf", ["one"])
+    with open_document(pdf) as document, open_document(pdf) as other:
+        reader.read_in_order(document, [0])
+        reader._asking = other  # another run's page is being read
+        reader.stop_ahead(document)
+        assert not reader._drop.is_set() and document not in reader._following
+        reader._asking = document
+        reader.stop_ahead(document)
+        assert reader._drop.is_set()
+        reader._asking = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HSDWarning)
+            reader.draft(document.page(0))
+        assert not reader._drop.is_set()  # cleared for the next request, which is not dropped
+
+
 # -- a real process ------------------------------------------------------------------------------
 
 

@@ -25,7 +25,10 @@ How far ahead (the run's page decoder says: ``PageDecoder.pages_ahead``; the eng
 The drafter reads the pages in a process of its own where it can (``core.drafters.process``):
 the decode's thread then has the interpreter lock and a core whenever a pass ends. The process is
 sent a page before this thread renders it for the decode (``draft_page``'s ``meanwhile``), so its
-first lines come a render sooner.
+first lines come a render sooner. It is told the order of the pages (``read_in_order``): while its
+OCR reads one scan page's lines, it renders the next and runs its detector
+(``core.drafters.ocr_ahead``), so each page after the first starts with its recognition. ``stop``
+stops that look-ahead too.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
 and the decode is handed no page more than ``ahead`` beyond the one the drafter reads (its decoded
@@ -61,6 +64,9 @@ class DraftAhead:
         self.beside, self.emit = beside, emit
         self.ahead = max(0, ahead)
         self.reader = reader_for(drafter)  # the drafter, or its drafting process (core.drafters.process)
+        self._in_order = callable(getattr(self.reader, "read_in_order", None))
+        if self._in_order:  # the process prepares each page while it reads the one before
+            self.reader.read_in_order(document, self.indices)
         # A permit per page that may be prepared: the first page and ``ahead`` more at once; one
         # more each time the decode asks for its next page.
         self._permits = threading.Semaphore(1 + max(0, ahead))
@@ -100,9 +106,15 @@ class DraftAhead:
             self._decode_waits.clear()
 
     def stop(self) -> None:
-        """Prepare no further page (the one being drafted is finished first: see ``join``)."""
+        """Prepare no further page (the one being drafted is finished first: see ``join``; the
+        next page is no longer prepared beside it)."""
         self._stopped.set()
         self._permits.release()
+        self._stop_ahead()
+
+    def _stop_ahead(self) -> None:
+        if self._in_order:
+            self.reader.stop_ahead(self.document)
 
     def join(self) -> None:
         """Wait until the thread has let go of the document."""
@@ -129,6 +141,7 @@ class DraftAhead:
         except BaseException as exc:  # a bug here must not leave the decode waiting for ever
             self._ready.put(exc)
         finally:
+            self._stop_ahead()
             for page, drafted in self._ahead:  # rendered, then the run stopped
                 if page is not None:
                     drafted.drafts.deliver(DraftJob.finished([], error="drafting did not run"))

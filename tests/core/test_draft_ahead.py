@@ -267,3 +267,47 @@ def test_beside_a_slow_drafter_the_decode_gets_pages_up_to_ahead_beyond_it_and_n
     assert got[0].number == 3 and [p.drafts.result()[0].text for p in (first, second)] == ["page 1", "page 2"]
     ahead.stop()
     ahead.join()
+
+
+class OrderedReader:
+    """A reader that is told the run's order of pages and when to stop reading ahead (as the
+    drafting process is, ``core.drafters.process.ProcessDrafter``), drafting with ``drafter``."""
+
+    drafts_elsewhere = streams_lines = False
+    name = "rapidocr"
+
+    def __init__(self, drafter):
+        self.drafter, self.orders, self.stopped = drafter, [], []
+
+    def draft(self, page):
+        return self.drafter.draft(page)
+
+    def choose(self, page):
+        return self
+
+    def read_in_order(self, document, indices):
+        self.orders.append((document, list(indices)))
+
+    def stop_ahead(self, document):
+        self.stopped.append(document)
+
+
+def test_the_reader_is_told_the_runs_order_and_a_stop_at_once(monkeypatch):
+    """A stopped run tells its reader at once, while the page being drafted is still read (its
+    look-ahead stops then, not after that page); a run that ends tells it too."""
+    gate = threading.Event()
+    doc = Document(3)
+    drafter = Drafter(doc.log, gate)
+    reader = OrderedReader(drafter)
+    monkeypatch.setattr("core.draft_ahead.reader_for", lambda d: reader)
+    ahead = DraftAhead(doc, [2, 0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
+    assert reader.orders == [(doc, [2, 0, 1])]
+    assert drafter.started.wait(5)
+    ahead.stop()
+    assert reader.stopped == [doc] and not _drafted(doc.log)  # told while page 3 is still being read
+    gate.set()
+    ahead.join()
+    finished = DraftAhead(Document(1), [0], Drafter([]), 72, ahead=0, beside=False, emit=lambda e: None)
+    finished.next()
+    finished.join()
+    assert reader.stopped[-1] is finished.document

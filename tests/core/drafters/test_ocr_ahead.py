@@ -5,6 +5,9 @@ dropped look-ahead leaving nothing prepared and no thread behind."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import pymupdf
@@ -204,3 +207,45 @@ def test_a_document_run_drafts_through_the_process_as_page_by_page(mixed_pdf):
         for reader in process._shared.values():
             reader.close()
         process._shared.clear()
+
+
+_PRIORITY_SCRIPT = """
+import os
+from core.drafters.ocr_ahead import PageAhead
+from core.drafters.process import lower_priority
+
+class Page:
+    document, index, turn, width, height, last_render_scale = None, 1, 0, 100.0, 100.0, 1.0
+    def render(self, dpi):
+        import numpy
+        return numpy.zeros((4, 4, 3), dtype="uint8")
+
+class Drafter:
+    def ocr_dpi(self, page):
+        return 72.0
+
+class Pipeline:
+    seen = []
+    def detect(self, pixels):
+        self.seen.append(os.getpriority(os.PRIO_PROCESS, 0))  # this thread's (Linux: nice is per thread)
+        return "lines"
+
+lower_priority(7, False)
+ahead, pipeline = PageAhead(), Pipeline()
+ahead.expect(Page())
+with ahead.beside(Drafter(), pipeline):
+    pass
+ahead.finish()
+print(os.getpriority(os.PRIO_PROCESS, 0), pipeline.seen)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX priorities")
+def test_the_look_ahead_runs_at_the_drafting_processs_lower_priority():
+    """The helper thread starts from the niced drafting thread and keeps its priority: it yields
+    to the decode as the rest of the process does (``tuning.DRAFTING_PROCESS_NICE``)."""
+    out = subprocess.run([sys.executable, "-c", _PRIORITY_SCRIPT], capture_output=True, text=True, timeout=120,
+                         check=True).stdout.split(None, 1)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    niced = min(19, base + 7)
+    assert out[0] == str(niced) and out[1].strip() == f"[{niced}]"

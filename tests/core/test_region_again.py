@@ -102,6 +102,17 @@ def test_the_reading_is_the_greedy_reading_of_the_crop_whatever_the_draft(family
         assert reading.forward_passes < greedy.forward_passes
 
 
+def test_the_fast_engine_reads_the_region_as_the_eager_one(family, monkeypatch):
+    from core.targets.fast_pass import FastPasses
+
+    target, image, page, greedy = family
+    fast = FastPasses(target, 4096, (1, 16, 64, 128), compiled=False)
+    monkeypatch.setattr(target, "fast_passes", fast, raising=False)  # uncompiled: the session's target is shared
+    engine = Engine(EngineConfig(mode="hsd", tau=1.0, max_new_tokens=MAX_NEW), target=target)
+    reading = read_region(engine, image, _with_draft(page, 1, _corrupt(target, greedy.tokens, 0.3)), 1)
+    assert reading.tokens == greedy.tokens and fast.shapes  # the one row went through the static cache
+
+
 def test_an_element_level_family_reads_the_region_as_its_page_did(family):
     target, _image, page, greedy = family
     if not target.profile.element_level:

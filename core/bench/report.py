@@ -24,6 +24,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from core.bench.human_reference import describe
+
 TARGETS_DOC = {
     "fp_speedup_mean": ("hsd forward-pass speed-up over ar, mean over pages", ">=", 3.5),
     "fp_speedup_longest": ("hsd forward-pass speed-up on the longest documents (each, min)", ">=", 7.0),
@@ -129,7 +131,7 @@ def aggregate(result: dict) -> dict:
         "pages": len(pages), "documents": len({p["doc"] for p in pages}),
     }
     human = [p["human_reference"] for p in pages if p.get("human_reference")]
-    if human:  # the same pages replayed against their human references (``core.bench.beside``)
+    if human:  # the same pages replayed against their human references (``core.bench.human_reference``)
         agg["human_reference"] = {
             "pages": len(human),
             "model_output": summarize([p for p in pages if p.get("human_reference")], method_names(result)),
@@ -260,8 +262,6 @@ def _simulated_gpu_table(summary: dict, methods: list[str], info: dict, pages: l
 
 def _beside_table(h: dict, info: dict) -> list[str]:
     """The model-output replay beside the human-reference replay of the same pages and drafts."""
-    from core.bench.beside import describe
-
     L = ["", f"## Beside the human reference ({h['pages']} pages with one, same renders and drafts)", "",
          f"Human references from `{info.get('human_reference')}`.", "",
          "| replay target | method | fwd-pass speed-up (mean / total) | mean accepted length | ar passes | "
@@ -280,8 +280,6 @@ def markdown_report(result: dict, agg: dict, plots: list[str] | None = None, com
     L = [f"# HSD benchmark: {Path(info['corpus']).name}", ""]
     L.append(f"- target: **{info['target']}**, {info['target_detail']}; tokenizer: {info['tokenizer']}")
     if info["target"] != "real":
-        from core.bench.beside import describe
-
         L.append(f"- reference: **{describe(info.get('reference_kind', 'human'))}**")
     L.append(f"- drafter: {info['drafter']}; methods: {', '.join(methods)}")
     L.append(f"- {agg['pages']} pages of {agg['documents']} documents, every page counted; started {info['started']}; "

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 from core import tuning
-from core.bench import beside as human_side
+from core.bench import human_reference as human_side
 from core.bench.document_run import FixedDrafts, PageReference, line_references, run_document
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
@@ -118,7 +118,7 @@ class BenchConfig:
     reference_tables: str = "html"    # html: pipe tables in references become HTML (the prompts' convention)
     reference_spaces: str = "collapse"  # collapse: runs of spaces inside lines become one (see corpus)
     background_drafting: str = tuning.DEFAULT_BACKGROUND_DRAFTING  # replay-cost / real: hsd and page draft beside the decode (see below)
-    reference_kind: str = "auto"      # human | model:NAME | auto (the model_outputs layout; core.bench.beside)
+    reference_kind: str = "auto"      # human | model:NAME | auto (the model_outputs layout; core.bench.human_reference)
     human_reference: str | None = "auto"  # model outputs: also replay ar/hsd on this corpus's human references
     gpu_pass_ms: float = tuning.SIMULATED_GPU_PASS_MS  # simulated-gpu: a pass's fixed milliseconds (core.bench.simulated_gpu)
     gpu_token_ms: float = tuning.SIMULATED_GPU_TOKEN_MS  # simulated-gpu: milliseconds per token in the pass
@@ -285,7 +285,7 @@ def _run_document(doc, cfg, methods, target, drafter, budget, log, on_page=None,
                   human=None) -> list[dict]:
     """Draft the document's pages once (timed; their drafts split the reference into pages), then
     every method converts them in one document run (``_run_as_documents``); beside a model's
-    outputs, ``ar`` and ``hsd`` again against the human reference (``core.bench.beside``)."""
+    outputs, ``ar`` and ``hsd`` again against the human reference (``core.bench.human_reference``)."""
     from core.documents import open_document
 
     reference = prepare_reference(doc.reference, cfg.reference_tables, cfg.reference_spaces)

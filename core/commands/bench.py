@@ -180,7 +180,7 @@ def run(args) -> int:
     o = agg["overall"]
     print(f"{agg['pages']} pages, {agg['documents']} documents -> {args.out}/report.md")
     if cfg.target != "real":
-        from core.bench.beside import describe
+        from core.bench.human_reference import describe
 
         print(f"  {describe(result['info']['reference_kind'])}")
     for m, s in o.items():

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from core.bench.beside import describe, human_reference_folder, reference_kind
+from core.bench.human_reference import describe, human_reference_folder, reference_kind
 from core.cli import main
 from core.errors import HSDError
 

@@ -37,16 +37,16 @@ class ClusterDrafter(DrafterBase):
     """A drafter that reads a document's pages on Ray CPU tasks (module docstring). ``spec``: the
     run's drafter spec (what the tasks build); ``here``: that drafter built in the driver (its
     name; a spec that cannot build one fails the run before any task); ``window``: pages drafting
-    at once; ``options``: the task's Ray options (CPUs, memory)."""
+    at once; ``task``: ``draft_on_worker`` as a Ray task (``drafting_task``), with ``cpus`` CPUs."""
 
     drafts_elsewhere = True  # ``draft(page, meanwhile=..., waiting=...)``: the driver's thread is free
     # ``spec`` stays None: this drafter is not one a spec builds (a drafting process would take a
     # spec and draft in the driver); the spec it drafts with is ``drafter_spec``.
 
-    def __init__(self, spec: str, here, window: int, options: dict):
+    def __init__(self, spec: str, here, window: int, task, cpus: float = 1):
         self.drafter_spec, self.name, self.window = spec, here.name, max(1, window)
-        self._task = _remote_task(options)
-        self._cpus = max(1, int(options.get("num_cpus", 1)))  # an OCR drafter's workers in a task
+        self._task = task
+        self._cpus = max(1, int(cpus))  # an OCR drafter's workers in a task
         self._order: list[int] = []          # the pages the run drafts, in order (0-based)
         self._sent: dict[int, object] = {}   # page index -> its task's result reference
         self._document = None                # (path, reference to the file's bytes in the store)
@@ -118,10 +118,12 @@ class ClusterDrafter(DrafterBase):
                 pass
 
 
-def _remote_task(options: dict):
+def drafting_task(cpus: float, memory: int, retries: int):
+    """``draft_on_worker`` as a Ray task of ``cpus`` CPUs and ``memory`` bytes, run again up to
+    ``retries`` times where its worker dies (Ray must be connected)."""
     import ray
 
-    return ray.remote(draft_on_worker).options(**options)
+    return ray.remote(draft_on_worker).options(num_cpus=cpus, memory=memory, max_retries=retries)
 
 
 # -- the worker's side ---------------------------------------------------------------------------
@@ -214,4 +216,4 @@ def _remove(path: Path, folder: Path) -> None:
 _OPENED = _Opened()
 
 
-__all__ = ["ClusterDrafter", "draft_on_worker"]
+__all__ = ["ClusterDrafter", "draft_on_worker", "drafting_task"]

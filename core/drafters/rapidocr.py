@@ -83,6 +83,7 @@ class RapidOCRDrafter(DrafterBase):
         self._gutters: list[tuple[float, float]] = []  # the last page's column gutters (``column_gutters``)
         self._detected: dict[int, tuple] = {}  # the last page's lines: id -> the detector's box
         self._ahead = PageAhead()  # the next page, rendered and detected while this one is read
+        self._layout_lock = threading.Lock()
 
     # -- engines -------------------------------------------------------------------------------
     def _ocr_engine(self):
@@ -154,9 +155,9 @@ class RapidOCRDrafter(DrafterBase):
         dpi = self.ocr_dpi(page)
         prepared = self._ahead.take(page, dpi)  # rendered and detected while the page before was read
         if prepared is not None:
-            image, scale, found = prepared.image, prepared.scale, prepared.found
+            image, scale, found, cdla_boxes = prepared.image, prepared.scale, prepared.found, prepared.layout
         else:
-            image, found = page.render(dpi=dpi), None
+            image, found, cdla_boxes = page.render(dpi=dpi), None, None
             scale = page.last_render_scale  # pixels per point, after the render cap
         pixels = np.asarray(image)
         lines, fits = self._read_lines(pixels, scale, on_lines, found)
@@ -169,13 +170,12 @@ class RapidOCRDrafter(DrafterBase):
         layout_model = self._layout_engine() if self.layout and lines else None
         groups = None
         if layout_model is not None:
-            from core.drafters.ocr_layout import detect_layout
             if self.layout == "pymupdf":
                 from core.drafters.scan_layout import CLASS_LABELS, layout_groups
                 groups = layout_groups(page.width, page.height, image, lines)
                 boxes = [(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups]
             else:
-                boxes = detect_layout(layout_model, pixels, scale)
+                boxes = cdla_boxes if cdla_boxes is not None else self.layout_ahead(pixels, scale)
             figure_boxes = [b for label, b in boxes if label == "figure"]
             text_boxes = [b for label, b in boxes if label not in ("figure", "table")]
             for label, box in boxes:
@@ -274,6 +274,18 @@ class RapidOCRDrafter(DrafterBase):
         with self._ahead.beside(self, pipeline):
             read = pipeline.recognise(found, tell)
         return self.ocr_lines(pixels, scale, read)
+
+    def layout_ahead(self, pixels: np.ndarray, scale: float) -> list | None:
+        """The CDLA layout model's boxes of a page image: the one layout model that needs only the
+        pixels, so the look-ahead runs it on the next page too (PyMuPDF's reads the OCR lines).
+        None where the layout is another, or its model cannot load."""
+        from core.drafters.ocr_layout import detect_layout
+
+        model = self._layout_engine() if self.layout == "cdla" else None
+        if model is None:
+            return None
+        with self._layout_lock:  # one page at a time: the model's pre- and post-processing keep state
+            return detect_layout(model, pixels, scale)
 
     def expect_next(self, page, wanted=None, dropped=None) -> None:
         """``page`` is drafted after the next page: rendered and detected while that page's lines

@@ -249,3 +249,21 @@ def test_the_look_ahead_runs_at_the_drafting_processs_lower_priority():
     base = os.getpriority(os.PRIO_PROCESS, 0)
     niced = min(19, base + 7)
     assert out[0] == str(niced) and out[1].strip() == f"[{niced}]"
+
+
+def test_the_cdla_layout_model_runs_ahead_with_the_same_drafts(mixed_pdf, monkeypatch):
+    """With the layout model that reads only the pixels, the next page's layout is prepared too,
+    and the drafts are those of drafting page by page."""
+    layouts = []
+    real = ocr_ahead.PreparedPage
+
+    class Recorded(real):
+        def __init__(self, *args):
+            super().__init__(*args)
+            layouts.append(self.layout)
+
+    monkeypatch.setattr(ocr_ahead, "PreparedPage", Recorded)
+    spec = "auto:layout=cdla"
+    want = _serve(mixed_pdf, get_drafter(spec), following=False)
+    assert _serve(mixed_pdf, get_drafter(spec), following=True) == want
+    assert len(layouts) == 1 and layouts[0] is not None

@@ -664,9 +664,9 @@ RAY_PAGES_AHEAD = 4
 RAY_RETRIES = 2
 #: Re-runs of a page whose worker process died.
 RAY_TASK_RETRIES = 3
-#: CPUs per render and draft task.
+#: CPUs per page-drafting task of a Ray run (an OCR drafter there reads lines on that many workers).
 RAY_RENDER_CPUS = 1.0
-#: Memory reserved per render and draft task, bytes (one rendered page and its drafter).
+#: Memory reserved per page-drafting task of a Ray run, bytes (one rendered page and its drafter).
 RAY_RENDER_TASK_MEMORY = 512 << 20
 #: Seconds between the run's progress lines.
 RAY_PROGRESS_SECONDS = 5.0

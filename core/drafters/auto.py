@@ -48,12 +48,14 @@ class AutoDrafter(DrafterBase):
 
     def _lines_only(self):
         """OCR without a layout model, its detector at twice the usual size (small type on a big
-        page that the first detection missed)."""
+        page that the first detection missed), on the models and workers of the OCR step before
+        it (``OcrPipeline.with_det_side``): no second copy of the models is loaded."""
         if self._ocr_lines is None:
             from core.drafters.rapidocr import RapidOCRDrafter
-            options = dict(self._ocr_options, layout=False, tables=False,
-                           det_side=2 * self._ocr_options.get("det_side", tuning.DET_MAX_SIDE))
-            self._ocr_lines = RapidOCRDrafter(**options)
+            det_side = 2 * (self._ocr_options.get("det_side") or tuning.DET_MAX_SIDE)
+            drafter = RapidOCRDrafter(**dict(self._ocr_options, layout=False, tables=False, det_side=det_side))
+            drafter._ocr = self.choose_ocr()._ocr_engine().with_det_side(det_side)
+            self._ocr_lines = drafter
         return self._ocr_lines
 
     def draft(self, page, on_lines=None) -> list[Region]:

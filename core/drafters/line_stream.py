@@ -39,7 +39,8 @@ from core.drafters.squeeze import crop_factor, squeeze_width
 class PageReads:
     """What has been read of one page's line crops, read a part at a time (``read``); told to
     ``tell([(index, text)])`` chunk by chunk where it is set (module docstring). ``reader(crops)``
-    reads crops (``core.drafters.ocr_recognise.LineRead`` each); ``boxes``: the detector's
+    reads crops (``core.drafters.ocr_recognise.LineRead`` each, in the crops' order; an iterator
+    that yields each as it is read lets a chunk be told before the next is done); ``boxes``: the detector's
     quadrilaterals in the page image, for the reading order. ``letters``: the page's second
     readings so far (``core.drafters.second_readings.keep_letters``). A listener that raises is
     dropped (the page is still read); its lines are then only in the regions."""
@@ -71,8 +72,13 @@ class PageReads:
         else:
             order = self._reading_order(indices)
             parts = [[order[p] for p in part] for part in chunks(len(indices))]
+        # One call for all the chunks, in the order they are told: the reader's threads go on to
+        # the next chunk's lines while the last of a chunk is read (a wait at each chunk's end
+        # left a core idle), and a chunk is told once its lines have come.
+        lines = iter(self._reader([crops[p] for part in parts for p in part]))
         for part in parts:
-            for p, line in zip(part, self._reader([crops[p] for p in part])):
+            for p in part:
+                line = next(lines)
                 i = indices[p]
                 self.texts[i], self.scores[i], self.words[i] = line.text, line.score, line.info
                 keep_letters(self.letters, line.torn)

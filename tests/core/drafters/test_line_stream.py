@@ -40,8 +40,29 @@ def test_a_listener_is_told_the_lines_in_the_detectors_order_chunk_by_chunk(monk
     assert told == [[(t - 1, texts[t]) for t in range(1, 3)], [(t - 1, texts[t]) for t in range(3, 7)],
                     [(t - 1, texts[t]) for t in range(7, 11)]]
     assert out.texts == [texts[t] for t in range(1, 11)]  # every crop read once, in its place
-    assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2], [3, 4, 5, 6], [7, 8, 9, 10]]
+    # one call, the lines in the order the chunks are told: no wait at a chunk's end
+    assert [[tag for tag, _ in call] for call in inner.calls] == [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]
     assert len(out.words) == len(out.scores) == 10
+
+
+def test_a_chunk_is_told_before_the_lines_after_it_are_read(monkeypatch):
+    """A reader that yields each line as it is read (the pipeline's workers): a chunk is told as
+    soon as its last line comes, while the next chunk's lines are still unread."""
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
+    crops, texts = latin_page(10)
+    inner, read, events = ScriptedRecognizer(texts), [], []
+
+    def one_by_one(batch):
+        for crop in batch:
+            line = inner([crop])[0]
+            read.append(line.text)
+            events.append(("read", len(read)))
+            yield line
+
+    out = read_all(crops, one_by_one, tell=lambda lines: events.append(("told", len(lines))))
+    assert [e for e in events if e[0] == "told"] == [("told", 2), ("told", 4), ("told", 4)]
+    assert events.index(("told", 2)) == events.index(("read", 2)) + 1  # told before line 3 is read
+    assert out.texts == [texts[t] for t in range(1, 11)]
 
 
 def test_a_two_column_page_is_read_down_its_first_column_before_the_second(monkeypatch):

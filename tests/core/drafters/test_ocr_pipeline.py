@@ -154,3 +154,39 @@ def test_rapidocrs_classes_are_left_as_they_are():
     before = (RapidOCR.__dict__.copy(), CalRecBoxes.__dict__.copy(), CTCLabelDecode.__dict__.copy())
     OcrPipeline(workers=2, device="cpu").read(_page_pixels())
     assert (RapidOCR.__dict__.copy(), CalRecBoxes.__dict__.copy(), CTCLabelDecode.__dict__.copy()) == before
+
+
+def test_a_page_read_with_a_listener_reads_as_one_read_without(monkeypatch):
+    """Lines handed to the workers in reading order, chunks told as they come: the same page."""
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 3)
+    pixels = _page_pixels(1.5)
+    quiet = OcrPipeline(workers=2, device="cpu", squeeze_cjk=False)
+    want = quiet.read(pixels)
+    told: list = []
+    pipeline = OcrPipeline(workers=2, device="cpu", squeeze_cjk=False)
+    got = pipeline.read(pixels, told.extend)
+    assert got.texts == want.texts and got.scores == want.scores and got.chars == want.chars
+    assert np.array_equal(np.array(got.boxes), np.array(want.boxes)) and pipeline.words == quiet.words
+    assert {text for _, text in told} >= set(got.texts)
+
+
+def test_a_second_detector_size_reads_on_the_same_models():
+    pipeline = OcrPipeline(workers=2, device="cpu", squeeze_cjk=False)
+    twin = pipeline.with_det_side(2 * tuning.DET_MAX_SIDE)
+    assert twin.det_side == 2 * tuning.DET_MAX_SIDE and pipeline.det_side == tuning.DET_MAX_SIDE
+    assert twin._det is pipeline._det and twin._recogniser is pipeline._recogniser and twin._pool is pipeline._pool
+    pixels = _page_pixels()
+    alone = OcrPipeline(det_side=2 * tuning.DET_MAX_SIDE, workers=2, device="cpu", squeeze_cjk=False).read(pixels)
+    assert twin.read(pixels).texts == alone.texts
+    twin.close()  # the workers are the first pipeline's: it still reads
+    assert pipeline.read(pixels).texts
+
+
+def test_the_lines_only_step_loads_no_second_copy_of_the_models():
+    from core.drafters.auto import AutoDrafter
+
+    auto = AutoDrafter(device="cpu")
+    main = auto.choose_ocr()._ocr_engine()
+    lines = auto._lines_only()._ocr_engine()
+    assert lines is not main and lines.det_side == 2 * main.det_side
+    assert lines._recogniser is main._recogniser and lines._det is main._det

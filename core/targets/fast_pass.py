@@ -5,8 +5,11 @@ pass of a draft tree padded to the smallest of ``tuning.FAST_PASS_WIDTHS`` that 
 runs a handful of shapes (one per width) instead of one per tree size. The decoder stack (the
 family's own transformers modules, fed the static cache and a prepared mask) is compiled with
 ``torch.compile`` per width; the cached length is a dynamic dimension, so a width compiles once
-however long the page. ``warm_up`` compiles every width at load time (``compile_seconds``). The
-output head runs after the compiled part on the real positions only (the CPU's skinny head).
+however long the page. The decoder layers are one compiled region (``DecoderLayerRegion``, a
+``torch.compiler.nested_compile_region``): torch.compile traces and compiles one layer and runs it
+at every depth, so compiling takes about as long for 24 layers as for one. ``warm_up`` compiles
+every width at load time (``compile_seconds``). The output head runs after the compiled part on
+the real positions only (the CPU's skinny head).
 
 ``compiled=False`` runs the same static cache and widths without compiling: what the lossless
 tests check on every family without paying for a compile each.
@@ -14,6 +17,7 @@ tests check on every family without paying for a compile each.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
@@ -50,6 +54,26 @@ def fast_passes_of(target) -> "FastPasses | None":
     return getattr(target, "fast_passes", None)
 
 
+class DecoderLayerRegion(torch.nn.Module):
+    """One decoder layer as a region torch.compile compiles once for all the layers alike (the
+    same code over each layer's own weights). Swapped in for the layers during a compiled pass
+    only (``FastPasses._swapped_layers``): the eager engine's model is left as it was."""
+
+    def __init__(self, layer: torch.nn.Module):
+        super().__init__()
+        self.layer = layer
+
+    @torch.compiler.nested_compile_region
+    def forward(self, *args, **kwargs):
+        return self.layer(*args, **kwargs)
+
+
+def _text_model(model):
+    """The decoder stack of a loaded VLM (``model.model.language_model`` in every family)."""
+    inner = model.model
+    return getattr(inner, "language_model", inner)
+
+
 class FastPasses:
     """Verification passes of one row over a static cache (see the module docstring)."""
 
@@ -72,7 +96,10 @@ class FastPasses:
         self._inner = target.model.model
         self._head = target.model.get_output_embeddings()
         self._hidden = self._decoder_stack
+        self._text = _text_model(target.model)
+        self._regions = None
         if compiled:
+            self._regions = torch.nn.ModuleList(DecoderLayerRegion(layer) for layer in self._text.layers)
             if full_length:  # CUDA graphs replay writes into the buffer only at a fixed address
                 for buffer in self.cache.keys + self.cache.values:
                     torch._dynamo.mark_static_address(buffer)
@@ -116,7 +143,8 @@ class FastPasses:
         elif self.compiled:
             torch._dynamo.mark_dynamic(mask, 3)
         self.shapes.add(width)
-        hidden = self._hidden(tokens, position_ids, mask, write_at)
+        with self._swapped_layers():
+            hidden = self._hidden(tokens, position_ids, mask, write_at)
         logits = self._head(hidden[:, :size])
         if greedy:
             return logits.argmax(dim=-1)
@@ -124,6 +152,19 @@ class FastPasses:
 
     def accept(self, path: list[int]) -> None:
         self.cache.accept(path)
+
+    @contextlib.contextmanager
+    def _swapped_layers(self):
+        """The compiled regions in the decoder stack's place for one pass (where compiled)."""
+        if self._regions is None:
+            yield
+            return
+        layers = self._text.layers
+        self._text.layers = self._regions
+        try:
+            yield
+        finally:
+            self._text.layers = layers
 
     def warm_up(self) -> float:
         """Run (and so compile) every width once on an empty cache; returns the seconds it took."""

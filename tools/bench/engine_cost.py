@@ -4,11 +4,15 @@ The model has a real family's full depth (HunyuanOCR's 24 decoder layers, ``--la
 thin layers (the tiny models' 64-wide, a 4,096-word head), so a pass is nearly all dispatch and host
 work, as a small model's pass is on a GPU. Per engine, the seconds of one pass (model and engine:
 the mask, the cache's writes, the rollback) at ``--tokens`` tokens a pass and ``--cached`` cached
-tokens, the median of ``--repeats``:
+tokens, the median of ``--repeats`` rounds that time every case once (on a CPU the process's CPU
+seconds: the shared machine's load moves both engines alike):
 
 * eager: ``Target.forward`` over a ``DynamicCache`` (which grows by ``torch.cat``) with the mask the
   decoder builds (``tree_pass_mask``), then the rejected columns cropped off;
-* fast: ``FastPasses.forward`` over the static cache, then ``accept`` of the verified path.
+* fast: ``FastPasses.forward`` over the static cache, then ``accept`` of the verified path;
+* attention: every layer's attention arithmetic alone at that shape, what a pass pays for its
+  cached tokens whatever the engine (on a CPU, real arithmetic: the growth left to an engine is
+  the rest).
 
 Then a page of ``--page-tokens`` tokens decoded through the fast engine at tree sizes drawn from
 1 to 128: how many shapes it compiled (torch.compile's graphs) beside the compile seconds at load.
@@ -66,17 +70,41 @@ def _chain(tokens: int, rng: random.Random):
                      list(range(tokens)), [None] * tokens)
 
 
-def _median_seconds(run, repeats: int) -> float:
-    run()  # first call: allocations (and, for the fast engine, nothing more: compiled at load)
-    times = []
+class Clock:
+    """Seconds of one pass: the process's CPU seconds on a CPU (the shared machine's load then
+    slows both engines' passes alike instead of whichever ran while it peaked; with ``--threads 1``
+    nothing else of the process runs meanwhile), wall seconds with a device synchronise on a GPU."""
+
+    def __init__(self, device):
+        self.cuda = torch.device(device).type == "cuda"
+        self.name = "wall" if self.cuda else "process CPU"
+
+    def now(self) -> float:
+        if self.cuda:
+            torch.cuda.synchronize()
+            return time.perf_counter()
+        return time.process_time()
+
+
+def interleaved_medians(runs: dict, repeats: int, clock: Clock) -> dict:
+    """The median seconds of each of ``runs`` (name -> (setup, timed)), timed in rounds that run
+    every one once, so that a change of the machine's load reaches every measurement alike."""
+    for setup, timed in runs.values():  # first calls: allocations, nothing to compile (done at load)
+        setup()
+        timed()
+    times: dict = {name: [] for name in runs}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, (setup, timed) in runs.items():
+            setup()
+            t0 = clock.now()
+            timed()
+            times[name].append(clock.now() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
-def eager_pass_seconds(target, tokens: int, cached: int, repeats: int) -> float:
+def eager_pass(target, tokens: int, cached: int):
+    """(setup, timed) of one eager pass: the mask the decoder builds, the pass over a
+    ``DynamicCache`` of ``cached`` columns, the rejected columns cropped off."""
     from transformers import DynamicCache
 
     from core.speculative.tree import ancestor_masks
@@ -88,35 +116,55 @@ def eager_pass_seconds(target, tokens: int, cached: int, repeats: int) -> float:
     cache = DynamicCache(ddp_cache_data=[(torch.randn(shape, **like), torch.randn(shape, **like))
                                          for _ in range(text.num_hidden_layers)])
     valid = torch.ones(1, cached, dtype=torch.bool, device=target.device)
-    rng = random.Random(0)
-    tree = _chain(tokens, rng)
+    tree = _chain(tokens, random.Random(0))
 
-    def run():
+    def timed():
         mask = tree_pass_mask(valid, ancestor_masks([tree], tokens), target.dtype)
         ids = target.forward(torch.tensor([tree.tokens]), torch.tensor([[cached + d for d in tree.depths]]),
                              mask, cache, torch.zeros(1, dtype=torch.long), greedy=True)
         ids.tolist()
         cache_crop(cache, cached)  # the rejected columns go (a decode keeps about half)
 
-    return _median_seconds(run, repeats)
+    return (lambda: None), timed
 
 
-def fast_pass_seconds(fast, tokens: int, cached: int, repeats: int) -> float:
+def fast_pass(fast, tokens: int, cached: int):
+    """(setup, timed) of one fast pass at ``cached`` cached tokens and the accept of half its
+    tree; the setup puts the cached length and its mask back."""
     cache = fast.cache
-    for buffer in cache.keys + cache.values:
-        buffer[:, :, :cached].normal_()
-    cache.mask[..., :cached] = 0
-    cache.mask[..., cached:] = cache.blocked
-    rng = random.Random(0)
-    tree = _chain(tokens, rng)
+    tree = _chain(tokens, random.Random(0))
 
-    def run():
+    def setup():
+        cache.mask[..., :cached] = 0
+        cache.mask[..., cached:] = cache.blocked
         cache.length = cached
+
+    def timed():
         ids = fast.forward(tree, 0, greedy=True)
         ids.tolist()
         fast.accept(list(range(max(1, tokens // 2))))
 
-    return _median_seconds(run, repeats)
+    return setup, timed
+
+
+def attention_pass(target, tokens: int, cached: int):
+    """(setup, timed) of the attention arithmetic alone of one pass: every layer's
+    ``scaled_dot_product_attention`` of ``tokens`` queries over ``cached + tokens`` columns with a
+    mask, the floor a CPU pays whatever the engine (it grows with the cached tokens)."""
+    text = target.model.config.get_text_config()
+    like = dict(dtype=target.dtype, device=target.device)
+    heads, kv_heads, dim = text.num_attention_heads, text.num_key_value_heads, text.head_dim
+    query = torch.randn(1, heads, tokens, dim, **like)
+    keys = torch.randn(1, kv_heads, cached + tokens, dim, **like)
+    values = torch.randn(1, kv_heads, cached + tokens, dim, **like)
+    mask = torch.zeros(1, 1, tokens, cached + tokens, **like)
+
+    def timed():
+        for _ in range(text.num_hidden_layers):
+            torch.nn.functional.scaled_dot_product_attention(query, keys, values, attn_mask=mask,
+                                                             enable_gqa=heads != kv_heads)
+
+    return (lambda: None), timed
 
 
 def page_shapes(fast, page_tokens: int, seed: int = 0) -> tuple[int, int]:
@@ -176,21 +224,32 @@ def main(argv=None) -> int:
           f"{target.device}, torch {torch.__version__}, {torch.get_num_threads()} threads; fast engine {what}"
           f"{' over the whole buffer (CUDA graphs)' if fast.full_length else ''}, "
           f"{len(fast.widths)} widths warmed up in {compile_seconds:.1f} s")
-    print(f"{'tokens':>6} {'cached':>6} {'eager ms':>9} {'fast ms':>8} {'eager/fast':>10}")
-    fast_at: dict[tuple[int, int], float] = {}
-    eager_at: dict[tuple[int, int], float] = {}
+    clock = Clock(target.device)
+    for buffer in fast.cache.keys + fast.cache.values:
+        buffer.normal_()  # cached tokens of any length hold numbers, as a page's would
+    runs = {}
+    for c in cached:
+        for t in tokens:
+            runs["eager", t, c] = eager_pass(target, t, c)
+            runs["fast", t, c] = fast_pass(fast, t, c)
+            runs["attention", t, c] = attention_pass(target, t, c)
     with torch.no_grad():
+        ms = {key: 1000 * seconds for key, seconds in interleaved_medians(runs, args.repeats, clock).items()}
+        print(f"milliseconds a pass ({clock.name} time, the median of {args.repeats} interleaved rounds); "
+              f"attention: every layer's attention arithmetic alone, the part of a pass that grows with the "
+              f"cached tokens whatever the engine")
+        print(f"{'tokens':>6} {'cached':>6} {'eager ms':>9} {'fast ms':>8} {'eager/fast':>10} {'attention ms':>12}")
         for c in cached:
             for t in tokens:
-                eager_at[t, c] = eager_pass_seconds(target, t, c, args.repeats)
-                fast_at[t, c] = fast_pass_seconds(fast, t, c, args.repeats)
-                print(f"{t:>6} {c:>6} {1000 * eager_at[t, c]:>9.2f} {1000 * fast_at[t, c]:>8.2f} "
-                      f"{eager_at[t, c] / fast_at[t, c]:>10.2f}", flush=True)
+                eager, fast_ms, attention = ms["eager", t, c], ms["fast", t, c], ms["attention", t, c]
+                print(f"{t:>6} {c:>6} {eager:>9.2f} {fast_ms:>8.2f} {eager / fast_ms:>10.2f} {attention:>12.2f}")
         if len(cached) > 1:
             lo, hi = min(cached), max(cached)
             for t in tokens:
-                print(f"growth {lo} -> {hi} cached at {t} tokens: eager {eager_at[t, hi] / eager_at[t, lo] - 1:+.0%}, "
-                      f"fast {fast_at[t, hi] / fast_at[t, lo] - 1:+.0%}")
+                grown = {engine: ms[engine, t, hi] / ms[engine, t, lo] - 1 for engine in ("eager", "fast")}
+                beside = (ms["fast", t, hi] - ms["attention", t, hi]) / (ms["fast", t, lo] - ms["attention", t, lo]) - 1
+                print(f"growth {lo} -> {hi} cached at {t} tokens: eager {grown['eager']:+.0%}, "
+                      f"fast {grown['fast']:+.0%} (fast beside its attention arithmetic {beside:+.0%})")
         passes, graphs = page_shapes(fast, args.page_tokens)
     print(f"a page of {args.page_tokens} tokens: {passes} passes at widths {sorted(fast.shapes)}, "
           f"{graphs} graphs compiled during it (all {len(fast.widths)} widths compiled at load in "

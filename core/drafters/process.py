@@ -288,6 +288,7 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
     what, path, password, index, lines, rotate, turn, following = request
     stat = os.stat(path)
     key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
+    expected = opened.pop("next", None)  # (document key, index) the last draft said comes next
     if opened.get("key") != key:
         from core.documents import open_document
 
@@ -299,8 +300,15 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
     opened["document"].turns[index] = turn
     page = opened["document"].page(index)
     if what == "prepare":
+        opened["next"] = expected
         return drafter.prepare(page)
     on_lines = (lambda read: connection.send(("lines", list(read)))) if lines else None
+    # Runs whose requests take turns (Ray's documents at once) would each drop the page prepared
+    # for the other: the look-ahead waits until the page asked for is the one said to come next.
+    if following is not None:
+        opened["next"] = (key, following)
+    if expected is not None and expected != (key, index):
+        following = None
     reader = _expect(drafter, page, opened["document"], following, dropped)
     try:
         return list(draft_page(drafter, page, on_lines))
@@ -324,6 +332,10 @@ def _expect(drafter, page, document, following: int | None, dropped):
         ahead = document.page(following)
     except Exception:  # a page that does not load fails in its own request
         return None
+    # Its turn is the run's to decide (``Page.turn``) and comes with its own request: it is prepared
+    # upright, as most pages are, not decided here a second time; a page the run turns is drafted
+    # as it comes (``PageAhead.take`` compares the turns).
+    document.turns.setdefault(following, 0)
     reader.expect_next(ahead, wanted=lambda other: ocr_reader_of(drafter, other) is reader, dropped=dropped)
     return reader
 

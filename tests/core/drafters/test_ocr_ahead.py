@@ -59,9 +59,10 @@ class Connection:
         self.lines.extend((line.text, line.bbox) for line in message[1])
 
 
-def _serve(pdf, drafter, following, dropped=None):
+def _serve(pdf, drafter, following, dropped=None, rotate="off", turns=None):
     """Each page's (regions, early lines) as the drafting process answers its requests, each
-    request naming the page asked for next where ``following``."""
+    request naming the page asked for next where ``following``; ``turns``: the run's turn of each
+    page (default 0)."""
     opened, out = {}, []
     try:
         with open_document(pdf) as document:
@@ -69,7 +70,7 @@ def _serve(pdf, drafter, following, dropped=None):
         for index in range(count):
             connection = Connection()
             then = index + 1 if following and index + 1 < count else None
-            request = ("draft", str(pdf), None, index, True, "off", 0, then)
+            request = ("draft", str(pdf), None, index, True, rotate, (turns or {}).get(index, 0), then)
             out.append((_answer(request, drafter, opened, connection, dropped), connection.lines))
     finally:
         if opened:
@@ -267,3 +268,39 @@ def test_the_cdla_layout_model_runs_ahead_with_the_same_drafts(mixed_pdf, monkey
     want = _serve(mixed_pdf, get_drafter(spec), following=False)
     assert _serve(mixed_pdf, get_drafter(spec), following=True) == want
     assert len(layouts) == 1 and layouts[0] is not None
+
+
+def test_runs_taking_turns_do_not_prepare_pages_for_each_other(mixed_pdf, prepared, tmp_path):
+    """Two documents' requests in turn (Ray's runs at once): a page prepared for one would be let go
+    at the other's next request, so after the first such turn nothing is prepared; the drafts are
+    those of drafting page by page."""
+    import shutil
+
+    made, taken = prepared
+    other = shutil.copy(mixed_pdf, tmp_path / "other.pdf")
+    drafter, opened, got = get_drafter("auto"), {}, []
+    try:
+        for index in (0, 1):
+            for pdf in (mixed_pdf, other):
+                request = ("draft", str(pdf), None, index, False, "off", 0, index + 1)
+                got.append(_answer(request, drafter, opened, Connection()))
+    finally:
+        opened["document"].close()
+    assert made == [1] and taken == []
+    want = _serve(mixed_pdf, get_drafter("auto"), following=False)
+    assert got == [want[0][0], want[0][0], want[1][0], want[1][0]]
+
+
+def test_the_next_pages_turn_is_left_to_the_run(mixed_pdf, prepared, monkeypatch):
+    """Under ``--rotate auto`` the process does not decide the next page's turn a second time: it
+    prepares the page upright, and where the run turns it the prepared page is let go."""
+    from core.drafters import orientation
+
+    made, taken = prepared
+    decided = []
+    real = orientation.page_turn
+    monkeypatch.setattr(orientation, "page_turn", lambda page: decided.append(page.index) or real(page))
+    turns = {1: 90}
+    want = _serve(mixed_pdf, get_drafter("auto"), following=False, rotate="auto", turns=turns)
+    got = _serve(mixed_pdf, get_drafter("auto"), following=True, rotate="auto", turns=turns)
+    assert got == want and made == [1] and taken == [] and decided == []

@@ -57,7 +57,7 @@ def fast_passes_of(target) -> "FastPasses | None":
 class DecoderLayerRegion(torch.nn.Module):
     """One decoder layer as a region torch.compile compiles once for all the layers alike (the
     same code over each layer's own weights). Swapped in for the layers during a compiled pass
-    only (``FastPasses._swapped_layers``): the eager engine's model is left as it was."""
+    only (``FastPasses._fast_modules``): the eager engine's model is left as it was."""
 
     def __init__(self, layer: torch.nn.Module):
         super().__init__()
@@ -66,6 +66,32 @@ class DecoderLayerRegion(torch.nn.Module):
     @torch.compiler.nested_compile_region
     def forward(self, *args, **kwargs):
         return self.layer(*args, **kwargs)
+
+
+#: The attention function of a fast pass (registered with transformers by that name).
+STATIC_ATTENTION = "hsd_static_sdpa"
+
+
+def static_sdpa_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None,
+                          **kwargs):
+    """transformers' sdpa attention for a pass over the static cache, the key/value heads shared
+    by their query heads inside the kernel (``enable_gqa``): transformers' own sdpa copies every
+    cached key and value once per query head sharing them (``repeat_kv``) whenever it is compiled
+    or a pass has more than one token, a copy of the whole visible cache at every layer."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    if kwargs.get("sliding_window") or kwargs.get("position_bias") is not None or dropout:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
+                                                           scale=scaling, enable_gqa=key.shape[1] != query.shape[1])
+    return out.transpose(1, 2).contiguous(), None
+
+
+def _register_static_attention() -> None:
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(STATIC_ATTENTION, static_sdpa_attention)
 
 
 def _text_model(model):
@@ -97,6 +123,8 @@ class FastPasses:
         self._head = target.model.get_output_embeddings()
         self._hidden = self._decoder_stack
         self._text = _text_model(target.model)
+        self._text_config = target.model.config.get_text_config()
+        _register_static_attention()
         self._regions = None
         if compiled:
             self._regions = torch.nn.ModuleList(DecoderLayerRegion(layer) for layer in self._text.layers)
@@ -143,7 +171,7 @@ class FastPasses:
         elif self.compiled:
             torch._dynamo.mark_dynamic(mask, 3)
         self.shapes.add(width)
-        with self._swapped_layers():
+        with self._fast_modules():
             hidden = self._hidden(tokens, position_ids, mask, write_at)
         logits = self._head(hidden[:, :size])
         if greedy:
@@ -154,16 +182,18 @@ class FastPasses:
         self.cache.accept(path)
 
     @contextlib.contextmanager
-    def _swapped_layers(self):
-        """The compiled regions in the decoder stack's place for one pass (where compiled)."""
-        if self._regions is None:
-            yield
-            return
-        layers = self._text.layers
-        self._text.layers = self._regions
+    def _fast_modules(self):
+        """For one pass, the static cache's attention function and (where compiled) the layer
+        regions in the decoder stack's place; the eager engine's model is given back as it was."""
+        config, layers = self._text_config, self._text.layers
+        attention = config._attn_implementation_internal
+        config._attn_implementation_internal = STATIC_ATTENTION
+        if self._regions is not None:
+            self._text.layers = self._regions
         try:
             yield
         finally:
+            config._attn_implementation_internal = attention
             self._text.layers = layers
 
     def warm_up(self) -> float:

@@ -35,7 +35,7 @@ def test_a_page_of_2000_tokens_runs_at_most_the_fixed_widths(thin):
     assert tuning.FAST_PASS_WIDTHS[-1] >= tuning.MAX_NODES  # every tree fits one width
 
 
-def test_the_layer_regions_give_the_layers_output_and_leave_the_model_as_it_was(thin):
+def test_the_layer_regions_give_the_layers_output_and_leave_the_eager_model_as_it_was(thin):
     plain = FastPasses(thin, 600, (1, 16), compiled=False)
     regions = FastPasses(thin, 600, (1, 16), compiled=False)
     regions._regions = torch.nn.ModuleList(DecoderLayerRegion(layer) for layer in regions._text.layers)
@@ -51,6 +51,7 @@ def test_the_layer_regions_give_the_layers_output_and_leave_the_model_as_it_was(
         expected = plain.forward(tree, 0, greedy=False)
         assert torch.equal(regions.forward(tree, 0, greedy=False), expected)
         assert regions._text.layers is layers  # swapped in for the pass only
+        assert thin.model.config.get_text_config()._attn_implementation == "sdpa"  # the eager engine's, back
         plain.accept([0])
         regions.accept([0])
 

@@ -164,7 +164,7 @@ class FastPasses:
         tokens = torch.tensor([tree.tokens + [pad] * (width - size)], device=device)
         positions = torch.tensor([[n + d for d in tree.depths] + [n] * (width - size)], device=device)
         position_ids = self.target.position_ids(positions, torch.tensor([rope_delta], device=device))
-        mask = cache.pass_mask(ancestor_masks([tree], width)[0])
+        mask = cache.pass_mask(ancestor_masks([tree], width)[0], packed=not self.full_length)
         write_at = torch.arange(n, n + width, device=device)
         if self.full_length:
             mask = cache.mask[:, :, :width]

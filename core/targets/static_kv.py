@@ -63,6 +63,9 @@ class StaticPageCache:
         self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
         self.blocked = torch.finfo(dtype).min
         self.mask = torch.full((1, 1, max_width, capacity), self.blocked, dtype=dtype, device=device)
+        # A pass's mask laid out row after row (``pass_mask(packed=True)``): a CPU's attention kernel
+        # reads a mask whose rows are a buffer's rows (strided) a third slower at every layer.
+        self.packed = torch.empty(max_width * capacity, dtype=dtype, device=device)
         self.length = 0
         self.written = 0  # the width of the pass written last, not yet accepted
 
@@ -87,15 +90,21 @@ class StaticPageCache:
         self.length = length
         self.written = 0
 
-    def pass_mask(self, block: torch.Tensor) -> torch.Tensor:
+    def pass_mask(self, block: torch.Tensor, packed: bool = False) -> torch.Tensor:
         """The ``(1, 1, width, length + width)`` mask of a pass whose tree's ancestor mask, padded to
         ``width``, is ``block`` (``(width, width)`` bool): the block written in place, the rest a view
-        of what the buffer holds."""
+        of what the buffer holds; where ``packed``, a contiguous copy of it (in ``packed``, allocated
+        once), which the pass's every layer then reads at the kernel's full speed."""
         n, width = self.length, block.shape[0]
         block = block.to(self.mask.device)
         self.mask[0, 0, :width, n:n + width] = torch.where(block, 0.0, self.blocked).to(self.dtype)
         self.written = width
-        return self.mask[:, :, :width, : n + width]
+        view = self.mask[:, :, :width, : n + width]
+        if not packed:
+            return view
+        rows = self.packed[: width * (n + width)].view(1, 1, width, n + width)
+        rows.copy_(view)
+        return rows
 
     def accept(self, path: list[int]) -> None:
         """Keep the accepted nodes (tree indices, in order, the root first) of the pass just written

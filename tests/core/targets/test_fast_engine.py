@@ -175,6 +175,8 @@ def test_a_passs_mask_is_the_cached_columns_and_the_trees_block():
     assert mask.shape == (1, 1, 3, 8)
     assert bool((mask[0, 0, :, :5] == 0).all())
     assert ((mask[0, 0, :, 5:] == 0) == block).all()
+    packed = cache.pass_mask(block, packed=True)  # the same mask, its rows one after another
+    assert packed.is_contiguous() and torch.equal(packed, mask)
     # After the root and its second child were accepted, the next pass sees them and nothing else.
     cache.accept([0, 2])
     mask = cache.pass_mask(torch.ones(1, 1, dtype=torch.bool))

@@ -5,7 +5,8 @@ drafter delivers them (``PageRegions``: one ``PageRegion`` record each, and the 
 the document's memory (``DocumentMemory``: learned notation and earlier output) and the run's hooks
 (events, cancel). It gives what every stage shares: timing, the cancel check, stop rules, a decoder
 and the page row's text as events. Stage 1's rows, crops and drafts are ``core.stage1``'s; the
-schedules are ``core.stages`` and ``core.elements``.
+schedules are ``core.stage1`` (hsd, regions), ``core.stages`` (ar, page) and ``core.elements``
+(element-level families), which ``core.engine.schedule`` picks.
 """
 
 from __future__ import annotations

@@ -97,14 +97,10 @@ class PendingDrafts:
 
 def drafter_name(drafter, page) -> str:
     """The name of the drafter that reads ``page``: ``auto`` says which of its drafters it chose."""
-    from core.drafters.auto import AutoDrafter
-
-    if isinstance(drafter, AutoDrafter):
-        try:
-            return drafter.choose(page).name
-        except Exception:  # the page cannot say: its drafting will meet (and record) the same
-            pass
-    return drafter.name
+    try:
+        return drafter.choose(page).name
+    except Exception:  # the page cannot say: its drafting will meet (and record) the same
+        return drafter.name
 
 
 def page_error(exc: BaseException) -> str:

@@ -45,12 +45,17 @@ class ClusterDrafter(DrafterBase):
 
     def __init__(self, spec: str, here, window: int, task, cpus: float = 1):
         self.drafter_spec, self.name, self.window = spec, here.name, max(1, window)
+        self._here = here
         self._task = task
         self._cpus = max(1, int(cpus))  # an OCR drafter's workers in a task
         self._order: list[int] = []          # the pages the run drafts, in order (0-based)
         self._sent: dict[int, object] = {}   # page index -> its task's result reference
         self._document = None                # (path, reference to the file's bytes in the store)
         self._lock = threading.Lock()
+
+    def choose(self, page):
+        """What reads ``page`` in the tasks: the driver's drafter says (``auto`` names its choice)."""
+        return self._here.choose(page)
 
     def expect(self, indices) -> None:
         """The pages the run will draft, in its order: those after a page asked for are sent ahead."""

@@ -76,3 +76,15 @@ def test_the_cluster_drafter_sends_the_planned_pages_ahead(ray_local, scale_inpu
         # a page no plan names is drafted when asked for
         assert drafter.draft(document.page(1)) == here.draft(document.page(1))
     drafter.close()
+
+
+def test_the_progress_line_names_what_auto_chose_on_the_cluster(scale_inputs):
+    """A Ray run's "drafting (...)" names the drafter ``auto`` picks for the page, as a local run's."""
+    from core.page_pipeline import drafter_name
+    from core.scale.drafting import ClusterDrafter
+
+    here = get_drafter("auto")
+    drafter = ClusterDrafter("auto", here, window=1, task=None)
+    with open_document(scale_inputs[0]) as document:
+        page = document.page(0)
+        assert drafter_name(drafter, page) == drafter_name(here, page) == here.choose(page).name != "auto"

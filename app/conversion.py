@@ -205,7 +205,8 @@ class ConversionController(QObject):
     def _model_loaded(self, doc, event) -> None:
         self.tracker.model_loaded()
         self.progress_changed.emit()
-        self._say(f"{doc.name}: model loaded in {event.seconds:.1f} s", progress=True)
+        compiled = f", of which {event.compile_seconds:.1f} s compiling its passes" if event.compile_seconds else ""
+        self._say(f"{doc.name}: model loaded in {event.seconds:.1f} s{compiled}", progress=True)
 
     def _drafting(self, doc, event) -> None:
         """A page's drafter started: the page decoding now, or one ahead of it (while the model

@@ -130,9 +130,14 @@ class Engine:
         """The target if it is loaded already, else None (never loads)."""
         return self._target
 
-    def prepare(self) -> None:
-        """Load the target and build the drafter now (raises ModelLoadError, DrafterUnavailableError)."""
+    def prepare(self) -> float:
+        """Load the target and build the drafter now (raises ModelLoadError, DrafterUnavailableError).
+        Returns the seconds of loading spent compiling the fast engine's passes (0: eager)."""
+        from core.targets.fast_pass import fast_passes_of
+
         _ = self.target, self.drafter
+        fast = fast_passes_of(self._target)
+        return fast.compile_seconds if fast is not None else 0.0
 
     @property
     def drafts_beside_decode(self) -> bool:

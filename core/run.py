@@ -67,7 +67,7 @@ class PageDecoder(Protocol):
     ahead of and beside the decode, or, where 0, each page's drafter first while nothing decodes),
     hands it to ``decode_image`` and saves what ``finish`` gives. ``config``: the settings it
     decodes under (an ``EngineConfig``); ``loaded``: whether ``prepare`` (load the model; it raises
-    the user's error) has run; ``remember_pages``: the kept pages of a document join its history
+    the user's error; it returns the seconds of it spent compiling passes) has run; ``remember_pages``: the kept pages of a document join its history
     before the next page of it is decoded."""
 
     config: "EngineConfig"
@@ -81,7 +81,7 @@ class PageDecoder(Protocol):
     @property
     def loaded(self) -> bool: ...
 
-    def prepare(self) -> None: ...
+    def prepare(self) -> float: ...
 
     def remember_pages(self, key, results: Iterable[PageResult]) -> None: ...
 
@@ -411,8 +411,8 @@ class DocumentRun:
                 model = decoder.config.model or default_model()
                 yield ModelLoading(model=model)
                 t0 = time.perf_counter()
-                decoder.prepare()
-                yield ModelLoaded(model=model, seconds=time.perf_counter() - t0)
+                compiled = decoder.prepare()
+                yield ModelLoaded(model=model, seconds=time.perf_counter() - t0, compile_seconds=compiled)
             decoding = threading.Thread(target=self._decode, args=(plan, drafting, output, events.put),
                                         name="hsd-decode", daemon=True)
             decoding.start()

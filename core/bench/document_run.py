@@ -113,8 +113,8 @@ class ReplayDecoder:
     def loaded(self) -> bool:
         return self.engine.loaded
 
-    def prepare(self) -> None:
-        self.engine.prepare()
+    def prepare(self) -> float:
+        return self.engine.prepare()
 
     def remember_pages(self, key, results) -> None:
         self.engine.remember_pages(key, results)

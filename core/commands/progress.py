@@ -48,6 +48,9 @@ class ProgressLine:
                 self.loading = self.clock()
             elif isinstance(event, ModelLoaded):
                 self.loading = None
+                if event.compile_seconds and not self.quiet:  # a step of loading the fast engine
+                    self.write(f"hsd: model loaded in {event.seconds:.0f} s, "
+                               f"of which {event.compile_seconds:.0f} s compiling its passes")
             elif isinstance(event, PageDrafting):
                 self.drafting[event.page] = (DRAFTER_WORDS.get(event.drafter, event.drafter), self.clock())
             elif isinstance(event, RegionsDrafted):

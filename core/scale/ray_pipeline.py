@@ -484,8 +484,9 @@ class RayPageDecoder:
     def loaded(self) -> bool:
         return self.actors.loaded(self.slot)
 
-    def prepare(self) -> None:
+    def prepare(self) -> float:
         self.actors.actor(self.slot)
+        return 0.0  # the actor compiles where it loads; its log says how long
 
     def remember_pages(self, key, results) -> None:
         self._key = str(key)

@@ -291,3 +291,15 @@ def test_skipped_drafters_go_to_stage2_unrefined(target):
     result = engine.convert_image(Image.new("RGB", (int(W), int(H)), "white"), _regions("rapidocr"), W, H)
     assert result.markdown == REF
     assert result.stats.prefill_passes == 1 and not any(s.verified for s in result.region_stats)
+
+
+def test_loading_says_how_long_the_fast_engine_compiled():
+    """``prepare`` returns the seconds of loading spent compiling passes: the fast engine's, 0 for eager."""
+
+    class Compiled:
+        compile_seconds = 41.5
+
+    target = ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))
+    assert Engine(EngineConfig(), target=target, drafter="textlayer").prepare() == 0.0
+    target.fast_passes = Compiled()
+    assert Engine(EngineConfig(), target=target, drafter="textlayer").prepare() == 41.5

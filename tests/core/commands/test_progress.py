@@ -63,3 +63,13 @@ def test_the_run_ends_with_one_summary_line():
                     "1,000 tokens in 230 forward passes (4.3 tokens a pass); 1 min 15 s; statistics in stats.json")
     tally.add(Run(), "out/sub/b.md", [])
     assert tally.summary(["doc.pdf", "sub/b.pdf"], None).startswith("hsd: 2 documents -> out/: ")
+
+
+def test_the_fast_engine_s_compile_is_told_as_a_step_of_loading(capsys):
+    line = ProgressLine("doc.pdf", clock=Clock())
+    line.handle(ModelLoaded(model="m", seconds=62.0, compile_seconds=41.5))
+    line.handle(ModelLoaded(model="m", seconds=3.0))  # eager: nothing to tell
+    assert capsys.readouterr().err.splitlines() == ["hsd: model loaded in 62 s, of which 42 s compiling its passes"]
+    quiet = ProgressLine("doc.pdf", quiet=True, clock=Clock())
+    quiet.handle(ModelLoaded(model="m", seconds=62.0, compile_seconds=41.5))
+    assert capsys.readouterr().err == ""

@@ -133,7 +133,10 @@ MAX_NODES = 128
 
 #: The decode engine (``--engine``): "eager" (transformers' own passes over a DynamicCache) or
 #: "fast" (a static cache, fixed pass widths, compiled passes: ``core.targets.fast_pass``). Eager
-#: on every device until a measurement says otherwise (docs/architecture.md, "The fast engine").
+#: on a CPU: on a full-depth, thin model a fast pass costs 1.1-2.5x less (1.9x at 64 tokens a pass,
+#: ``tools/bench/engine_cost.py``), but compiling takes about a minute at load, and at a real
+#: model's width a CPU pass is arithmetic, which compiling does not shrink. Eager on CUDA until
+#: ``tools/bench/gpu_engine_cost.sh`` has measured a GPU (docs/architecture.md, "The fast engine").
 DEFAULT_ENGINE = "eager"
 #: The fast engine's pass widths: a tree is padded to the smallest that holds it (the widest
 #: holds ``MAX_NODES``), so a page compiles and runs at most this many shapes.

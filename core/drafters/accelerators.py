@@ -103,7 +103,7 @@ def make_session(model_path, choice: ProviderChoice, options=None,
                  create: Callable | None = None):
     """``(session, choice)``: an onnxruntime session on ``model_path`` with ``choice``'s providers,
     and the choice in effect. Where the accelerator fails to open the model, or onnxruntime quietly
-    put it on the CPU alone, the session is the CPU's and the returned choice is the CPU with a note
+    put it on the CPU alone, the model runs on the CPU and the returned choice is the CPU with a note
     saying why (pass it on to the next model: it goes straight to the CPU, and the user is told
     once). ``options``: ``onnxruntime.SessionOptions`` (threads, ...); ``create``: what opens a
     session (default ``onnxruntime.InferenceSession``)."""
@@ -122,13 +122,13 @@ def make_session(model_path, choice: ProviderChoice, options=None,
         with warnings.catch_warnings():
             # onnxruntime warns of a provider it lacks and goes on without it: told below, in one note
             warnings.simplefilter("ignore")
-            session = create(str(model_path), sess_options=options, providers=list(choice.providers))
+            opened = create(str(model_path), sess_options=options, providers=list(choice.providers))
     except Exception as exc:  # noqa: BLE001 -- any failure of the accelerator: the CPU still drafts
         reason = " ".join(str(exc).split())[:160] or type(exc).__name__
         return create(str(model_path), sess_options=options, providers=[CPU]), _fell_back(accelerator, reason)
-    if accelerator not in session.get_providers():
-        return session, _fell_back(accelerator, "onnxruntime could not start it")
-    return session, choice
+    if accelerator not in opened.get_providers():
+        return opened, _fell_back(accelerator, "onnxruntime could not start it")
+    return opened, choice
 
 
 def _fell_back(accelerator: str, reason: str) -> ProviderChoice:

@@ -203,7 +203,7 @@ class ProcessDrafter(DrafterBase):
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe()
         priority = (tuning.DRAFTING_PROCESS_NICE, tuning.DRAFTING_PROCESS_IDLE)
-        self._drop = context.Event()
+        self._drop = DropFlag(context)
         self._process = context.Process(target=serve, args=(theirs, self.spec, *priority, self._drop),
                                         name="hsd-drafting", daemon=True)
         self._process.start()
@@ -225,6 +225,25 @@ class ProcessDrafter(DrafterBase):
                 self._process.terminate()
             self._process.join(timeout=5)
             self._process = None
+
+
+class DropFlag:
+    """A flag both processes see (``stop_ahead`` sets it, the drafting process reads it between
+    steps): one byte of shared memory. A ``multiprocessing.Event`` would do the same with five
+    semaphores, which a run stopped by a signal leaves to the resource tracker to report as leaked
+    on the user's terminal."""
+
+    def __init__(self, context):
+        self._value = context.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._value.value = 1
+
+    def clear(self) -> None:
+        self._value.value = 0
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
 
 
 # -- the drafting process ------------------------------------------------------------------------

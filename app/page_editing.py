@@ -136,7 +136,7 @@ class PageEditActions:
         if doc is None or page is None:
             return
         saved = save_edit(self.window, doc, page, text)
-        self._refresh_views(doc)  # first: the selected region's line would replace what is said here
+        self.refresh_views(doc)  # first: the selected region's line would replace what is said here
         if saved:
             edited = page in edited_pages(self.window, doc)
             self.window.set_status(f"Page {page}: your edit is kept and exported" if edited else
@@ -147,10 +147,10 @@ class PageEditActions:
         if doc is None or page is None:
             return
         revert_edit(self.window, doc, page)
-        self._refresh_views(doc)
+        self.refresh_views(doc)
         self.window.set_status(f"Page {page}: the model's text again")
 
-    def _refresh_views(self, doc) -> None:
+    def refresh_views(self, doc) -> None:
         if doc is self.window.current:
             self.window.show_text()
             # the review list and the regions' links are the page text's: an edit changes both
@@ -349,7 +349,7 @@ class RegionAgainActions(QObject):
         doc, page, index, before, _after = self._last
         self._last = None
         save_edit(self.window, doc, page, before)  # the model's own text drops the edit
-        self.page_edits._refresh_views(doc)
+        self.page_edits.refresh_views(doc)
         self.update_action()
         self.window.set_status(f"Page {page}: the text region {index + 1} replaced is back")
         return True
@@ -417,7 +417,7 @@ class RegionAgainActions(QObject):
             if placement.placed:
                 save_edit(window, doc, page, placement.text)
                 self._last = (doc, page, index, before, doc.page_markdown(page))
-                self.page_edits._refresh_views(doc)
+                self.page_edits.refresh_views(doc)
             line = placement.note
         self.update_action()
         window.set_status(line)

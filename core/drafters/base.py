@@ -112,6 +112,9 @@ class Drafter(Protocol):
     #: Whether the drafter reads pages elsewhere (a drafting process, ``core.drafters.process``)
     #: and takes ``draft(page, meanwhile=..., waiting=...)``: the calling thread is free meanwhile.
     drafts_elsewhere: bool
+    #: Whether the drafter, told the page it drafts next (``expect_next(page, wanted, dropped)``,
+    #: ``end_expecting()``), prepares that page while it reads this one (``core.drafters.ocr_ahead``).
+    reads_ahead: bool
     #: The spec that builds the same drafter again (``core.drafters.get_drafter``): what a drafting
     #: process builds its own from. None: no spec says it (built by hand, or with an option no
     #: spec can carry); such a drafter reads its pages where it is.
@@ -140,6 +143,7 @@ class DrafterBase:
     name: str
     streams_lines: bool = False
     drafts_elsewhere: bool = False
+    reads_ahead: bool = False
     spec: str | None = None
     last_step: str | None = None
 

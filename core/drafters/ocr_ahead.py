@@ -64,7 +64,7 @@ def ocr_reader_of(drafter, page):
     """The OCR drafter that reads ``page`` when ``drafter`` drafts it (``Drafter.choose``: an auto
     drafter's OCR for a scan), or None where that drafter prepares no page ahead (a text layer)."""
     chosen = drafter.choose(page)
-    return chosen if callable(getattr(chosen, "expect_next", None)) else None
+    return chosen if chosen.reads_ahead else None
 
 
 class PageAhead:

@@ -57,6 +57,7 @@ class RapidOCRDrafter(DrafterBase):
 
     name = "rapidocr"
     streams_lines = True  # ``draft(page, on_lines=...)``: the lines as the recogniser reads them
+    reads_ahead = True  # ``expect_next``: the next scan page rendered and detected meanwhile
 
     def __init__(self, dpi: int | None = None, layout: bool | str | None = None, tables: bool = True,
                  threads: int = 0, det_side: int | None = None, squeeze_cjk: bool = True,

@@ -20,7 +20,8 @@ def declared() -> set[str]:
 
 
 def test_the_protocol_names_what_is_read_of_a_drafter():
-    assert declared() >= {"name", "streams_lines", "drafts_elsewhere", "spec", "last_step", "prepare", "choose", "draft"}
+    assert declared() >= {"name", "streams_lines", "drafts_elsewhere", "reads_ahead", "spec", "last_step", "prepare",
+                          "choose", "draft"}
 
 
 @pytest.mark.parametrize("name", DRAFTER_NAMES)
@@ -55,7 +56,8 @@ class Plain(DrafterBase):
 
 def test_the_defaults_read_here_whole_with_nothing_to_load():
     drafter = Plain()
-    assert (drafter.streams_lines, drafter.drafts_elsewhere, drafter.spec, drafter.last_step) == (False, False, None, None)
+    assert (drafter.streams_lines, drafter.drafts_elsewhere, drafter.reads_ahead, drafter.spec,
+            drafter.last_step) == (False, False, False, None, None)
     assert drafter.prepare(1) is None and drafter.choose(1) is drafter
     order = []
     lines = []

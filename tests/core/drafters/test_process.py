@@ -298,6 +298,8 @@ class ExpectingDrafter(WarningDrafter):
     """Reads every page itself (an OCR drafter's ``choose``) and records the pages it is told
     come next (``expect_next``) and the drafts they were told around."""
 
+    reads_ahead = True
+
     def __init__(self):
         super().__init__()
         self.told = []

@@ -198,6 +198,7 @@ class ReplayTarget:
     profile = None     # no model family: the output is taken as written (``core.targets.protocol``)
     vocab_size = None  # ids grow with the replayed text: no fixed bound
     device_seconds = None  # no simulated device (``core.bench.simulated_gpu`` has one)
+    fast_passes = None  # no static cache: the eager engine's passes (``core.targets.protocol``)
 
     def __init__(self, tokenizer: ReplayTokenizer, prompt_length: int = 8):
         self.tokenizer = tokenizer

@@ -51,7 +51,7 @@ def install_fast_engine(target, compiled: bool = True, capacity: int = tuning.FA
 def fast_passes_of(target) -> "FastPasses | None":
     """The target's fast engine where it loaded one (``Target.fast_passes``); None for the eager
     engine and for stand-ins (the benchmark's replay targets), which have no static cache."""
-    return getattr(target, "fast_passes", None)
+    return target.fast_passes
 
 
 class DecoderLayerRegion(torch.nn.Module):

@@ -30,6 +30,9 @@ class DecodeTarget(Protocol):
     #: wall-clock (``time.perf_counter``) for a model, a clock of its own for a target that stands
     #: for a device (``tools.bench.timeline``'s virtual one).
     clock: Callable[[], float]
+    #: The fast engine's static cache and compiled passes (``core.targets.fast_pass.FastPasses``)
+    #: where ``--engine fast`` loaded them; None: the eager engine (and the replay targets).
+    fast_passes: "object | None"
 
     def forward(self, tokens: "torch.Tensor", positions: "torch.Tensor", attention_mask: "torch.Tensor",
                 cache, rope_deltas: "torch.Tensor", real: "torch.Tensor | None" = None,

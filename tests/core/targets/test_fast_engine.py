@@ -13,6 +13,7 @@ import random
 import pytest
 import torch
 
+from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
 from core.speculative.proposal_config import ProposalConfig
@@ -192,7 +193,7 @@ def test_the_eager_cache_it_hands_on_holds_exactly_the_cached_tokens():
 
 def test_targets_without_a_fast_engine_decode_eagerly(tiny_target):
     assert fast_passes_of(tiny_target("qwen2_5_vl")) is None
-    assert fast_passes_of(object()) is None
+    assert fast_passes_of(ReplayTarget(ReplayTokenizer(base_tokenizer("tiny")))) is None
 
 
 # --- compiled ------------------------------------------------------------------------------------

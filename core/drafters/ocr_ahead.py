@@ -27,7 +27,7 @@ told nothing drafts as before.
   thread waits for its recognition, which touches none; ``beside`` waits for that part to end
   before the drafting thread goes on to the layout. The detector then runs beside the layout.
 * **The same drafts.** A prepared page is used only for the same document, page, turn and render
-  resolution: the same render and the same detector run (one session, its threads fixed when it
+  resolution: the same render and the same detector run (one opened detector, its threads fixed when it
   was made) that drafting the page then would have made.
 * **Cancel.** ``dropped()`` is asked before each step (a cancelled run stops the look-ahead after
   the step it is in); ``finish`` joins the thread and, where dropped, lets the prepared page go.

@@ -36,14 +36,14 @@ class LineRead(NamedTuple):
 
 
 class Recogniser:
-    """PP-OCR's CTC recogniser on an ONNX Runtime ``session`` (module docstring)."""
+    """PP-OCR's CTC recogniser on ``model``, the recogniser's ONNX model opened by ONNX Runtime (module docstring)."""
 
-    def __init__(self, session):
+    def __init__(self, model):
         from rapidocr.ch_ppocr_rec.utils import CTCLabelDecode
 
-        self.session = session
-        self.input_name = session.get_inputs()[0].name
-        characters = session.get_modelmeta().custom_metadata_map["character"].splitlines()
+        self.model = model
+        self.input_name = model.get_inputs()[0].name
+        characters = model.get_modelmeta().custom_metadata_map["character"].splitlines()
         self.decoder = CTCLabelDecode(character=characters)
         self.min_width = round(REC_HEIGHT * tuning.OCR_REC_MIN_ASPECT)
 
@@ -52,7 +52,7 @@ class Recogniser:
         ratios = [crop.shape[1] / float(crop.shape[0]) for crop in crops]
         widest = max([self.min_width / REC_HEIGHT] + ratios)
         batch = np.stack([self._normalised(crop, widest) for crop in crops])
-        preds = self.session.run(None, {self.input_name: batch})[0]
+        preds = self.model.run(None, {self.input_name: batch})[0]
         lines, infos = self.decoder(preds, True, wh_ratio_list=ratios, max_wh_ratio=widest)
         torn = torn_letters(preds, [text for text, _ in lines], self.decoder.character)
         return [LineRead(text, score, info, letters) for (text, score), info, letters in zip(lines, infos, torn)]

@@ -68,15 +68,15 @@ class _Session:
 def test_batches_hold_lines_of_similar_width_and_results_keep_the_crops_order():
     from core.drafters.ocr_recognise import Recogniser
 
-    session = _Session()
-    recogniser = Recogniser(session)
+    model = _Session()
+    recogniser = Recogniser(model)
     crops = [np.zeros((24, w, 3), np.uint8) for w in (400, 48, 390, 60, 200)]
     reads = recogniser.read_batches(crops, 2)
     assert [line.text for line in reads] == ["a"] * 5 and len(reads) == 5
     # sorted by width: (48, 60), (200, 390), (400): each batch padded to its own widest
-    assert [shape[0] for shape in session.shapes] == [2, 2, 1]
-    assert [shape[3] for shape in session.shapes] == [120, 780, 800]
-    assert [shape[2] for shape in session.shapes] == [48, 48, 48]
+    assert [shape[0] for shape in model.shapes] == [2, 2, 1]
+    assert [shape[3] for shape in model.shapes] == [120, 780, 800]
+    assert [shape[2] for shape in model.shapes] == [48, 48, 48]
 
 
 def test_a_generated_scan_reads_as_rapidocr_reads_it(rapidocr_read, tmp_path):
@@ -140,7 +140,7 @@ def test_an_accelerator_that_cannot_open_the_models_leaves_them_on_the_cpu(monke
     pipeline.load()  # this onnxruntime has no CUDA: the first model falls back, the second goes to the CPU
     assert pipeline.note and "CPU" in pipeline.note
     assert pipeline._det.get_providers() == [accelerators.CPU]
-    assert pipeline._recogniser.session.get_providers() == [accelerators.CPU]
+    assert pipeline._recogniser.model.get_providers() == [accelerators.CPU]
     assert OcrPipeline(workers=1, device="cpu").read(_page_pixels()).texts
 
 

@@ -71,20 +71,20 @@ def test_a_short_line_is_read_at_its_own_width_and_its_characters_placed_on_it(t
     drafter = RapidOCRDrafter(layout=False, workers=1)
     ocr = drafter._ocr_engine()
     widths = []
-    session = ocr._recogniser.session
+    model = ocr._recogniser.model
 
     class Recording:
         def run(self, outputs, feed):
             widths.append(next(iter(feed.values())).shape[-1])
-            return session.run(outputs, feed)
+            return model.run(outputs, feed)
 
-    ocr._recogniser.session = Recording()
+    ocr._recogniser.model = Recording()
     try:
         with open_document(table_page) as doc:
             pixels = np.asarray(doc.page(0).render(dpi=200))
         result = ocr.read(pixels)
     finally:
-        ocr._recogniser.session = session
+        ocr._recogniser.model = model
     assert min(widths) < 320 <= max(widths)
     cells = 0
     for quad, text, chars in zip(result.boxes, result.texts, result.chars):

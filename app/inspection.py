@@ -125,7 +125,7 @@ class PageInspection(QObject):
             self.markdown_view.show_range(start, end)
         self.status.emit(f"Page {departure.page}: {departure.describe()}")
     def story(self, index: int):
-        return page_story.region_story(self.record, index, self.mode, self.running, self.spans, self.text)
+        return page_story.region_story(self.record, index, self.mode, self.running, self.text, self.review())
 
     def select(self, index: int) -> None:
         """A region was clicked: inspect it and show the Markdown it produced."""
@@ -155,6 +155,8 @@ class PageInspection(QObject):
         if move and story.main_range:
             with self._one_way():
                 self.markdown_view.show_range(*story.main_range)
+        elif move and story.shown:  # its text is not in the Markdown: no other region's stays selected
+            self.markdown_view.select_nothing()
         self.status.emit(story.status_line())
 
     # -- Markdown -> region -------------------------------------------------------------------------

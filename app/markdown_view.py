@@ -593,6 +593,17 @@ class MarkdownView(QWidget):
         finally:
             self._selecting = False
 
+    def select_nothing(self) -> None:
+        """No page Markdown selected in either tab, the view left where it is."""
+        self._selecting = True
+        try:
+            for view in (self.source, self.rendered):
+                cursor = view.textCursor()
+                cursor.clearSelection()
+                view.setTextCursor(cursor)
+        finally:
+            self._selecting = False
+
     @property
     def updating(self) -> bool:
         """The view changes its own text, selection or place (a render, ``show_range``): a scroll

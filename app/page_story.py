@@ -4,7 +4,8 @@ the records in ``app.document_state`` and nowhere else.
 The thumbnail labels and tooltips, the document list, the inspector's header, the status line of a
 selected region and the summary at the end of a run and at export all come from these functions,
 so two panes cannot disagree (a region the inspector calls "not verified" is not the region the
-status bar says the Markdown came from).
+status bar says the Markdown came from). The stretch of the Markdown a click on a region selects is
+the one "Convert this region again" replaces: both ask ``core.api.region_span``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from app.document_state import DocumentStatus, PagePhase, PageState
 from app.page_view import region_rate, unverified_reason
+from core.api import region_ranges, region_span, review_page
 
 #: The page states, in words (thumbnail labels, tooltips).
 STATE_LABEL = {PageState.QUEUED: "waiting", PageState.DRAFTING: "drafting", PageState.DRAFTED: "drafted",
@@ -250,8 +252,11 @@ class RegionStory:
     reason: str = ""                    # why it is not verified (rate None)
     verified_text: str = ""
     source: str = ""                    # where the verified text comes from
-    ranges: list = field(default_factory=list)  # (start, end) of its Markdown in the page text
-    main_range: tuple | None = None     # the stretch of the page text that is its own (selected on a click)
+    ranges: list = field(default_factory=list)  # (start, end) of the Markdown its draft accounts for
+    #: The stretch of the page text that is its own: selected on a click, and what "Convert this
+    #: region again" replaces (``core.api.region_span``: one rule for both); None where it has none.
+    main_range: tuple | None = None
+    shown: bool = False                 # its page's Markdown is shown: main_range was looked for
     partial: bool = False
     final: bool = True                  # the page is finished: nothing will change
 
@@ -261,20 +266,26 @@ class RegionStory:
 
     def status_line(self) -> str:
         name = f"Region {self.index + 1}"
+        missing = self.shown and self.main_range is None
         if not self.verified:
-            return f"{name}: not verified: {self.reason}"
+            return f"{name}: not verified: {self.reason}" + ("; its text was not found in the page's Markdown"
+                                                              if missing else "")
         share = f"{self.rate:.0%} of its draft accepted"
         if not self.final:
             return f"{name}: {share} on the region so far; the page was not finished"
+        if missing:
+            return f"{name}: {share}; its text was not found in the page's Markdown (nothing selected)"
         if self.ranges:
             return f"{name}: {share}; {plural(len(self.ranges), 'stretch')} of the Markdown came from its draft"
         return f"{name}: {share}; none of the page's Markdown came from its draft"
 
 
-def region_story(record, index: int, mode: str, running: bool, spans=(), page_text: str = "") -> RegionStory | None:
-    """The story of region ``index`` of the page ``record`` (None: no such region). ``spans``: the
-    page's ``(region, start, end)`` in the Markdown shown, ``page_text``; ``running``: its document
-    converts now."""
+def region_story(record, index: int, mode: str, running: bool, page_text: str = "",
+                 review=None) -> RegionStory | None:
+    """The story of region ``index`` of the page ``record`` (None: no such region). ``page_text``:
+    the page's Markdown as shown (its stretches are looked for where given), ``review`` its
+    ``core.api.review_page`` where the caller has it (reviewed here where None); ``running``: its
+    document converts now."""
     from app.draft_inspector import verified_text
 
     if record is None or not 0 <= index < len(record.regions):
@@ -288,8 +299,10 @@ def region_story(record, index: int, mode: str, running: bool, spans=(), page_te
     story.rate = region_rate(stats, mode)
     if result is not None:
         story.verified_text, story.source = verified_text(result, index)
-        story.ranges = [(s, e) for r, s, e in spans if r == index]
-        story.main_range = main_range(story.ranges, page_text) if page_text else None
+        if page_text:
+            review = review_page(result, page_text) if review is None else review
+            story.ranges = region_ranges(result, page_text, index, review)
+            story.main_range, story.shown = region_span(result, page_text, index, review), True
     if story.rate is None:
         story.reason = _unverified_reason(record, region, stats, mode, running)
     elif not story.final:
@@ -308,44 +321,3 @@ def _unverified_reason(record, region, stats, mode: str, running: bool) -> str:
     if running:
         return "the page waits its turn (these are the drafter's regions)"
     return "the page is not converted yet (these are the drafter's regions)"
-
-
-def _blocks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of the Markdown's blocks: the stretches between blank lines, stripped."""
-    import re
-
-    out = []
-    for m in re.finditer(r"\S(?:.|\n(?![ \t]*\n))*", text):
-        out.append((m.start(), len(m.group(0).rstrip()) + m.start()))
-    return out
-
-
-def main_range(ranges: list, text: str) -> tuple[int, int] | None:
-    """The stretch of ``text`` (a page's Markdown) that is a region's own, from the ``ranges`` the
-    engine attributes to it. Text the model writes itself is attributed to the draft before it, so
-    a region's ranges run on into the next block's first words, and a word accepted from its draft
-    elsewhere gives it a stray range further down: the first and last range together would cover
-    whole paragraphs of other regions and stop mid-sentence. Its own stretch is the block that
-    holds most of its characters, with the blocks next to it that it mostly wrote; where the
-    blocks are far larger than the region's text (a page without blank lines), its longest range."""
-    if not ranges:
-        return None
-    owned = []
-    for start, end in _blocks(text):
-        covered = sum(max(0, min(end, e) - max(start, s)) for s, e in ranges)
-        owned.append((start, end, covered))
-    if not owned:
-        return None
-    best = max(range(len(owned)), key=lambda i: owned[i][2])
-    start, end, covered = owned[best]
-    if covered * 2 < end - start:  # the block is mostly other text: the region's longest range
-        s, e = max(ranges, key=lambda r: r[1] - r[0])
-        piece = text[s:e]
-        lead = len(piece) - len(piece.lstrip())
-        return (s + lead, s + len(piece.rstrip())) if piece.strip() else (s, e)
-    first = last = best
-    while first > 0 and owned[first - 1][2] * 2 >= owned[first - 1][1] - owned[first - 1][0] > 0:
-        first -= 1
-    while last + 1 < len(owned) and owned[last + 1][2] * 2 >= owned[last + 1][1] - owned[last + 1][0] > 0:
-        last += 1
-    return owned[first][0], owned[last][1]

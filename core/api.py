@@ -19,7 +19,9 @@
 - One region of a converted page read again (``core.region_again``): ``convert_region_again`` (a
   ``RegionAgainRequest``: the crop read with the family's region request, the page's Markdown given
   the reading in the region's place and kept as the page's edit), or its two steps for a caller that
-  reads on one thread and places on another (``read_region_again``, ``place_reading``).
+  reads on one thread and places on another (``read_region_again``, ``place_reading``); the stretch of
+  the page's Markdown a region owns, which the app selects and a reading replaces (``region_span``,
+  from the ranges its draft accounts for, ``region_ranges``).
 
 Importing this module is cheap, so that the command line checks its arguments and inputs before
 torch or PyMuPDF load: the names that need them (the engine, documents, models) are imported on
@@ -45,7 +47,7 @@ from core.outputs import (EXPORT_PATTERN, check_output_target, distinct_inputs, 
                           refuse_unsafe_outputs)
 from core.page_store import forget_page, saved_settings
 from core.region_again import (RegionAgain, RegionAgainRequest, RegionPlacement, RegionReading, convert_region_again,
-                               place_reading, read_region_again, region_span)
+                               place_reading, read_region_again, region_ranges, region_span)
 from core.results import FIGURE_LABELS
 from core.review import (Departure, PageReview, refuse_unsafe_review, review_document, review_page, summary_line,
                          write_review)
@@ -71,7 +73,7 @@ __all__ = ["ConversionRequest", "DocumentRun", "convert_document", "engine_confi
            "markdown_reader", "forget_page", "saved_settings", "MemoryCap", "parse_memory",
            "Departure", "PageReview", "review_page", "review_document", "summary_line", "write_review",
            "refuse_unsafe_review", "RegionAgainRequest", "RegionAgain", "RegionReading", "RegionPlacement",
-           "convert_region_again", "read_region_again", "place_reading", "region_span"]
+           "convert_region_again", "read_region_again", "place_reading", "region_ranges", "region_span"]
 
 
 def __getattr__(name: str):

@@ -9,13 +9,15 @@ a page and becomes Markdown the same way (``Profile.postprocess``). It is decode
 (``core.stage1``): the region's draft verified on the crop, so that at ``tau = 1`` the reading is
 the target's greedy output for that crop and request (``ar`` reads it without drafts).
 
-Where the reading goes: the stretch of the page's Markdown that is the region's. The page's drafts
-are aligned with the Markdown (``core.review``) to find the words each region's draft accounts for
-(the engine's own spans where the alignment finds none: a formula); the region's stretch is the
-blocks (between blank lines) those words make most of, else the lines. A block's Markdown mark (a
-heading's ``#``, a list's bullet, a quote) and display-math delimiters stay where the reading has
-none. A region whose words make most of no line is not placed: the page is left as it was, and
-``RegionPlacement.note`` says so in one line.
+Where the reading goes: the stretch of the page's Markdown that is the region's own
+(``region_span``), the one the app selects when the region is clicked, so that what the user sees
+selected is what a reading replaces. The page's drafts are aligned with the Markdown
+(``core.review``) to find the words each region's draft accounts for (the engine's own spans where
+the alignment finds none: a formula); the region's stretch is the blocks (between blank lines)
+those words make most of, else the lines, else their longest run inside a line they share with
+another region. A block's Markdown mark (a heading's ``#``, a list's bullet, a quote) and
+display-math delimiters stay where the reading has none. A region with no such stretch is not
+placed: the page is left as it was, and ``RegionPlacement.note`` says so in one line.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Callable
 from core.errors import HSDError
 
 __all__ = ["RegionAgain", "RegionAgainRequest", "RegionPlacement", "RegionReading", "convert_region_again",
-           "place_reading", "read_region", "read_region_again", "region_request", "region_span"]
+           "place_reading", "read_region", "read_region_again", "region_ranges", "region_request", "region_span"]
 
 
 @dataclass(frozen=True)
@@ -185,24 +187,54 @@ _LINE = re.compile(r"[^\n]*\S[^\n]*")
 #: A Markdown block's opening mark: a heading's, a list item's, a quote's.
 _MARK = re.compile(r"(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+)+")
 _DISPLAY_MATH = (("$$", "$$"), ("\\[", "\\]"))
+#: Punctuation that clings to a word (a sentence's full stop, a quote, a bracket): part of its stretch.
+_CLINGS = re.compile(r"[^\w\s]")
+_CLINGS_AFTER = re.compile(r"[^\w\s]*")
 
 
-def _ranges_of(result, text: str, index: int) -> list[tuple[int, int]]:
-    """``(start, end)`` in ``text`` of the Markdown region ``index``'s draft accounts for: aligned
-    words (``core.review``), else the engine's spans of it found once in ``text``."""
+def region_ranges(result, text: str, index: int, review=None) -> list[tuple[int, int]]:
+    """``(start, end)`` in ``text`` of the Markdown region ``index``'s draft accounts for: its words
+    aligned with the Markdown (``review``: ``core.review.review_page(result, text)``, computed where
+    None), less what the engine's spans give a region the alignment finds no word of; else, where
+    it has none, the engine's spans of it (``_engine_ranges``)."""
     from core.review import review_page
 
-    found = [(s, e) for r, s, e in review_page(result, text).region_spans if r == index]
-    if found:
-        return found
-    for span in result.spans or []:
-        if span.region != index:
-            continue
-        piece = result.markdown[span.start:span.end].strip()
-        at = text.find(piece) if piece else -1
-        if at >= 0 and text.find(piece, at + 1) < 0:
-            found.append((at, at + len(piece)))
+    review = review_page(result, text) if review is None else review
+    found = [(s, e) for r, s, e in review.region_spans if r == index]
+    if not found:
+        return _engine_ranges(result, text, index)
+    aligned = {r for r, _s, _e in review.region_spans}
+    others = {span.region for span in result.spans or []} - aligned - {index, None}
+    for other in sorted(others):  # a formula's LaTeX the alignment gave the paragraph above it
+        for cut_start, cut_end in _engine_ranges(result, text, other):
+            found = [piece for s, e in found
+                     for piece in ((s, min(e, cut_start)), (max(s, cut_end), e)) if piece[1] > piece[0]]
     return found
+
+
+def _engine_ranges(result, text: str, index: int) -> list[tuple[int, int]]:
+    """Where ``text`` holds the engine's spans of region ``index``: each at the same copy of its text
+    as in the model's Markdown, where ``text`` holds as many copies (an edit that added or removed
+    one leaves it unknown)."""
+    found = []
+    for span in result.spans or []:
+        raw = result.markdown[span.start:span.end]
+        piece = raw.strip()
+        if span.region != index or not piece:
+            continue
+        model, shown = _copies(result.markdown, piece), _copies(text, piece)
+        at = span.start + len(raw) - len(raw.lstrip())
+        if at in model and len(shown) == len(model):
+            found.append((shown[model.index(at)], shown[model.index(at)] + len(piece)))
+    return found
+
+
+def _copies(text: str, piece: str) -> list[int]:
+    out, at = [], text.find(piece)
+    while at >= 0:
+        out.append(at)
+        at = text.find(piece, at + 1)
+    return out
 
 
 def _owned(pattern: re.Pattern, text: str, ranges: list[tuple[int, int]]) -> tuple[int, int] | None:
@@ -224,13 +256,52 @@ def _owned(pattern: re.Pattern, text: str, ranges: list[tuple[int, int]]) -> tup
     return pieces[first][0], pieces[last][1]
 
 
-def region_span(result, text: str, index: int) -> tuple[int, int] | None:
-    """The stretch of ``text`` (page ``result``'s Markdown as shown) that is region ``index``'s: the
-    blocks its words make most of, else the lines; None where it has no such stretch."""
-    ranges = _ranges_of(result, text, index)
+def _words_within(result, text: str, index: int, ranges: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The region's longest range, with the punctuation that clings to its words, where it holds at
+    least half as many words as the region's draft: two regions the model wrote as one line or
+    paragraph. A word of its draft that stands in another region's text is no stretch of its own."""
+    from core.review import words
+
+    start, end = max(ranges, key=lambda r: r[1] - r[0])
+    regions = result.regions or []
+    draft = regions[index].text if 0 <= index < len(regions) else ""
+    if 2 * len(words(text[start:end])) < len(words(draft or "")):
+        return None
+    while start > 0 and _CLINGS.match(text[start - 1]):
+        start -= 1
+    end = _CLINGS_AFTER.match(text, end).end()
+    piece = text[start:end]
+    return (start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())) if piece.strip() else None
+
+
+def region_span(result, text: str, index: int, review=None) -> tuple[int, int] | None:
+    """The stretch of ``text`` (page ``result``'s Markdown as shown) that is region ``index``'s own:
+    what a click on the region selects in the app and what ``place_reading`` replaces, so that the
+    user sees beforehand what a reading would replace. None where it has no such stretch.
+
+    From the ranges its draft accounts for (``region_ranges``; ``review`` as there): the blocks
+    (between blank lines) they make most of, else the lines, else, where they make most of no line,
+    their longest range with its punctuation (two regions the model wrote as one paragraph).
+
+    - Blocks and lines, not the ranges themselves: the words the model writes itself go to the
+      draft before them, so a region's ranges run on into the next block's first words, and a
+      word accepted from its draft elsewhere leaves a stray range further down; the first and last
+      range together would cover other regions' paragraphs and stop mid-sentence.
+    - Lines before ranges where a page has no blank lines: a whole line keeps its heading's or
+      bullet's mark with it (a reading is fitted to the mark, ``fitted``), where a range would start
+      after the mark and leave it doubled.
+    - A range inside a longer line only where it holds at least half its draft's words: a click
+      shows the region's words inside the paragraph it shares, but a stray word is nothing to
+      select, and replacing it would put a whole reading into another region's text.
+    - The engine's spans where the alignment finds no word of the region (a formula's LaTeX shares
+      none with its draft): at the same copy as in the model's Markdown, so text that occurs twice
+      goes to the region that wrote each copy; a copy an edit added or removed makes it unknown.
+    """
+    ranges = region_ranges(result, text, index, review)
     if not ranges:
         return None
-    return _owned(_BLOCK, text, ranges) or _owned(_LINE, text, ranges)
+    return (_owned(_BLOCK, text, ranges) or _owned(_LINE, text, ranges)
+            or _words_within(result, text, index, ranges))
 
 
 def fitted(old: str, reading: str) -> str:

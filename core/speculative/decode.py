@@ -5,11 +5,9 @@ decoding when its draft index is empty). One loop iteration is one forward pass 
 rows: every row proposes a draft tree after its current output, the trees are padded to one width
 ``q`` and verified together, each row keeps its accepted path and the target's bonus token.
 
-KV cache layout: one cache for the batch, ``(B, heads, T, head_dim)`` per layer. Rows have
-different lengths, so a boolean ``valid (B, T)`` says which cache columns hold a real token of that
-row; left padding from merging prefills and rejected tree nodes are holes the mask blocks. Holes
-are squeezed out when they grow (``_compact``); logical positions count valid tokens only, so
-holes never shift a position.
+Where the rows' keys and values live is the engine's (``core.speculative.row_caches``): the fast
+engine's static cache, a slot per row, the accepted paths moved into place; or the eager engine's
+``DynamicCache``, one for the batch, rejected nodes left as holes the mask blocks.
 
 Proposal lengths follow acceptance (``_next_budget``) and, where the decoder is given a ``PassCost``,
 the measured price of wider passes (``core.speculative.budget``): long on a GPU, short on a CPU
@@ -18,21 +16,18 @@ whenever the drafts are being rejected.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
 from core.errors import CancelledError
-from core.targets.fast_pass import fast_passes_of
-from core.targets.kv import cache_select, concat_rows, tree_pass_mask
 from core.targets.protocol import clock_of
 from core.speculative.budget import AcceptanceRate, PassCost, affordable_rows, best_length
 from core.speculative.proposal_config import ProposalConfig
 from core.speculative.proposers import Proposer
+from core.speculative.row_caches import row_caches, select_rows
 from core.speculative.stopping import StopRule
-from core.speculative.tree import ancestor_masks
 from core.speculative.verify import verify_greedy, verify_tree
 from core.tuning import BATCH_BUDGETS, COMPACT_HOLE_FRACTION, GIVE_UP_PATIENCE
 
@@ -147,96 +142,86 @@ class SpeculativeDecoder:
         """
         policy = policy or DecodePolicy()
         live, cache, valid = _drop_done(rows, cache, valid)
-        # The fast engine: one row on a static cache (core.targets.static_kv) until rows join it or
-        # its buffer is full; the cache then goes on as the eager engine's DynamicCache.
-        fast = _static_start(self.target, live, cache, valid)
-        if not any(r.ends_batch for r in rows if r.done):
-            live, cache, valid, fast = _admit(policy, live, cache, valid, fast)
-        while live:
-            if self.should_cancel():
-                raise CancelledError("cancelled")
-            # Rows are padded to the widest tree, so the long budgets shrink as the batch grows:
-            # about BATCH_BUDGETS * max_budget tokens per pass in all, never below max_chain per row.
-            p = self.proposal
-            cap = max(p.max_chain, min(p.max_budget, BATCH_BUDGETS * p.max_budget // len(live)))
-            trees = [r.proposer.propose(r.output, r.root,
-                                        self._length(r, min(cap, r.budget or self.proposal.max_chain), len(live)))
-                     for r in live]
-            if fast is not None and not fast.fits(len(trees[0])):
-                cache, valid = fast.cache.to_dynamic()  # the buffer's end, or a tree wider than any width
-                fast = None
-            t0 = self.clock()
-            # At tau = 1 verification reads the argmax alone: the target answers ids, not logits.
-            greedy = self.tau >= 1.0
-            if fast is not None:
-                out = fast.forward(trees[0], live[0].rope_delta, greedy)
-            else:
-                out = self._forward(live, trees, cache, valid, greedy)
-            q = out.shape[1]
-            ids = out.tolist() if greedy else None  # one transfer for the batch
-            T = valid.shape[1]
-            kept_rows, kept_columns = [], []  # each row's accepted nodes: their cache columns are valid
-            gained = []
-            for b, (row, tree) in enumerate(zip(live, trees)):
-                if greedy:
-                    acc = verify_greedy(tree, ids[b])
-                else:
-                    relax = None
-                    if self.relax_allowed is not None:
-                        relax = lambda toks, ctx=row.output: self.relax_allowed(ctx + toks)  # noqa: E731
-                    acc = verify_tree(tree, out[b, : len(tree)], self.tau, relax)
-                if len(tree) > 1:
-                    row.rate.add(acc.accepted_drafts, acc.path[-1] in tree.parents)  # stopped at a rejection
-                kept_rows += [b] * len(acc.path)
-                kept_columns += [T + i for i in acc.path]
-                if fast is not None:
-                    fast.accept(acc.path)  # the path's keys and values into place, nothing else moves
-                before = len(row.output)
-                row.output.extend(tree.tokens[i] for i in acc.path)
-                row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
-                row.length += len(acc.path)
-                row.root = acc.bonus
-                stats = row.stats
-                stats.forward_passes += 1
-                stats.proposed += len(tree) - 1
-                stats.accepted += acc.accepted_drafts
-                stats.tokens_per_pass.append(len(acc.path))
-                stats.tree_passes += not tree.is_chain
-                row.budget = self._next_budget(row, tree, acc.accepted_drafts)
-                row._finish_if_stopped(before)
-                if not row.done and row.give_up_below and len(stats.tokens_per_pass) >= row.patience:
-                    recent = stats.tokens_per_pass[-row.patience:]
-                    if sum(recent) < row.give_up_below * row.patience:
-                        row.done, row.stop_reason = True, "low_acceptance"
-                gained.append(len(row.output) - before)
-            if fast is None:
-                valid = torch.cat([valid, torch.zeros(len(live), q, dtype=torch.bool, device=valid.device)], dim=1)
-                valid[long_tensor(kept_rows).to(valid.device), long_tensor(kept_columns).to(valid.device)] = True
-            if self.cost is not None:  # verification read the pass's output: it is over, also on a GPU
-                self.cost.add(len(live) * q, self.clock() - t0)
-                self.cost.width = q  # also the next page's first guess
-            if any(r.done and r.ends_batch for r in live):
-                for r in live:
-                    if not r.done:
-                        r.done, r.stop_reason = True, "superseded"
-            self.forward_passes += 1
-            policy.after_pass(live, gained)
-            keep = [b for b, r in enumerate(live) if not r.done]
-            if fast is not None:
-                if not keep:  # the row is done: rows joining now start a batch of their own
-                    cache, valid = _select_rows(*fast.cache.to_dynamic(), [])
-                    fast = None
-                live = [live[b] for b in keep]  # one row: done, or going on in place
-            else:
-                cache, valid = _trim_tail(cache, valid)
-                if len(keep) < len(live):
-                    cache, valid = _select_rows(cache, valid, keep)
-                    live = [live[b] for b in keep]
+        kv = row_caches(self.target, live, cache, valid, self.compact_ratio)
+        try:
             if not any(r.ends_batch for r in rows if r.done):
-                live, cache, valid, fast = _admit(policy, live, cache, valid, fast)
-            if fast is None and live and _hole_fraction(valid) > self.compact_ratio:
-                cache, valid = _compact(cache, valid)
+                live, kv = _admit(policy, live, kv)
+            while live:
+                live, kv = self._pass(live, kv, policy)
+                if not any(r.ends_batch for r in rows if r.done):
+                    live, kv = _admit(policy, live, kv)
+                kv.tidy()
+        finally:
+            kv.close()
         return rows
+
+    def _pass(self, live: list[DecodeRow], kv, policy: DecodePolicy):
+        """One forward pass for the ``live`` rows: propose, verify, keep each row's accepted path.
+        Returns the rows still live and their caches."""
+        if self.should_cancel():
+            raise CancelledError("cancelled")
+        # Rows are padded to the widest tree, so the long budgets shrink as the batch grows:
+        # about BATCH_BUDGETS * max_budget tokens per pass in all, never below max_chain per row.
+        p = self.proposal
+        cap = max(p.max_chain, min(p.max_budget, BATCH_BUDGETS * p.max_budget // len(live)))
+        trees = [r.proposer.propose(r.output, r.root, self._length(r, min(cap, r.budget or p.max_chain), len(live)))
+                 for r in live]
+        if not kv.fits(trees):
+            kv = kv.to_eager()  # the static buffer's end, or a tree wider than any width
+        t0 = self.clock()
+        # At tau = 1 verification reads the argmax alone: the target answers ids, not logits.
+        greedy = self.tau >= 1.0
+        out = kv.forward(live, trees, greedy)
+        q = out.shape[1]
+        ids = out.tolist() if greedy else None  # one transfer for the batch
+        gained = []
+        for b, (row, tree) in enumerate(zip(live, trees)):
+            if greedy:
+                acc = verify_greedy(tree, ids[b])
+            else:
+                relax = None
+                if self.relax_allowed is not None:
+                    relax = lambda toks, ctx=row.output: self.relax_allowed(ctx + toks)  # noqa: E731
+                acc = verify_tree(tree, out[b, : len(tree)], self.tau, relax)
+            kv.accept(b, acc.path)
+            gained.append(self._keep_path(row, tree, acc))
+        kv.end_pass()
+        if self.cost is not None:  # verification read the pass's output: it is over, also on a GPU
+            self.cost.add(len(live) * q, self.clock() - t0)
+            self.cost.width = q  # also the next page's first guess
+        if any(r.done and r.ends_batch for r in live):
+            for r in live:
+                if not r.done:
+                    r.done, r.stop_reason = True, "superseded"
+        self.forward_passes += 1
+        policy.after_pass(live, gained)
+        keep = [b for b, r in enumerate(live) if not r.done]
+        kv.keep(keep)
+        return [live[b] for b in keep], kv
+
+    def _keep_path(self, row: DecodeRow, tree, acc) -> int:
+        """Row ``row`` takes its verified path ``acc`` of ``tree``: its output, counters, next
+        budget and whether it is done. Returns the tokens it gained."""
+        if len(tree) > 1:
+            row.rate.add(acc.accepted_drafts, acc.path[-1] in tree.parents)  # stopped at a rejection
+        before = len(row.output)
+        row.output.extend(tree.tokens[i] for i in acc.path)
+        row.origins.extend([None] + [tree.origins[i] for i in acc.path[1:]])
+        row.length += len(acc.path)
+        row.root = acc.bonus
+        stats = row.stats
+        stats.forward_passes += 1
+        stats.proposed += len(tree) - 1
+        stats.accepted += acc.accepted_drafts
+        stats.tokens_per_pass.append(len(acc.path))
+        stats.tree_passes += not tree.is_chain
+        row.budget = self._next_budget(row, tree, acc.accepted_drafts)
+        row._finish_if_stopped(before)
+        if not row.done and row.give_up_below and len(stats.tokens_per_pass) >= row.patience:
+            recent = stats.tokens_per_pass[-row.patience:]
+            if sum(recent) < row.give_up_below * row.patience:
+                row.done, row.stop_reason = True, "low_acceptance"
+        return len(row.output) - before
 
     def _length(self, row: DecodeRow, budget: int, rows: int) -> int:
         """``budget``, shortened where the measured cost of wider passes outweighs what this row's
@@ -265,70 +250,16 @@ class SpeculativeDecoder:
             return min(self.proposal.max_budget, 2 * current)  # the draft runs true: reach further
         return self.proposal.max_chain if accepted else current
 
-    def _forward(self, rows, trees, cache, valid, greedy: bool) -> torch.Tensor:
-        """One pass over all rows' trees. Returns argmax ids (B, q) where ``greedy``, else logits (B, q, V)."""
-        sizes = [len(t) for t in trees]
-        B, q = len(trees), max(sizes)
-        pad, device = self.target.pad_token_id, valid.device
-        flat: list[int] = []  # tokens, positions, sizes and rope deltas: one tensor from one list
-        for tree, n in zip(trees, sizes):
-            flat += tree.tokens
-            flat += [pad] * (q - n)
-        for row, tree, n in zip(rows, trees, sizes):
-            flat += [row.length + d for d in tree.depths]
-            flat += [row.length] * (q - n)
-        flat += sizes
-        flat += [r.rope_delta for r in rows]
-        values = long_tensor(flat)
-        tokens, positions = values[:2 * B * q].view(2, B, q)
-        real = torch.arange(q) < values[2 * B * q:2 * B * q + B, None]  # padding needs no logits (a CPU head skips it)
-        rope_deltas = values[2 * B * q + B:]
-        mask = tree_pass_mask(valid, ancestor_masks(trees, q), self.target.dtype)
-        return self.target.forward(
-            tokens.to(device), positions.to(device), mask, cache, rope_deltas.to(device), real=real, greedy=greedy
-        )
 
-
-def long_tensor(values: list[int]) -> torch.Tensor:
-    """A 1-D int64 tensor of ``values`` through a packed array: a few times cheaper than
-    ``torch.tensor`` of a list, which converts element by element."""
-    if not values:
-        return torch.zeros(0, dtype=torch.long)
-    return torch.frombuffer(array("q", values), dtype=torch.long)
-
-
-# --- cache surgery -------------------------------------------------------------------------------
-# DynamicCache keeps per layer ``keys`` / ``values`` of shape (B, heads, T, head_dim).
-
-
-def _static_start(target, live: list[DecodeRow], cache, valid: torch.Tensor):
-    """The target's ``FastPasses`` with ``live``'s one row copied into its static cache, or None
-    where the eager engine decodes: no fast engine loaded, several rows, padding or holes, or a
-    prompt that leaves the buffer no room."""
-    fast = fast_passes_of(target)
-    if fast is None or len(live) != 1 or not bool(valid.all()):
-        return None
-    length = valid.shape[1]
-    if live[0].length != length or not fast.cache.fits(length, fast.widths[0]):
-        return None
-    fast.cache.begin(cache, length)
-    return fast
-
-
-def _admit(policy: DecodePolicy, live: list[DecodeRow], cache, valid: torch.Tensor, fast=None):
-    """Ask the policy for newcomers and append those not done at once to the batch. Rows joining
-    a row on the static cache take the batch to the eager engine (``fast`` comes back None)."""
+def _admit(policy: DecodePolicy, live: list[DecodeRow], kv):
+    """Ask the policy for newcomers and add those not done at once to the batch and its caches."""
     extra = policy.admit(live)
     if extra is None:
-        return live, cache, valid, fast
+        return live, kv
     new_live, new_cache, new_valid = _drop_done(*extra)
     if not new_live:
-        return live, cache, valid, fast
-    if fast is not None:
-        cache, valid = fast.cache.to_dynamic()
-        fast = None
-    cache, valid = concat_rows(cache, valid, new_cache, new_valid)
-    return live + new_live, cache, valid, None
+        return live, kv
+    return live + new_live, kv.join(new_live, new_cache, new_valid)
 
 
 def _drop_done(rows: list[DecodeRow], cache, valid: torch.Tensor):
@@ -337,41 +268,5 @@ def _drop_done(rows: list[DecodeRow], cache, valid: torch.Tensor):
         row._finish_if_stopped(0)
     keep = [i for i, r in enumerate(rows) if not r.done]
     if len(keep) < len(rows):
-        cache, valid = _select_rows(cache, valid, keep)
+        valid = select_rows(cache, valid, keep)
     return [rows[i] for i in keep], cache, valid
-
-
-def _select_rows(cache, valid: torch.Tensor, rows: list[int]):
-    idx = torch.tensor(rows, dtype=torch.long, device=valid.device)
-    for layer in cache.layers:
-        layer.keys = layer.keys.index_select(0, idx)
-        layer.values = layer.values.index_select(0, idx)
-    return cache, valid.index_select(0, idx)
-
-
-def _trim_tail(cache, valid: torch.Tensor):
-    """Drop trailing columns that no row keeps (rejected draft nodes of every row)."""
-    used = valid.any(dim=0).nonzero()
-    keep = int(used.max()) + 1 if used.numel() else 0
-    if keep < valid.shape[1]:
-        for layer in cache.layers:
-            layer.keys = layer.keys[:, :, :keep]
-            layer.values = layer.values[:, :, :keep]
-        valid = valid[:, :keep]
-    return cache, valid
-
-
-def _hole_fraction(valid: torch.Tensor) -> float:
-    return 1.0 - valid.sum().item() / max(1, valid.numel())
-
-
-def _compact(cache, valid: torch.Tensor):
-    """Squeeze holes out: each row's valid columns, in order, right-aligned (left padding)."""
-    B, T = valid.shape
-    counts = valid.sum(dim=1)
-    width = int(counts.max())
-    order = torch.arange(T, device=valid.device).expand(B, T)
-    # sort keys: invalid columns first, then valid ones by position -> take the last `width`
-    key = torch.where(valid, order + T, order)
-    index = key.argsort(dim=1)[:, T - width:]
-    return cache_select(cache, index), torch.gather(valid, 1, index)

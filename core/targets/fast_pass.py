@@ -13,6 +13,12 @@ the real positions only (the CPU's skinny head).
 
 ``compiled=False`` runs the same static cache and widths without compiling: what the lossless
 tests check on every family without paying for a compile each.
+
+Several rows decode in one pass (Stage 1's regions beside Stage 2's page): each has a slot of the
+static cache (``StaticPageCache.take``), its own length and rope delta, and the pass runs the slots
+``[0, top)``, every row's tree padded to the one width that holds the widest (``forward_rows``).
+Compiled, the number of rows is a dynamic dimension too: a width compiles once for one row and once
+for several (``warm_up``).
 """
 
 from __future__ import annotations
@@ -101,7 +107,7 @@ def _text_model(model):
 
 
 class FastPasses:
-    """Verification passes of one row over a static cache (see the module docstring)."""
+    """Verification passes of one row or several over a static cache (see the module docstring)."""
 
     def __init__(self, target, capacity: int, widths: tuple[int, ...], compiled: bool = True,
                  full_length: bool | None = None):
@@ -119,6 +125,7 @@ class FastPasses:
         self.full_length = full_length
         self.compile_seconds = 0.0
         self.shapes: set[int] = set()  # widths run since load: each one compiled graph
+        self.batched_passes = 0  # passes of several rows since load
         self._inner = target.model.model
         self._head = target.model.get_output_embeddings()
         self._hidden = self._decoder_stack
@@ -126,21 +133,20 @@ class FastPasses:
         self._text_config = target.model.config.get_text_config()
         _register_static_attention()
         self._regions = None
+        self._static_buffers = None  # the mask the static addresses were marked for
         if compiled:
             self._regions = torch.nn.ModuleList(DecoderLayerRegion(layer) for layer in self._text.layers)
-            if full_length:  # CUDA graphs replay writes into the buffer only at a fixed address
-                for buffer in self.cache.keys + self.cache.values:
-                    torch._dynamo.mark_static_address(buffer)
-                torch._dynamo.mark_static_address(self.cache.mask)
             self._hidden = torch.compile(self._decoder_stack, mode="reduce-overhead" if full_length else None)
 
     def width_for(self, size: int) -> int | None:
         """The smallest width that holds a tree of ``size`` nodes (None: wider than any)."""
         return next((w for w in self.widths if w >= size), None)
 
-    def fits(self, size: int) -> bool:
+    def fits(self, size: int, rows: list[int] | tuple[int, ...] = (0,)) -> bool:
+        """Whether trees of at most ``size`` nodes after the cached tokens of slots ``rows`` fit
+        a width and the buffer."""
         width = self.width_for(size)
-        return width is not None and self.cache.fits(self.cache.length, width)
+        return width is not None and all(self.cache.fits(self.cache.lengths[row], width) for row in rows)
 
     def _decoder_stack(self, tokens, position_ids, mask, write_at):
         cache = PassCache(self.cache.keys, self.cache.values, write_at, mask.shape[-1])
@@ -150,36 +156,78 @@ class FastPasses:
 
     @torch.no_grad()
     def forward(self, tree, rope_delta: int, greedy: bool) -> torch.Tensor:
-        """One pass of ``tree`` (``core.speculative.tree.DraftTree``) after the cached tokens. Its
-        keys and values are written at ``[length, length + width)``; ``accept`` keeps the verified
-        path. Returns ids ``(1, len(tree))`` long where ``greedy``, else logits ``(1, len(tree), V)``
-        float32."""
+        """One pass of ``tree`` (``core.speculative.tree.DraftTree``) after the first slot's cached
+        tokens: ``forward_rows`` of that row alone."""
+        return self.forward_rows([0], [tree], [rope_delta], greedy)
+
+    @torch.no_grad()
+    def forward_rows(self, rows: list[int], trees: list, rope_deltas: list[int], greedy: bool) -> torch.Tensor:
+        """One pass of ``trees[i]`` (``core.speculative.tree.DraftTree``) after the cached tokens of
+        slot ``rows[i]``, every tree padded to the width that holds the largest. Each row's keys and
+        values are written at ``[length, length + width)``; ``accept_rows`` keeps the verified paths.
+        The slots below the highest that are not ``rows`` run as pad rows (their tokens see only
+        themselves, nothing of theirs is kept). Returns ids ``(len(rows), q)`` long where ``greedy``,
+        else logits ``(len(rows), q, V)`` float32, ``q`` the largest tree's size."""
         from core.speculative.tree import ancestor_masks
 
-        size = len(tree)
+        size = max(len(tree) for tree in trees)
         width = self.width_for(size)
         cache, device = self.cache, self.target.device
-        n = cache.length
+        top = max(rows) + 1
+        pads = [row for row in range(top) if row not in rows]
         pad = self.target.pad_token_id
-        tokens = torch.tensor([tree.tokens + [pad] * (width - size)], device=device)
-        positions = torch.tensor([[n + d for d in tree.depths] + [n] * (width - size)], device=device)
-        position_ids = self.target.position_ids(positions, torch.tensor([rope_delta], device=device))
-        mask = cache.pass_mask(ancestor_masks([tree], width)[0], packed=not self.full_length)
-        write_at = torch.arange(n, n + width, device=device)
+        lengths = cache.lengths[:top]
+        tokens = [[pad] * width for _ in range(top)]
+        positions = [[n] * width for n in lengths]
+        deltas = [0] * top
+        for row, tree, delta in zip(rows, trees, rope_deltas):
+            n = lengths[row]
+            tokens[row][:len(tree)] = tree.tokens
+            positions[row][:len(tree)] = [n + d for d in tree.depths]
+            deltas[row] = delta
+        block = torch.eye(width, dtype=torch.bool).repeat(top, 1, 1)  # a pad row's tokens see themselves
+        block[rows] = ancestor_masks(trees, width)
+        tokens = torch.tensor(tokens, device=device)
+        position_ids = self.target.position_ids(torch.tensor(positions, device=device),
+                                                torch.tensor(deltas, device=device))
+        mask = cache.pass_mask(block, packed=not self.full_length)
+        write_at = torch.tensor(lengths, device=device)[:, None] + torch.arange(width, device=device)
         if self.full_length:
-            mask = cache.mask[:, :, :width]
-        elif self.compiled:
-            torch._dynamo.mark_dynamic(mask, 3)
+            mask = cache.mask[:top, :, :width]
+        self._mark_shapes(tokens, position_ids, mask, write_at)
         self.shapes.add(width)
+        self.batched_passes += len(rows) > 1
         with self._fast_modules():
             hidden = self._hidden(tokens, position_ids, mask, write_at)
+        if pads:
+            cache.accept_rows(pads, [[] for _ in pads])  # their blocks blocked again, nothing kept
+        if rows != list(range(top)):
+            hidden = hidden[torch.tensor(rows, device=hidden.device)]
         logits = self._head(hidden[:, :size])
         if greedy:
             return logits.argmax(dim=-1)
         return logits.float()
 
+    def _mark_shapes(self, tokens, position_ids, mask, write_at) -> None:
+        """Where compiled: which dimensions vary from pass to pass (the cached length; the rows, once
+        there are several), and the buffers' fixed addresses for CUDA graphs (again after they grew)."""
+        if not self.compiled:
+            return
+        if self.full_length and self._static_buffers is not self.cache.mask:
+            for buffer in self.cache.keys + self.cache.values + [self.cache.mask]:
+                torch._dynamo.mark_static_address(buffer)
+            self._static_buffers = self.cache.mask
+        if not self.full_length:
+            torch._dynamo.mark_dynamic(mask, 3)
+        if tokens.shape[0] > 1:  # one row is a graph of its own (torch.compile specialises a size of 1)
+            for tensor, dim in ((tokens, 0), (position_ids, 1), (mask, 0), (write_at, 0)):
+                torch._dynamo.maybe_mark_dynamic(tensor, dim)
+
     def accept(self, path: list[int]) -> None:
         self.cache.accept(path)
+
+    def accept_rows(self, rows: list[int], paths: list[list[int]]) -> None:
+        self.cache.accept_rows(rows, paths)
 
     @contextlib.contextmanager
     def _fast_modules(self):
@@ -197,18 +245,24 @@ class FastPasses:
             self._text.layers = layers
 
     def warm_up(self) -> float:
-        """Run (and so compile) every width once on an empty cache; returns the seconds it took."""
+        """Run (and so compile) every width once on an empty cache, for one row and, where compiled,
+        for two (the graph every batch of several rows runs); returns the seconds it took."""
         from core.speculative.tree import DraftTree
 
         t0 = time.perf_counter()
-        for width in self.widths:
-            # Not at 0 cached tokens: a pass of one token would see a length of 1, which torch.compile
-            # specialises (0 and 1 are never dynamic), and the page's first pass would compile again.
-            self.cache.length = min(WARM_UP_LENGTH, self.cache.capacity - width)
-            chain = DraftTree([self.target.pad_token_id] * width, list(range(-1, width - 1)),
-                              list(range(width)), [None] * width)
-            self.forward(chain, 0, greedy=True)
-        self.cache.length = 0
+        batches = ([0], [0, 1]) if self.compiled else ([0],)
+        slots = self.cache.take(max(map(len, batches)))
+        for rows in batches:
+            for width in self.widths:
+                # Not at 0 cached tokens: a pass of one token would see a length of 1, which torch.compile
+                # specialises (0 and 1 are never dynamic), and the page's first pass would compile again.
+                for row in rows:
+                    self.cache.lengths[row] = min(WARM_UP_LENGTH + row, self.cache.capacity - width)
+                chain = DraftTree([self.target.pad_token_id] * width, list(range(-1, width - 1)),
+                                  list(range(width)), [None] * width)
+                self.forward_rows(rows, [chain] * len(rows), [0] * len(rows), greedy=True)
+        self.cache.release(slots)
         self.shapes.clear()
+        self.batched_passes = 0
         self.compile_seconds = time.perf_counter() - t0
         return self.compile_seconds

@@ -1,22 +1,28 @@
-"""A key/value cache written in place: one buffer per model load, no growth, no holes.
+"""A key/value cache written in place: one buffer per model load, no growth per pass, no holes.
 
 The eager engine's ``DynamicCache`` grows by ``torch.cat`` (each pass copies every layer's whole
 cache), keeps a rejected tree node as a masked hole and gathers the whole cache again to squeeze
-the holes out (``core.speculative.decode._compact``). Here one tensor ``kv`` of shape
-``(2, layers, 1, kv_heads, capacity, head_dim)`` holds every layer's keys and values; a page's
-prompt is copied in once, and then a pass of ``W`` tree tokens at ``length`` cached tokens:
+the holes out (``core.speculative.decode``'s eager batch). Here each layer's keys (and values) are
+one tensor ``(rows, kv_heads, capacity, head_dim)``: a row slot per sequence being decoded (Stage
+2's page, and Stage 1's regions beside it), each with its own ``lengths[row]`` cached tokens. A
+row's prompt is copied into a free slot once (``load``), and then a pass of width ``W`` over the
+slots ``[0, top)``:
 
-1. writes its ``W`` keys and values at columns ``[length, length + W)`` of every layer
-   (``PassCache.update``: ``index_put_``, in place) and attends over ``[0, length + W)`` only,
-   through a view (no copy);
-2. after verification, ``StaticPageCache.accept`` moves the accepted path's columns to
-   ``[length, length + a)`` (a gather and a write of ``a`` columns per buffer)
-   and the rejected nodes' columns are simply written over by the next pass.
+1. writes each row's ``W`` keys and values at its columns ``[lengths[row], lengths[row] + W)``
+   (``PassCache.update``: one ``scatter_`` per buffer, in place) and attends over
+   ``[0, max(lengths) + W)`` only, through a view (no copy);
+2. after verification, ``accept`` moves each row's accepted path to
+   ``[lengths[row], lengths[row] + a)`` (one gather and one write of the accepted columns per
+   buffer, all rows at once) and the rejected nodes' columns are simply written over by the next pass.
 
-The additive attention mask lives in a preallocated ``(1, 1, max_width, capacity)`` buffer too:
-columns before ``length`` are zeros (written once, as they are accepted); a pass writes only its
-``W x W`` tree block. One row (the page, or one region) per cache: Stage 1's batched rows keep the
-eager engine (``core.speculative.decode``).
+The additive attention mask lives in a preallocated ``(rows, 1, max_width, capacity)`` buffer too:
+a row's columns before its length are zeros (written as they are accepted), every later column is
+blocked; a pass writes only each row's ``W x W`` tree block. A slot in ``[0, top)`` that no row
+holds this pass is a pad row: its tokens see only themselves, and its block is blocked again after
+the pass. A finished row frees its slot (``release``); the lowest free slots are taken first, so
+the pass stays as narrow as the rows it runs. Where more rows are admitted than there are slots,
+the buffers grow by the missing slots (``take``: at admission, never during a pass; the grown
+buffers serve every later page).
 """
 
 from __future__ import annotations
@@ -28,8 +34,9 @@ class PassCache:
     """What a decoder layer's attention sees during one pass (duck-typed as a transformers cache:
     the layers call ``update`` only, given a prepared 4-D mask and explicit positions).
 
-    ``update`` writes the pass's keys and values at ``write_at`` and returns the first ``visible``
-    columns, a view of the static buffer."""
+    ``update`` writes the pass's keys and values of row ``r`` at its columns ``write_at[r]``
+    (``(rows, W)``) and returns the first ``visible`` columns of the pass's rows, a view of the
+    static buffer."""
 
     def __init__(self, keys: list[torch.Tensor], values: list[torch.Tensor], write_at: torch.Tensor, visible):
         self.keys = keys
@@ -39,92 +46,200 @@ class PassCache:
 
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
         keys, values = self.keys[layer_idx], self.values[layer_idx]
-        # An index_put_ on the layer's own buffer (not a view of a larger one): torch.compile then
-        # writes the W columns in place instead of copying the buffer.
-        keys[:, :, self.write_at] = key_states.to(keys.dtype)
-        values[:, :, self.write_at] = value_states.to(values.dtype)
-        return keys[:, :, : self.visible], values[:, :, : self.visible]
+        rows = key_states.shape[0]
+        at = self.write_at[:, None, :, None].expand(key_states.shape)
+        # A scatter_ into the layer's own buffer (not a view of a larger one): torch.compile then
+        # writes the W columns of each row in place instead of copying the buffer.
+        keys.scatter_(2, at, key_states.to(keys.dtype))
+        values.scatter_(2, at, value_states.to(values.dtype))
+        return keys[:rows, :, : self.visible], values[:rows, :, : self.visible]
 
     def get_seq_length(self, layer_idx: int = 0):
-        return self.visible - self.write_at.shape[0]
+        return self.visible - self.write_at.shape[1]
 
 
 class StaticPageCache:
-    """One row's cache and attention mask, allocated once (``capacity`` columns) and reused by
-    every page (``begin``). ``length``: the row's cached tokens, all of them real (no holes)."""
+    """The rows' caches and attention masks, allocated once (``capacity`` columns a row) and reused
+    by every page. ``lengths[row]``: the row's cached tokens, all of them real (no holes)."""
 
     def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int, max_width: int,
-                 dtype: torch.dtype, device):
+                 dtype: torch.dtype, device, rows: int = 1):
         self.capacity = capacity
         self.max_width = max_width
         self.dtype = dtype
-        shape = (1, kv_heads, capacity, head_dim)
-        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
-        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(layers)]
+        self.device = device
+        self.layer_shape = (layers, kv_heads, head_dim)
         self.blocked = torch.finfo(dtype).min
-        self.mask = torch.full((1, 1, max_width, capacity), self.blocked, dtype=dtype, device=device)
-        # A pass's mask laid out row after row (``pass_mask(packed=True)``): a CPU's attention kernel
-        # reads a mask whose rows are a buffer's rows (strided) a third slower at every layer.
-        self.packed = torch.empty(max_width * capacity, dtype=dtype, device=device)
-        self.length = 0
-        self.written = 0  # the width of the pass written last, not yet accepted
+        self.keys: list[torch.Tensor] = []
+        self.values: list[torch.Tensor] = []
+        self.mask = torch.empty(0)
+        self.packed = torch.empty(0)
+        self.lengths: list[int] = []
+        self.written: list[int] = []  # per row, the width of the pass written last, not yet accepted
+        self.taken: list[bool] = []
+        self._allocate(rows)
 
     @classmethod
     def for_model(cls, model, capacity: int, max_width: int, dtype: torch.dtype, device) -> "StaticPageCache":
-        """Sized from ``model``'s text configuration."""
+        """Sized from ``model``'s text configuration, one row slot to begin with."""
         text = model.config.get_text_config()
         head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
         kv_heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
         return cls(text.num_hidden_layers, kv_heads, head_dim, capacity, max_width, dtype, device)
 
+    @property
+    def rows(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def length(self) -> int:
+        """The first row's cached tokens (a one-row decode runs there)."""
+        return self.lengths[0]
+
+    @length.setter
+    def length(self, value: int) -> None:
+        self.lengths[0] = value
+
+    def _allocate(self, rows: int) -> None:
+        """Buffers of ``rows`` slots, the slots in use copied over (their cached columns only)."""
+        layers, kv_heads, head_dim = self.layer_shape
+        shape = (rows, kv_heads, self.capacity, head_dim)
+        old = self.rows
+        keys = [torch.zeros(shape, dtype=self.dtype, device=self.device) for _ in range(layers)]
+        values = [torch.zeros(shape, dtype=self.dtype, device=self.device) for _ in range(layers)]
+        mask = torch.full((rows, 1, self.max_width, self.capacity), self.blocked, dtype=self.dtype,
+                          device=self.device)
+        for row in range(old):
+            n = self.lengths[row]
+            for new, current in zip(keys + values, self.keys + self.values):
+                new[row, :, :n] = current[row, :, :n]
+            mask[row] = self.mask[row]
+        self.keys, self.values, self.mask = keys, values, mask
+        # A pass's mask laid out row after row (``pass_mask(packed=True)``): a CPU's attention kernel
+        # reads a mask whose rows are a buffer's rows (strided) a third slower at every layer.
+        self.packed = torch.empty(rows * self.max_width * self.capacity, dtype=self.dtype, device=self.device)
+        self.lengths += [0] * (rows - old)
+        self.written += [0] * (rows - old)
+        self.taken += [False] * (rows - old)
+
     def fits(self, length: int, width: int) -> bool:
         return length + width <= self.capacity and width <= self.max_width
 
-    def begin(self, cache, length: int) -> None:
-        """Copy a page's prompt (a one-row ``DynamicCache`` of ``length`` real columns) in."""
+    # -- row slots ---------------------------------------------------------------------------------
+
+    def take(self, count: int) -> list[int]:
+        """The ``count`` lowest free slots, now taken; the buffers grow where too few are free."""
+        free = [row for row, taken in enumerate(self.taken) if not taken]
+        if len(free) < count:
+            missing = count - len(free)
+            free += list(range(self.rows, self.rows + missing))
+            self._allocate(self.rows + missing)
+        slots = free[:count]
+        for row in slots:
+            self.taken[row] = True
+        return slots
+
+    def release(self, slots: list[int]) -> None:
+        """Free ``slots``: their columns are blocked until a row is loaded there again."""
+        for row in slots:
+            self.taken[row] = False
+            self.lengths[row] = self.written[row] = 0
+            self.mask[row] = self.blocked
+
+    def load(self, row: int, cache, source: int, columns: torch.Tensor) -> None:
+        """Copy a prompt in: row ``source`` of the eager ``DynamicCache`` ``cache``, its real
+        ``columns`` (1-D, in order), to the first columns of slot ``row``."""
+        n = columns.shape[0]
+        columns = columns.to(self.keys[0].device)
         for keys, values, layer in zip(self.keys, self.values, cache.layers, strict=True):
-            keys[:, :, :length].copy_(layer.keys[:, :, -length:])
-            values[:, :, :length].copy_(layer.values[:, :, -length:])
-        self.mask[..., :length] = 0
-        self.mask[..., length:] = self.blocked  # what an earlier page accepted (a full-length pass sees it)
-        self.length = length
-        self.written = 0
+            keys[row, :, :n] = layer.keys[source].index_select(1, columns)
+            values[row, :, :n] = layer.values[source].index_select(1, columns)
+        self.mask[row, ..., :n] = 0
+        self.mask[row, ..., n:] = self.blocked  # what an earlier page accepted (a full-length pass sees it)
+        self.lengths[row] = n
+        self.written[row] = 0
+
+    def begin(self, cache, length: int) -> None:
+        """Copy a page's prompt (a one-row ``DynamicCache`` whose last ``length`` columns are real)
+        into the first slot."""
+        total = cache.layers[0].keys.shape[2]
+        self.load(0, cache, 0, torch.arange(total - length, total))
+
+    # -- a pass --------------------------------------------------------------------------------------
 
     def pass_mask(self, block: torch.Tensor, packed: bool = False) -> torch.Tensor:
-        """The ``(1, 1, width, length + width)`` mask of a pass whose tree's ancestor mask, padded to
-        ``width``, is ``block`` (``(width, width)`` bool): the block written in place, the rest a view
-        of what the buffer holds; where ``packed``, a contiguous copy of it (in ``packed``, allocated
-        once), which the pass's every layer then reads at the kernel's full speed."""
-        n, width = self.length, block.shape[0]
-        block = block.to(self.mask.device)
-        self.mask[0, 0, :width, n:n + width] = torch.where(block, 0.0, self.blocked).to(self.dtype)
-        self.written = width
-        view = self.mask[:, :, :width, : n + width]
+        """The ``(top, 1, width, max(lengths) + width)`` mask of a pass over the slots ``[0, top)``
+        whose trees' ancestor masks, padded to ``width``, are ``block`` (``(top, width, width)``
+        bool; ``(width, width)`` for the first slot alone): each row's block written in place at its
+        length, the rest a view of what the buffer holds; where ``packed``, a contiguous copy of it
+        (in ``packed``, allocated once), which the pass's every layer then reads at the kernel's
+        full speed."""
+        if block.dim() == 2:
+            block = block[None]
+        top, width = block.shape[0], block.shape[1]
+        lengths = self.lengths[:top]
+        starts = torch.tensor(lengths, device=self.mask.device)
+        columns = (starts[:, None] + torch.arange(width, device=self.mask.device))[:, None, :].expand(top, width, width)
+        values = torch.where(block.to(self.mask.device), 0.0, self.blocked).to(self.dtype)
+        self.mask[:top, 0, :width].scatter_(2, columns, values)
+        for row in range(top):
+            self.written[row] = width
+        visible = max(lengths) + width
+        view = self.mask[:top, :, :width, :visible]
         if not packed:
             return view
-        rows = self.packed[: width * (n + width)].view(1, 1, width, n + width)
+        rows = self.packed[: top * width * visible].view(top, 1, width, visible)
         rows.copy_(view)
         return rows
 
-    def accept(self, path: list[int]) -> None:
+    def accept(self, path: list[int], row: int = 0) -> None:
         """Keep the accepted nodes (tree indices, in order, the root first) of the pass just written
-        at ``length``: their columns move to ``[length, length + len(path))`` for every layer."""
-        n, a = self.length, len(path)
-        if path != list(range(a)):  # a chain accepted from its start is in place already
-            src = torch.tensor([n + i for i in path], device=self.mask.device)
-            for buffer in self.keys + self.values:
-                buffer[:, :, n:n + a] = buffer.index_select(2, src)
-        self.mask[..., n:n + a] = 0
-        self.mask[..., n + a:n + self.written] = self.blocked  # the rejected nodes' block, for a full-length pass
-        self.length = n + a
-        self.written = 0
+        at row ``row``'s length: see ``accept_rows``."""
+        self.accept_rows([row], [path])
 
-    def to_dynamic(self):
-        """The cached tokens as an eager ``DynamicCache`` and its ``valid`` columns (all real), for a
-        page that goes on with the eager engine (rows admitted beside it, or the buffer full)."""
+    def accept_rows(self, rows: list[int], paths: list[list[int]]) -> None:
+        """Keep each row's accepted path of the pass just written: the nodes' columns move to
+        ``[length, length + len(path))`` for every layer, all rows in one gather and one write per
+        buffer; a row given an empty path (a pad row) keeps nothing."""
+        moved_rows, sources, targets = [], [], []
+        for row, path in zip(rows, paths):
+            n = self.lengths[row]
+            if path != list(range(len(path))):  # a chain accepted from its start is in place already
+                moved_rows += [row] * len(path)
+                sources += [n + i for i in path]
+                targets += range(n, n + len(path))
+        if moved_rows:
+            device = self.mask.device
+            at_rows = torch.tensor(moved_rows, device=device)
+            at_sources, at_targets = torch.tensor(sources, device=device), torch.tensor(targets, device=device)
+            for buffer in self.keys + self.values:
+                buffer[at_rows, :, at_targets] = buffer[at_rows, :, at_sources]
+        for row, path in zip(rows, paths):
+            n, a = self.lengths[row], len(path)
+            self.mask[row, ..., n:n + a] = 0
+            self.mask[row, ..., n + a:n + self.written[row]] = self.blocked  # the rejected block (a full-length pass)
+            self.lengths[row] = n + a
+            self.written[row] = 0
+
+    def to_dynamic(self, rows: list[int] | None = None):
+        """The cached tokens of ``rows`` (default: the first slot) as an eager ``DynamicCache``,
+        left-padded to the longest, and its ``valid`` columns, for rows that go on with the eager
+        engine (the buffer full, or a tree wider than any width)."""
         from transformers import DynamicCache
 
-        n = self.length
-        layers = [(k[:, :, :n].clone(), v[:, :, :n].clone()) for k, v in zip(self.keys, self.values)]
-        valid = torch.ones((1, n), dtype=torch.bool, device=self.mask.device)
+        rows = [0] if rows is None else rows
+        lengths = [self.lengths[row] for row in rows]
+        total = max(lengths, default=0)
+        device = self.mask.device
+        valid = torch.zeros((len(rows), total), dtype=torch.bool, device=device)
+        layers = []
+        for keys, values in zip(self.keys, self.values):
+            shape = (len(rows), keys.shape[1], total, keys.shape[3])
+            k, v = torch.zeros(shape, dtype=keys.dtype, device=device), torch.zeros(shape, dtype=values.dtype, device=device)
+            for i, (row, n) in enumerate(zip(rows, lengths)):
+                k[i, :, total - n:] = keys[row, :, :n]
+                v[i, :, total - n:] = values[row, :, :n]
+            layers.append((k, v))
+        for i, n in enumerate(lengths):
+            valid[i, total - n:] = True
         return DynamicCache(ddp_cache_data=layers), valid

@@ -64,7 +64,7 @@ class ConversionController(QObject):
     def __init__(self, documents: list, app_settings, engines: EngineCache | None = None, parent=None):
         super().__init__(parent)
         from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone,
-                                 PageDrafting, PageKept, PageStarted, RegionsDrafted, RegionVerified,
+                                 PageDrafting, PageKept, PageSaved, PageStarted, RegionsDrafted, RegionVerified,
                                  TextAppended)
 
         self.documents = documents
@@ -80,7 +80,7 @@ class ConversionController(QObject):
             DocumentPlanned: self._planned, PageKept: self._kept, ModelLoading: self._model_loading,
             ModelLoaded: self._model_loaded, PageDrafting: self._drafting, RegionsDrafted: self._drafted,
             PageStarted: self._started, RegionVerified: self._verified, TextAppended: self._text,
-            PageDone: self._done, Notice: self._notice, DocumentDone: self._written,
+            PageDone: self._done, PageSaved: self._saved, Notice: self._notice, DocumentDone: self._written,
         }
         self._clock = QTimer(self)
         self._clock.setInterval(1000)
@@ -265,6 +265,13 @@ class ConversionController(QObject):
         elif page_story.cut_at_limit(result):
             self._say(f"{doc.name}: page {result.page} was cut at the token limit "
                               "(raise Max tokens per page in Settings)")
+
+    def _saved(self, doc, event) -> None:
+        """A page done before its drafter had read it is saved with its regions: its record takes
+        the result with them (the overlay already has them, from ``RegionsDrafted``)."""
+        record = doc.pages[event.page]
+        record.result, record.regions, record.region_stats = event.result, event.result.regions, event.result.region_stats
+        self.page_changed.emit(doc, event.page)
 
     def _notice(self, doc, event) -> None:
         """Core degraded something and went on (a drafter step whose package is missing, say): said

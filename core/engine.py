@@ -24,7 +24,7 @@ draws the whole path).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from core import tuning
@@ -254,7 +254,10 @@ class Engine:
 class DecodedPage:
     """A page whose decode has ended (``Engine.decode_image``). ``drafted()``: whether its drafter
     has delivered; ``finish()`` waits for it (its regions make the overlay, its figures are cut
-    from them) and returns the page's result."""
+    from them) and returns the page's result (the same one however often it is asked);
+    ``result_so_far()`` is the page's result now, without waiting: the decode's output is final,
+    and a drafter still reading the page has not given its regions yet (none in the result; a
+    document run hands it on at once and saves ``finish()``'s once they come)."""
 
     job: PageJob
     drafting: Drafting
@@ -262,19 +265,35 @@ class DecodedPage:
     width: float
     height: float
     t_start: float
+    _result: PageResult | None = field(default=None, repr=False)
 
     def drafted(self) -> bool:
         return self.drafting.done()
 
     def finish(self) -> PageResult:
+        if self._result is None:
+            self.drafting.result()
+            stats = self.job.stats
+            self.job.regions.wait(stats.stage1_passes + stats.stage2_passes)  # figures and the overlay need them
+            self._result = self._page_result(self.job.stats, self.job.seconds)
+        return self._result
+
+    def result_so_far(self) -> PageResult:
+        if self._result is not None or self.drafted():
+            return self.finish()
+        # copies: ``finish`` fills the page's own records once the regions come
+        return self._page_result(replace(self.job.stats), dict(self.job.seconds))
+
+    def _page_result(self, stats, seconds: dict) -> PageResult:
+        """The result from the decode and the regions taken in so far (none where they have not
+        come: every pass then came before them)."""
         job, drafting, page = self.job, self.drafting, self.page
-        drafting.result()
-        stats = job.stats
-        job.regions.wait(stats.stage1_passes + stats.stage2_passes)  # figures and the overlay need them
         stats.generated_tokens = len(page.tokens)
         stats.forward_passes = stats.prefill_passes + stats.stage1_passes + stats.stage2_passes
+        passes = stats.stage1_passes + stats.stage2_passes
+        arrived = job.regions.arrived_after if job.regions.ready else passes
         # ar reads no drafts: however late its drafter answered, no pass waited for it
-        stats.passes_before_drafts = job.regions.arrived_after if job.config.mode != "ar" else 0
+        stats.passes_before_drafts = arrived if job.config.mode != "ar" else 0
         lines_after = job.regions.lines_after  # None: no lines came before the regions
         stats.passes_before_lines = (stats.passes_before_drafts if lines_after is None
                                      else min(lines_after, stats.passes_before_drafts))
@@ -285,9 +304,9 @@ class DecodedPage:
             markdown = profile.postprocess(markdown)  # as our Markdown, in every mode
             if markdown != page.text:
                 spans = []  # converted: the spans no longer fit
-        job.seconds["draft"] = drafting.seconds
-        job.seconds["total"] = job.seconds.get("total", 0.0) + time.perf_counter() - self.t_start
-        stats.seconds = job.seconds
+        seconds["draft"] = drafting.seconds
+        seconds["total"] = seconds.get("total", 0.0) + time.perf_counter() - self.t_start
+        stats.seconds = seconds
         return PageResult(page=job.page.number, width=self.width, height=self.height, markdown=markdown,
                           regions=job.regions.regions, region_stats=job.regions.stats,
                           region_outputs=job.regions.outputs, spans=spans, stats=stats,

@@ -11,12 +11,16 @@ these. A conversion of one document yields, in order:
         RegionsDrafted                  its drafter has finished (the regions, the seconds it took)
         PageStarted                     its decode has started
         RegionVerified*, TextAppended*  while it decodes
-        PageDone                        decoded and saved (or failed: ``result.error``)
+        PageDone                        decoded and saved (or failed: ``result.error``); or decoded
+                                        while its drafter still reads it: its Markdown is final, its
+                                        regions come with ``RegionsDrafted``, and then
+        PageSaved                       it is saved with them: this result (regions, figures) replaces
+                                        ``PageDone``'s
     Notice*                             anywhere: something degraded that the user should know
     DocumentDone                        the Markdown is written
 
 A drafter runs ahead, so ``PageDrafting`` / ``RegionsDrafted`` of page n+1 may come before
-``PageDone`` of page n. Every event names its page (1-based) where it has one.
+``PageDone`` of page n, and ``PageSaved`` of page n after ``PageDone`` of later pages. Every event names its page (1-based) where it has one.
 """
 
 from __future__ import annotations
@@ -120,6 +124,15 @@ class PageDone:
 
 
 @dataclass(frozen=True)
+class PageSaved:
+    """A page done before its drafter had read it (``PageDone`` without regions) is saved now that
+    its regions have come: ``result`` (its regions, its figures' links) replaces ``PageDone``'s."""
+
+    page: int
+    result: PageResult
+
+
+@dataclass(frozen=True)
 class Notice:
     """Something degraded that the user should know (a drafter step turned off, a page redone);
     the run goes on. ``page`` None: the whole document."""
@@ -138,4 +151,4 @@ class DocumentDone:
 
 #: Every event type, for callers that dispatch on them.
 EVENTS = (DocumentPlanned, PageKept, ModelLoading, ModelLoaded, PageDrafting, RegionsDrafted, PageStarted,
-          RegionVerified, TextAppended, PageDone, Notice, DocumentDone)
+          RegionVerified, TextAppended, PageDone, PageSaved, Notice, DocumentDone)

@@ -20,10 +20,13 @@ A run's threads:
 * drafting (``core.draft_ahead``): owns the PDF from the plan on; renders and drafts the pages
   ahead of the decode, bounded, and the first one while the model loads;
 * decode: each page through ``PageDecoder.decode_image`` (``start_page``), saved at once
-  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page. The decode
-  never waits for a drafter: a page whose decode ends before its drafter does (a scan's OCR,
-  beside the decode) waits for its regions on a thread of its own (``PageSaver``), with the pages
-  decoded after it, while the decode goes on with the next page.
+  (``DocumentOutput.save_page``), so that a stopped run keeps every finished page. Neither the
+  decode nor the page waits for a drafter: a page whose decode ends before its drafter does (a
+  scan's OCR, beside the decode) is done then (``PageDone``: its Markdown is final; its regions,
+  the overlay, come with ``RegionsDrafted``) and is saved once its regions have come, on a thread
+  of its own (``PageSaver``: its figures are cut from them), with the pages decoded after it,
+  while the decode goes on with the next page. The document's Markdown is written with every
+  page's figures.
 
 Cancelling (``should_cancel``, Ctrl-C, ``close()``) stops the decode within one forward pass and
 waits for the drafting thread to finish its page: no thread outlives the run or reads a closed PDF.
@@ -43,7 +46,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol
 from core.draft_ahead import DraftAhead
 from core.errors import CancelledError
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageKept,
-                         PageStarted)
+                         PageSaved, PageStarted)
 from core.notices import warnings_to
 from core.page_pipeline import DraftedPage, failed_page, page_error
 from core.results import PageResult
@@ -59,6 +62,11 @@ class Decoded(Protocol):
     def drafted(self) -> bool: ...
 
     def finish(self) -> PageResult: ...
+
+    def result_so_far(self) -> PageResult:
+        """The result at the end of the decode, its regions not waited for (asked only while
+        ``drafted()`` is False)."""
+        ...
 
 
 class PageDecoder(Protocol):
@@ -209,6 +217,8 @@ class _KnownPage:
     def finish(self) -> PageResult:
         return self.result
 
+    result_so_far = finish
+
 
 @dataclass
 class _Guarded:
@@ -222,8 +232,14 @@ class _Guarded:
         return self.decoded.drafted()
 
     def finish(self) -> PageResult:
+        return self._guarded(self.decoded.finish)
+
+    def result_so_far(self) -> PageResult:
+        return self._guarded(self.decoded.result_so_far)
+
+    def _guarded(self, result: Callable[[], PageResult]) -> PageResult:
         try:
-            return self.decoded.finish()
+            return result()
         except (CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
@@ -231,19 +247,21 @@ class _Guarded:
 
 
 class PageSaver:
-    """Saves a run's decoded pages in order, and never holds up the decode for a drafter. A page
-    whose decode ended before its drafter did (a scan's OCR still reading it, the decode beside
-    it) waits for its regions on a thread of its own (its figures are cut from them, the overlay
-    drawn from them, and the resume folder keeps the page as an uninterrupted run would), and so
-    does every page decoded after it until its turn: the decode goes on to the next page meanwhile
-    instead of idling. How many pages wait so is bounded by the drafting ahead (``DraftAhead``: the
+    """Saves a run's decoded pages in order, and never holds up the decode or a page's result for
+    a drafter. A page whose decode ended before its drafter did (a scan's OCR still reading it, the
+    decode beside it) is announced at once (``announce(page, result)``: its result so far, without
+    the regions), and waits for its regions on a thread of its own to be saved (its figures are
+    cut from them, and the resume folder keeps the page as an uninterrupted run would), and so
+    does every page decoded after it until its turn (announced at once too): the decode goes on to
+    the next page meanwhile instead of idling. How many pages wait so is bounded by the drafting ahead (``DraftAhead``: the
     drafter reads the pages in order, and the decode gets a page no more than ``ahead`` beyond it).
     ``save(page, decoded)`` (``start_page``'s), ``wait()`` for every page handed over; an error in
     a waiting page's saving is raised by the next ``save`` or ``wait``, and the pages after it are
     not saved."""
 
-    def __init__(self, save: Callable[[DraftedPage, PageResult], None], emit: Callable[[object], None]):
-        self._save, self._emit = save, emit
+    def __init__(self, save: Callable[[DraftedPage, PageResult], None], emit: Callable[[object], None],
+                 announce: Callable[[DraftedPage, PageResult], None] | None = None):
+        self._save, self._emit, self._announce = save, emit, announce
         self._waiting: deque = deque()  # (page, decoded), in order, for the saving thread
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -254,6 +272,8 @@ class PageSaver:
         with self._lock:
             here = self._thread is None and decoded.drafted()  # nothing waits before it, nothing to wait for
             if not here:
+                if self._announce is not None:  # the decode's output is final: the page is done
+                    self._announce(page, decoded.finish() if decoded.drafted() else decoded.result_so_far())
                 self._waiting.append((page, decoded))
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._drain, name="hsd-page-save", daemon=True)
@@ -422,7 +442,7 @@ class DocumentRun:
                     return
                 if isinstance(event, _Raised):
                     raise event.error
-                if isinstance(event, PageDone):
+                if isinstance(event, (PageDone, PageSaved)):
                     results[event.page - 1] = event.result
                 yield event
         finally:
@@ -438,13 +458,19 @@ class DocumentRun:
         decoder, key = self.decoder, str(self.request.input)
         total = len(plan.to_convert)
 
+        announced: set[int] = set()
+
+        def announce(page: DraftedPage, result: PageResult) -> None:
+            announced.add(page.number)
+            emit(PageDone(page=page.number, result=result))
+
         def save(page: DraftedPage, result: PageResult) -> None:
             output.save_page(result, page.image if result.error is None else None)
             if result.error is None:
                 self.converted.append(page.number)
-            emit(PageDone(page=page.number, result=result))
+            emit((PageSaved if page.number in announced else PageDone)(page=page.number, result=result))
 
-        saver = PageSaver(save, emit)
+        saver = PageSaver(save, emit, announce)
         try:
             try:
                 with warnings_to(lambda message: emit(Notice(message))):

@@ -27,7 +27,7 @@ from core.bench.corpus import region_spans
 from core.bench.replay import ReplayTarget
 from core.drafters.base import DrafterBase, Region, as_ocr_lines
 from core.engine import DecodedPage, Engine, EngineConfig
-from core.events import DocumentDone, PageDone, RegionsDrafted
+from core.events import DocumentDone, PageDone, PageSaved, RegionsDrafted
 from core.page_pipeline import DraftedPage
 from core.results import PageResult
 from core.speculative.budget import PassCost
@@ -159,6 +159,8 @@ def run_document(pdf: Path, config: EngineConfig, target: ReplayTarget, drafter,
                     now = time.perf_counter()
                     walls[event.page], last = now - last, now
                     decoder.pages.setdefault(event.page, PageMeasure()).result = event.result
+                elif isinstance(event, PageSaved):  # done before its regions came: with them now
+                    decoder.pages[event.page].result = event.result
                 elif isinstance(event, DocumentDone):
                     break
         seconds = time.perf_counter() - t0

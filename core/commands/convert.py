@@ -281,7 +281,7 @@ def follow(run, quiet: bool, tally=None, pages: list | None = None) -> dict:
     returns or an interrupt goes on, so ``run.kept`` and ``run.converted`` are what it left on disk.
     ``pages``: where given, every page's result, kept from an earlier run or converted, in order."""
     from core.commands.progress import ProgressLine
-    from core.events import DocumentDone, Notice, PageDone, PageKept
+    from core.events import DocumentDone, Notice, PageDone, PageKept, PageSaved
 
     request = run.request
     line = ProgressLine(request.input.name, quiet)
@@ -293,6 +293,9 @@ def follow(run, quiet: bool, tally=None, pages: list | None = None) -> dict:
                 pages.append(event.result)
             if isinstance(event, PageDone):
                 results.append(event.result)
+            elif isinstance(event, PageSaved):  # the page done before its regions came, with them
+                for kept in (results, pages if pages is not None else []):
+                    kept[:] = [event.result if r.page == event.page else r for r in kept]
             elif isinstance(event, Notice) and event.message not in told:
                 told.add(event.message)
                 line.write(f"hsd: warning: {one_line(event.message)}")

@@ -440,6 +440,8 @@ class _Returned:
     def finish(self):
         return self.result
 
+    result_so_far = finish
+
 
 class RayPageDecoder:
     """``core.run.PageDecoder`` on a model actor (``ModelActors``, slot ``slot``), for one document's

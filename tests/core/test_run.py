@@ -16,7 +16,7 @@ from core.drafters.base import DrafterBase, OcrLine, Region
 from core.engine import Engine, EngineConfig
 from core.errors import CancelledError, HSDWarning
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageDrafting,
-                         PageKept, PageStarted, RegionsDrafted, RegionVerified)
+                         PageKept, PageSaved, PageStarted, RegionsDrafted, RegionVerified)
 from core.run import ConversionRequest, DocumentPlan, PageSaver, convert_document, plan_document
 
 PARAGRAPHS = [f"Paragraph {i}: the drafts of this page are verified by the target in batched passes "
@@ -175,9 +175,10 @@ class HeldFirstPage(Paragraphs):
         return super().draft(page)
 
 
-def test_the_decode_goes_on_to_the_next_page_while_a_page_waits_for_its_regions(pdf, tmp_path):
-    """Page 1's decode ends before its drafter does: the decode starts page 2 meanwhile (no pass
-    idles), page 1 is saved with its regions once they come, and the pages are saved in order."""
+def test_a_page_whose_decode_ends_before_its_drafter_is_done_then_and_saved_with_its_regions(pdf, tmp_path):
+    """Page 1's decode ends before its drafter does: the page is done at once (its Markdown final,
+    no regions), the decode starts page 2 meanwhile (no pass idles), page 1 is saved with its
+    regions once they come (``PageSaved``), and the pages are saved in order."""
     gate = threading.Event()
     engine = Engine(_config(background_drafting="on"), target=_target(), drafter=HeldFirstPage(gate))
     events = []
@@ -186,13 +187,19 @@ def test_the_decode_goes_on_to_the_next_page_while_a_page_waits_for_its_regions(
         if isinstance(event, PageStarted) and event.page == 2:
             gate.set()  # page 1's regions come only once its decode has moved on
     assert gate.is_set()
-    assert events.index(_of(events, PageStarted, 2)[0]) < events.index(_of(events, PageDone, 1)[0])
+    done, saved = _of(events, PageDone, 1)[0], _of(events, PageSaved, 1)[0]
+    # done before the decode moved on, and before its drafter delivered
+    assert events.index(done) < events.index(_of(events, PageStarted, 2)[0]) < events.index(saved)
+    assert events.index(done) < events.index(_of(events, RegionsDrafted, 1)[0]) < events.index(saved)
     assert [e.page for e in _of(events, PageDone)] == [1, 2, 3]
-    first = _of(events, PageDone, 1)[0].result
+    assert done.result.markdown == REF and done.result.regions == []
+    assert done.result.stats.passes_before_drafts == done.result.stats.stage1_passes + done.result.stats.stage2_passes
+    first = saved.result
     assert first.markdown == REF and len(first.regions) == 2 and first.stats.passes_before_drafts > 0
     assert first.stats.passes_before_drafts == first.stats.stage1_passes + first.stats.stage2_passes
     assert [e.result.markdown for e in _of(events, PageDone)] == [REF] * 3
     assert (tmp_path / "doc.md").read_text("utf-8").count("Paragraph 3:") == 3
+    assert len(events[-1].stats["pages"][0]["regions"]) == 2  # the document's record: with its regions
     assert not [t for t in threading.enumerate() if t.name.startswith("hsd-") and t.name != "hsd-drafting"]
 
 
@@ -223,8 +230,9 @@ class SlowElsewhere(Paragraphs):
 
 def test_the_decode_never_waits_for_a_slow_drafter_reading_elsewhere(pdf, tmp_path):
     """Page 1's drafter answers only after pages 1 and 2 have decoded and page 3 has started: the
-    decode gets each page rendered while the drafter still reads page 1, the pages are saved in
-    order with their regions once they come, and the output is the one drafts never change."""
+    decode gets each page rendered while the drafter still reads page 1, each page is done when its
+    decode ends, the pages are saved in order with their regions once they come, and the output is
+    the one drafts never change."""
     gate = threading.Event()
     drafter = SlowElsewhere(gate)
     engine = Engine(_config(background_drafting="on"), target=_target(), drafter=drafter)
@@ -235,9 +243,13 @@ def test_the_decode_never_waits_for_a_slow_drafter_reading_elsewhere(pdf, tmp_pa
             gate.set()
     assert drafter.released_by_the_run
     third = events.index(_of(events, PageStarted, 3)[0])
-    assert third < events.index(_of(events, RegionsDrafted, 1)[0]) < events.index(_of(events, PageDone, 1)[0])
+    assert events.index(_of(events, PageDone, 2)[0]) < third < events.index(_of(events, RegionsDrafted, 1)[0])
+    assert events.index(_of(events, RegionsDrafted, 1)[0]) < events.index(_of(events, PageSaved, 1)[0])
     assert [e.page for e in _of(events, PageDone)] == [1, 2, 3]
-    results = [e.result for e in _of(events, PageDone)]
+    # done before page 1's drafter answered (page 3 too where it ended before page 1 was saved)
+    assert [e.page for e in _of(events, PageSaved)][:2] == [1, 2]
+    final = {e.page: e.result for e in events if isinstance(e, (PageDone, PageSaved))}  # the last one
+    results = [final[n] for n in (1, 2, 3)]
     assert [r.markdown for r in results] == [REF] * 3 and all(len(r.regions) == 2 for r in results)
     for r in results[:2]:  # decoded before page 1's drafter answered: without drafts throughout
         assert r.stats.passes_before_drafts == r.stats.stage1_passes + r.stats.stage2_passes > 0

@@ -123,17 +123,13 @@ def shown(qtbot, tmp_path):
     text)`` -> (window, the Markdown shown)."""
     from PySide6.QtCore import QSettings
 
-    from app.main_window import MainWindow
     from app.page_editing import save_edit
     from app.settings import AppSettings
-    from tests.app.conftest import make_pdf
+    from tests.app.conftest import make_pdf, open_window
 
     settings = AppSettings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     settings.set_cache_dir(tmp_path / "cache")
-    win = MainWindow(settings)
-    qtbot.addWidget(win)
-    win.resize(1200, 760)
-    win.show()
+    win = open_window(qtbot, settings)
     (doc,) = win.add_files([make_pdf(tmp_path / "doc.pdf")], convert=False)
 
     def show(result, text=None):

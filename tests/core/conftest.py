@@ -31,3 +31,26 @@ def corpus() -> Path:
 def report_pdf(tmp_path_factory) -> Path:
     from tests.core.pdf_factory import report_pdf
     return report_pdf(tmp_path_factory.mktemp("docs") / "report.pdf", pages=2)
+
+
+@pytest.fixture(scope="session")
+def lined_page_ar(tiny_target):
+    """Factory: ``lined_page_ar(arch, regions, max_new_tokens, size)`` -> ``(target, image, result)``:
+    the tiny model of ``arch``, the lined test page (``tests.core.lined_page``) and its ``ar``
+    conversion with the drafter ``regions`` on a page of ``size`` (width, height) points: the
+    reference a losslessness test compares ``hsd`` with. Converted once per session for each arch,
+    layout, limit and size (tests read the result, never change it)."""
+    from core.engine import Engine, EngineConfig
+    from tests.core.lined_page import lined_page_image
+
+    converted: dict = {}
+
+    def convert(arch: str, regions, max_new_tokens: int, size: tuple[float, float]):
+        key = (arch, tuple(map(repr, regions)), max_new_tokens, size)
+        if key not in converted:
+            target, image = tiny_target(arch), lined_page_image()
+            engine = Engine(EngineConfig(mode="ar", max_new_tokens=max_new_tokens), target=target)
+            converted[key] = target, image, engine.convert_image(image, list(regions), *size)
+        return converted[key]
+
+    return convert

@@ -16,10 +16,10 @@ from core.edits import PageEdits
 from core.engine import Engine, EngineConfig
 from core.errors import HSDError
 from core.region_again import (RegionAgainRequest, RegionReading, convert_region_again, fitted, place_reading,
-                               read_region, region_request, region_span)
+                               read_region, region_ranges, region_request, region_span)
 from core.results import PageResult, PageStats, TextSpan
+from core.review import review_page
 from core.targets.profiles import get_profile
-from tests.core.lined_page import lined_page_image
 
 MAX_NEW = 40
 PAGE_W, PAGE_H = 300.0, 390.0
@@ -55,25 +55,22 @@ def test_each_family_reads_a_region_with_its_own_request_else_its_page_request()
 
 # -- reading: lossless on the real families -----------------------------------------------------------
 
-_LOADED: dict = {}
+_GREEDY: dict = {}
 LAYOUT = [Region("title", (10, 10, 290, 40), "Line 0: speculative decoding", "rapidocr"),
           Region("text", (10, 50, 290, 150), "Line 1: speculative decoding of a test page", "rapidocr"),
           Region("figure", (10, 310, 290, 380), "", "rapidocr")]
 
 
 @pytest.fixture(params=ARCHS)
-def family(request, tiny_target):
+def family(request, lined_page_ar):
     """(target, page image, the page's ar result, the region's ar reading), built once per family."""
     arch = request.param
-    if arch not in _LOADED:
-        target = tiny_target(arch)
-        image = lined_page_image()
-        page = Engine(EngineConfig(mode="ar", max_new_tokens=MAX_NEW), target=target).convert_image(
-            image, LAYOUT, PAGE_W, PAGE_H)
+    target, image, page = lined_page_ar(arch, LAYOUT, MAX_NEW, (PAGE_W, PAGE_H))
+    if arch not in _GREEDY:
         greedy = read_region(Engine(EngineConfig(mode="ar", max_new_tokens=MAX_NEW), target=target), image, page, 1)
         assert len(set(greedy.tokens)) > 10, "degenerate model: a lossless test would prove nothing"
-        _LOADED[arch] = target, image, page, greedy
-    return _LOADED[arch]
+        _GREEDY[arch] = greedy
+    return target, image, page, _GREEDY[arch]
 
 
 def _with_draft(result: PageResult, index: int, text: str) -> PageResult:
@@ -167,6 +164,12 @@ def test_a_region_the_alignment_misses_is_found_by_the_engines_span():
     assert region_span(result, text, 1) == (start, start + len(formula))
     placed = place_reading(result, text, _reading(1, "\\int_{0}^{1} x \\, d x"))
     assert placed.text == "Some words first.\n\n$$\n\\int_{0}^{1} x \\, d x\n$$\n\nAnd after."
+    # the alignment gives the formula's LaTeX (no word of any draft) to the paragraph above it; the
+    # formula's own span keeps it out of the paragraph's stretch, so reading that again keeps the formula
+    assert any(s <= start < e for r, s, e in review_page(result, text).region_spans if r == 0)
+    assert region_span(result, text, 0) == (0, len("Some words first."))
+    placed = place_reading(result, text, _reading(0, "Some words come first."))
+    assert placed.text == f"Some words come first.\n\n{formula}\n\nAnd after."
 
 
 def test_a_page_without_blank_lines_is_placed_by_lines():
@@ -185,6 +188,60 @@ def test_a_region_whose_text_is_not_found_changes_nothing():
     assert "not found in the page's Markdown" in placed.note and "unchanged" in placed.note
     empty = place_reading(_result(PAGE, REGIONS), PAGE, _reading(1, "  "))
     assert not empty.placed and "read nothing" in empty.note
+
+
+def _copies_page(text: str | None = None):
+    """Three regions without drafts (the engine's spans only), the first and last the same word."""
+    model = "Total\n\nSome words here.\n\nTotal"
+    regions = [Region("text", (0, 10 * i, 1, 10 * i + 5), "", "ocr") for i in range(3)]
+    return _result(model, regions, [TextSpan(0, 0, 5), TextSpan(1, 7, 23), TextSpan(2, 25, 30)]), text or model
+
+
+def test_text_that_occurs_twice_goes_to_the_copy_each_region_wrote():
+    result, text = _copies_page()
+    assert [region_span(result, text, i) for i in range(3)] == [(0, 5), (7, 23), (25, 30)]
+    placed = place_reading(result, text, _reading(2, "Grand total"))
+    assert placed.text == "Total\n\nSome words here.\n\nGrand total"
+    # the user's edit wrote a third copy: which is whose is no longer known, and nothing is replaced
+    result, text = _copies_page("Total\n\nSome words here.\n\nTotal\n\nTotal")
+    assert region_span(result, text, 0) is None and region_span(result, text, 2) is None
+    placed = place_reading(result, text, _reading(2, "Grand total"))
+    assert not placed.placed and "not found in the page's Markdown" in placed.note and "\n" not in placed.note
+    assert region_span(result, text, 1) == (7, 23)  # a copy it holds as often as the model wrote it
+
+
+def test_two_regions_written_as_one_paragraph_each_keep_their_words():
+    text = "Alpha beta gamma. Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron."
+    regions = [Region("text", (0, 0, 1, 1), "Alpha beta gamma.", "t"),
+               Region("text", (0, 2, 1, 3), "Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron.", "t")]
+    assert region_span(_result(text, regions), text, 0) == (0, len("Alpha beta gamma."))
+    placed = place_reading(_result(text, regions), text, _reading(0, "Alpha, beta and gamma."))
+    assert placed.text == "Alpha, beta and gamma. Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron."
+
+
+def test_a_stray_word_of_a_draft_is_no_stretch_to_replace():
+    text = PAGE + " Quarterly."
+    regions = REGIONS + [Region("text", (36, 300, 300, 320), "Quarterly revenue grew by twelve percent over the year",
+                                "ocr")]
+    result = _result(text, regions)
+    assert region_ranges(result, text, 3) == [(text.index("Quarterly"), len(text) - 1)]  # its one word ...
+    placed = place_reading(result, text, _reading(3, "Quarterly revenue grew by 12 percent over the year"))
+    assert not placed.placed and placed.span is None  # ... is no stretch: another region's text stays
+
+
+def test_a_partly_rejected_draft_and_an_edited_page_keep_the_regions_stretch():
+    rewritten = PAGE.replace("verifies drafts", "checks each of the drafts it is given")
+    result = _result(rewritten, REGIONS)
+    paragraph = ("Line 0: speculative decoding checks each of the drafts it is given. Line 1: it keeps the model's "
+                 "output.")
+    start = rewritten.index(paragraph)
+    assert region_span(result, rewritten, 1) == (start, start + len(paragraph))
+    # the user's own paragraph above it and their correction inside it move nothing else
+    edited = rewritten.replace("# Results of page 1", "# Results of page 1\n\nMy own note.").replace("keeps", "kept")
+    span = region_span(result, edited, 1)
+    assert edited[slice(*span)] == paragraph.replace("keeps", "kept")
+    review = review_page(result, edited)
+    assert region_span(result, edited, 1, review) == span  # the caller's review of the same text: the same span
 
 
 # -- the whole step: a document's page, an edit that stays -------------------------------------------------

@@ -14,7 +14,6 @@ import pytest
 
 from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
-from tests.core.lined_page import lined_page_image
 
 ELEMENT_ARCHS = ["paddleocr_vl", "glm_ocr"]
 MAX_NEW = 48
@@ -27,18 +26,10 @@ def _regions(texts: list[str]) -> list[Region]:
     return [Region(label, bbox, text, "rapidocr") for (label, bbox), text in zip(LAYOUT, texts)]
 
 
-_LOADED: dict = {}
-
-
 @pytest.fixture(params=ELEMENT_ARCHS)
-def element_setup(request, tiny_target):
-    arch = request.param
-    if arch not in _LOADED:
-        target = tiny_target(arch)
-        image = lined_page_image()
-        ar = _run(target, image, "ar", _regions(["unused draft"] * len(LAYOUT)))
-        _LOADED[arch] = target, image, ar
-    return _LOADED[arch]
+def element_setup(request, lined_page_ar):
+    """(target, page image, the page's ar result), converted once per family."""
+    return lined_page_ar(request.param, _regions(["unused draft"] * len(LAYOUT)), MAX_NEW, (PAGE_W, PAGE_H))
 
 
 def _run(target, image, mode, regions, **kw):

@@ -269,8 +269,8 @@ class ConversionController(QObject):
     def _saved(self, doc, event) -> None:
         """A page done before its drafter had read it is saved with its regions: its record takes
         the result with them (the overlay already has them, from ``RegionsDrafted``)."""
-        record = doc.pages[event.page]
-        record.result, record.regions, record.region_stats = event.result, event.result.regions, event.result.region_stats
+        record, result = doc.pages[event.page], event.result
+        record.result, record.regions, record.region_stats = result, result.regions, result.region_stats
         self.page_changed.emit(doc, event.page)
 
     def _notice(self, doc, event) -> None:

@@ -253,9 +253,10 @@ class PageSaver:
     the regions), and waits for its regions on a thread of its own to be saved (its figures are
     cut from them, and the resume folder keeps the page as an uninterrupted run would), and so
     does every page decoded after it until its turn (announced at once too): the decode goes on to
-    the next page meanwhile instead of idling. How many pages wait so is bounded by the drafting ahead (``DraftAhead``: the
-    drafter reads the pages in order, and the decode gets a page no more than ``ahead`` beyond it).
-    ``save(page, decoded)`` (``start_page``'s), ``wait()`` for every page handed over; an error in
+    the next page meanwhile instead of idling. How many pages wait so is bounded by the drafting
+    ahead (``DraftAhead``: the drafter reads the pages in order, and the decode gets a page no more
+    than ``ahead`` beyond it). ``save(page, decoded)`` (``start_page``'s; without ``announce``, a
+    waiting page is only saved), ``wait()`` for every page handed over; an error in
     a waiting page's saving is raised by the next ``save`` or ``wait``, and the pages after it are
     not saved."""
 

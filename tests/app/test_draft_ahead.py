@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from core.drafters.base import Region
-from core.events import (DocumentPlanned, ModelLoaded, ModelLoading, PageDone, PageDrafting, PageStarted,
+from core.events import (DocumentPlanned, ModelLoaded, ModelLoading, PageDone, PageDrafting, PageSaved, PageStarted,
                          RegionsDrafted, TextAppended)
 from tests.app.conftest import make_pdf
 from tests.app.test_first_hour import finish, page_result, run_events
@@ -157,6 +157,23 @@ def test_a_page_decoded_before_its_regions_says_so_while_the_next_page_converts(
     run_events(window, doc, [RegionsDrafted(1, regions(1), 6.0), PageDone(1, page_result(1))])
     assert thumb(window, 1)[0] == "done" and not doc.pages[1].decoded
     assert "page 2: 0 chars" in window.progress_label.text()
+
+
+def test_a_page_done_before_its_regions_came_is_done_and_its_overlay_fills_in_when_they_come(qtbot, window,
+                                                                                             tmp_path):
+    """The run hands page 1 on when its decode ends (no regions yet), then its regions, then the
+    page saved with them."""
+    from dataclasses import replace
+
+    doc = opened(window, tmp_path)
+    run_events(window, doc, [PageDrafting(1, "rapidocr"), PageStarted(1, 0, 3),
+                             PageDone(1, replace(page_result(1), regions=[], region_stats=[], region_outputs=[]))])
+    assert thumb(window, 1)[0] == "done" and doc.pages[1].regions == []
+    run_events(window, doc, [PageStarted(2, 1, 3), RegionsDrafted(1, regions(1), 6.0)])
+    assert thumb(window, 1)[0] == "done" and len(doc.pages[1].regions) == 2  # the overlay fills in
+    run_events(window, doc, [PageSaved(1, page_result(1, regions=regions(1)))])
+    record = doc.pages[1]
+    assert thumb(window, 1)[0] == "done" and len(record.result.regions) == 2 and len(record.region_stats) == 2
 
 
 def test_the_legend_names_the_drafted_frame(qtbot, window):

@@ -256,6 +256,26 @@ def _owned(pattern: re.Pattern, text: str, ranges: list[tuple[int, int]]) -> tup
     return pieces[first][0], pieces[last][1]
 
 
+def _clinging(text: str, start: int, end: int) -> tuple[int, int]:
+    """``start``/``end`` moved over the punctuation that clings to the words there."""
+    while start > 0 and _CLINGS.match(text[start - 1]):
+        start -= 1
+    return start, _CLINGS_AFTER.match(text, end).end()
+
+
+def _without_others(text: str, owned: tuple[int, int], ranges, others) -> tuple[int, int]:
+    """``owned`` less the words of other regions (``others``) that stand before the region's first
+    range in it or after its last: a heading's mark stays, another region's sentence goes."""
+    start, end = owned
+    mine = [(s, e) for s, e in ranges if s < end and e > start]
+    first, last = min(s for s, _e in mine), max(e for _s, e in mine)
+    if any(s < first and e > start for s, e in others):
+        start = _clinging(text, first, first)[0]
+    if any(e > last and s < end for s, e in others):
+        end = _clinging(text, last, last)[1]
+    return start, end
+
+
 def _words_within(result, text: str, index: int, ranges: list[tuple[int, int]]) -> tuple[int, int] | None:
     """The region's longest range, with the punctuation that clings to its words, where it holds at
     least half as many words as the region's draft: two regions the model wrote as one line or
@@ -267,11 +287,7 @@ def _words_within(result, text: str, index: int, ranges: list[tuple[int, int]]) 
     draft = regions[index].text if 0 <= index < len(regions) else ""
     if 2 * len(words(text[start:end])) < len(words(draft or "")):
         return None
-    while start > 0 and _CLINGS.match(text[start - 1]):
-        start -= 1
-    end = _CLINGS_AFTER.match(text, end).end()
-    piece = text[start:end]
-    return (start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())) if piece.strip() else None
+    return _clinging(text, start, end)
 
 
 def region_span(result, text: str, index: int, review=None) -> tuple[int, int] | None:
@@ -280,13 +296,16 @@ def region_span(result, text: str, index: int, review=None) -> tuple[int, int] |
     user sees beforehand what a reading would replace. None where it has no such stretch.
 
     From the ranges its draft accounts for (``region_ranges``; ``review`` as there): the blocks
-    (between blank lines) they make most of, else the lines, else, where they make most of no line,
-    their longest range with its punctuation (two regions the model wrote as one paragraph).
+    (between blank lines) they make most of, else the lines, less another region's words at either
+    end; else, where they make most of no line, their longest range with its punctuation (two
+    regions the model wrote as one paragraph).
 
     - Blocks and lines, not the ranges themselves: the words the model writes itself go to the
       draft before them, so a region's ranges run on into the next block's first words, and a
       word accepted from its draft elsewhere leaves a stray range further down; the first and last
       range together would cover other regions' paragraphs and stop mid-sentence.
+    - Another region's words at the start or end of those blocks are left out (two regions the model
+      wrote as one paragraph: the one that wrote most of it does not take the other's words).
     - Lines before ranges where a page has no blank lines: a whole line keeps its heading's or
       bullet's mark with it (a reading is fitted to the mark, ``fitted``), where a range would start
       after the mark and leave it doubled.
@@ -297,11 +316,16 @@ def region_span(result, text: str, index: int, review=None) -> tuple[int, int] |
       none with its draft): at the same copy as in the model's Markdown, so text that occurs twice
       goes to the region that wrote each copy; a copy an edit added or removed makes it unknown.
     """
+    from core.review import review_page
+
+    review = review_page(result, text) if review is None else review
     ranges = region_ranges(result, text, index, review)
     if not ranges:
         return None
-    return (_owned(_BLOCK, text, ranges) or _owned(_LINE, text, ranges)
-            or _words_within(result, text, index, ranges))
+    owned = _owned(_BLOCK, text, ranges) or _owned(_LINE, text, ranges)
+    if owned is None:
+        return _words_within(result, text, index, ranges)
+    return _without_others(text, owned, ranges, [(s, e) for r, s, e in review.region_spans if r != index])
 
 
 def fitted(old: str, reading: str) -> str:

@@ -50,6 +50,10 @@ CASES = {
     "two regions in one paragraph": (
         _MERGED, _regions("Alpha beta gamma.", "Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron."),
         (), None, 0, "Alpha beta gamma."),
+    # ... and the second keeps to its own, though it wrote most of the paragraph
+    "the other region of that paragraph": (
+        _MERGED, _regions("Alpha beta gamma.", "Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron."),
+        (), None, 1, "Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron."),
     # a page without blank lines: the whole line, its heading mark with it (a reading keeps the mark)
     "a heading on a page without blank lines": (
         _LINES, _regions("Results of page 1", "Line 0: speculative decoding verifies drafts.",

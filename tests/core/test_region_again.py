@@ -217,6 +217,9 @@ def test_two_regions_written_as_one_paragraph_each_keep_their_words():
     assert region_span(_result(text, regions), text, 0) == (0, len("Alpha beta gamma."))
     placed = place_reading(_result(text, regions), text, _reading(0, "Alpha, beta and gamma."))
     assert placed.text == "Alpha, beta and gamma. Delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron."
+    # the region that wrote most of the paragraph does not take the other's words with it
+    placed = place_reading(_result(text, regions), text, _reading(1, "Delta and the rest."))
+    assert placed.text == "Alpha beta gamma. Delta and the rest."
 
 
 def test_a_stray_word_of_a_draft_is_no_stretch_to_replace():

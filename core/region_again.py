@@ -230,6 +230,7 @@ def _engine_ranges(result, text: str, index: int) -> list[tuple[int, int]]:
 
 
 def _copies(text: str, piece: str) -> list[int]:
+    """Where every copy of ``piece`` starts in ``text``."""
     out, at = [], text.find(piece)
     while at >= 0:
         out.append(at)

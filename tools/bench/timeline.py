@@ -12,8 +12,8 @@ per cent. A timeline separates the two:
 * ``replay``: each page decoded against the simulated GPU's cost model on a virtual clock (the
   passes' simulated seconds, nothing slept, plus the decode thread's own CPU time times
   ``cpu_factor``); the lines and the regions reach the decode when the clock passes their
-  recorded times (times ``draft_factor``), and a page whose decode ends first waits for its
-  regions, as in a document run. Same pages, same drafts, same arrival times for every setting
+  recorded times (times ``draft_factor``), and a page whose decode ends first is done then, as in
+  a document run (``core.run``: its regions come after its ``PageDone``). Same pages, same drafts, same arrival times for every setting
   compared: a 64-page comparison takes seconds and repeats to within about a per cent (the engine's
   CPU time is measured, not modelled).
 
@@ -139,7 +139,7 @@ class TimedDrafting:
 
     def result(self) -> list[Region]:
         wait = self.seconds - (self.clock() - self._start)
-        if wait > 0:  # the page's result waits for its regions (the overlay, the figures)
+        if wait > 0:  # the page is saved once its regions have come (the overlay, the figures)
             self.clock.device += wait
         return self.page.regions
 
@@ -178,6 +178,7 @@ def replay(corpus, timelines: list[PageTimeline], mode: str = "hsd", cost: GpuCo
     """Each page of ``timelines`` decoded by ``mode`` on the virtual clock (module docstring);
     ``corpus``: where the pages' references are."""
     from core.engine import Engine, EngineConfig  # the engine imports the targets: not at import time
+    from core.page_pipeline import DraftedPage
 
     docs = {d.name: d for d in load_corpus(corpus, [t.name for t in timelines])}
     tok = ReplayTokenizer(base_tokenizer(tokenizer))
@@ -196,10 +197,11 @@ def replay(corpus, timelines: list[PageTimeline], mode: str = "hsd", cost: GpuCo
             image, width, height = p.render(tuning.DPI), p.width, p.height
         drafting = TimedDrafting(page, clock, draft_factor) if mode != "ar" else []
         t0 = clock()
-        result = Engine(EngineConfig(mode=mode), target=target).convert_image(image, drafting, width, height)
-        s = result.stats
-        out.append(ReplayedPage(page.name, s.forward_passes, clock() - t0, s.lines_read,
-                                s.passes_before_drafts))
+        decoded = Engine(EngineConfig(mode=mode), target=target).decode_image(
+            DraftedPage(1, width, height, image, drafting))
+        seconds = clock() - t0  # the page is done when its decode ends (its drafts may come later)
+        s = decoded.finish().stats
+        out.append(ReplayedPage(page.name, s.forward_passes, seconds, s.lines_read, s.passes_before_drafts))
     return out
 
 

@@ -76,6 +76,9 @@ def test_a_replay_is_repeatable_and_late_drafts_cost_passes_and_seconds(recorded
     assert at_once.passes < late.passes and at_once.passes < ar.passes and at_once.seconds < late.seconds
     assert at_once.passes_before_regions == 0 and late.passes_before_regions > 0
     assert ar.seconds >= ar.passes * 0.020  # every pass costs the cost model's fixed part at least
+    never = run("hsd", 1e6)  # regions long after the decode: the page is done when its decode ends
+    assert never.passes_before_regions == never.passes - 1  # every decoding pass (the prefill is none)
+    assert never.passes * 0.020 <= never.seconds < recorded[0].seconds * 1e6
 
 
 def test_in_reading_order_tells_the_same_lines_at_the_same_times_down_each_column():

@@ -406,3 +406,28 @@ def test_the_resume_key_ignores_how_many_ocr_workers_drafted():
     assert key("rapidocr:workers=3") == "rapidocr"
     assert key("auto:layout=pymupdf,device=cpu") != key("auto:layout=pymupdf")  # another device may read otherwise
     assert key("textlayer") == "textlayer"
+
+
+def test_a_decoded_page_gives_its_result_so_far_without_waiting_and_its_whole_result_once(pdf):
+    """``DecodedPage.result_so_far`` does not wait for a drafter still reading: the decode's output,
+    no regions, every pass before them; ``finish`` waits, and gives one result however often asked."""
+    from core.drafters.background import DraftJob
+    from core.page_pipeline import DraftedPage, PendingDrafts, render
+
+    from core.documents import open_document
+
+    engine = Engine(_config(), target=_target(), drafter=Paragraphs())
+    with open_document(pdf) as document:
+        page = document.page(0)
+        image, seconds = render(page, 36)
+        pending = PendingDrafts()
+        decoded = engine.decode_image(DraftedPage(1, page.width, page.height, image, pending, seconds))
+        assert not decoded.drafted()
+        so_far = decoded.result_so_far()  # returns: nothing delivered the drafts
+        assert so_far.markdown == REF and so_far.regions == [] and so_far.output_tokens
+        assert so_far.stats.passes_before_drafts == so_far.stats.stage1_passes + so_far.stats.stage2_passes > 0
+        pending.deliver(DraftJob.finished(Paragraphs().draft(page)))
+        whole = decoded.finish()
+        assert whole.markdown == REF and len(whole.regions) == 2 and whole.output_tokens == so_far.output_tokens
+        assert decoded.finish() is whole and decoded.result_so_far() is whole
+        assert whole.stats is not so_far.stats and so_far.regions == []  # the early result kept as it was

@@ -381,6 +381,24 @@ def test_text_layer_pages_are_drafted_there_too(tmp_path):
         reader.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "getsid"), reason="POSIX sessions")
+def test_the_drafting_process_is_niced_in_the_runs_own_session(tmp_path, monkeypatch):
+    """Its nice weighs against the run's own threads where Linux groups a session's processes
+    (autogroup): it is spawned in the run's session, not one of its own, and niced."""
+    monkeypatch.setattr(tuning, "DRAFTING_PROCESS_IDLE", False)
+    pdf = text_pdf(tmp_path / "born.pdf", ["A page with a text layer."])
+    reader = ProcessDrafter(get_drafter("auto").spec)
+    try:
+        with open_document(pdf) as document:
+            assert reader.draft(document.page(0))  # the process has started and answered
+        pid = reader._process.pid
+        assert os.getsid(pid) == os.getsid(0)
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0)
+                                                           + tuning.DRAFTING_PROCESS_NICE)
+    finally:
+        reader.close()
+
+
 def test_a_drafting_process_drafts_what_this_process_drafts(scan):
     pdf, secret = scan
     local = get_drafter(OCR_SPEC)

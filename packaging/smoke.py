@@ -17,6 +17,7 @@ Run it with the Python HSD Studio is installed in: the reference output comes fr
 7. When the source has the OCR drafter: the same comparison with ``--drafter rapidocr`` (the
    bundled RapidOCR models, onnxruntime and opencv).
 
+Independent programs run two at a time (the reference and the bundled conversion, the families).
 The bundle runs with PYTHONPATH and PYTHONHOME removed, offline (HF_HUB_OFFLINE=1) and offscreen.
 Exit code 0 when every check passed.
 """
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,6 +169,22 @@ def _run(command: list[str], env: dict, timeout: float, log: Path) -> subprocess
     return done
 
 
+def _side_by_side(log: Path, *jobs) -> list:
+    """Run each ``job(part_log)`` (a function running programs of its own) at the same time, two at
+    most: the programs are independent, and each is mostly one core's work. Returns their results in
+    order; each job's log is appended to ``log`` in order afterwards, so that it reads as if they had
+    run one after another."""
+    parts = [log.with_name(f"{log.stem}.{n}{log.suffix}") for n in range(len(jobs))]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda job, part: job(part), jobs, parts))
+    with open(log, "ab") as out:
+        for part in parts:
+            if part.exists():
+                out.write(part.read_bytes())
+                part.unlink()
+    return results
+
+
 def _tail(done: subprocess.CompletedProcess, lines: int = 6) -> str:
     text = (done.stdout or b"").decode(errors="replace").strip().splitlines()
     return f"exit {done.returncode}: " + " | ".join(text[-lines:])
@@ -222,14 +240,20 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
             ref = work / f"reference-{drafter}" / f"{sample.stem}.md"
             out = work / f"bundle-{drafter}" / f"{sample.stem}.md"
             flags = ["--model", str(model)] + settings.cli_flags(drafter)
-            done = _run(programs.reference + ["convert", str(sample), "-o", str(ref)] + flags,
-                        reference_env(), settings.timeout, log)
-            if done.returncode != 0:
-                return ["reference: " + _tail(done)]
+            def reference(part: Path) -> subprocess.CompletedProcess:
+                return _run(programs.reference + ["convert", str(sample), "-o", str(ref)] + flags,
+                            reference_env(), settings.timeout, part)
+
+            def bundled(part: Path) -> subprocess.CompletedProcess:
+                return _run(programs.hsd + ["convert", str(sample), "-o", str(out)] + flags,
+                            programs.env, settings.timeout, part)
+
             if programs.hsd == programs.reference:  # --source: the program under test is the reference
-                return []
-            done = _run(programs.hsd + ["convert", str(sample), "-o", str(out)] + flags,
-                        programs.env, settings.timeout, log)
+                done = reference(log)
+                return [] if done.returncode == 0 else ["reference: " + _tail(done)]
+            done_ref, done = _side_by_side(log, reference, bundled)
+            if done_ref.returncode != 0:
+                return ["reference: " + _tail(done_ref)]
             if done.returncode != 0:
                 return [_tail(done)]
             return compare_outputs(ref, out)
@@ -247,24 +271,24 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
         return compare_outputs(work / f"reference-{settings.drafter}" / f"{sample.stem}.md",
                                export / f"{sample.stem}.md")
 
-    def every_family():
-        problems = []
-        for arch in FAMILIES:
+    def one_family(arch):
+        def run(part: Path) -> list[str]:
             folder = model if arch == ARCH else work / f"tiny-{arch}"
             if arch != ARCH:
                 done = _run(programs.hsd + ["tiny-model", str(folder), "--arch", arch], programs.env,
-                            settings.timeout, log)
+                            settings.timeout, part)
                 if done.returncode != 0:
-                    problems.append(f"{arch}: tiny-model: {_tail(done, 2)}")
-                    continue
+                    return [f"{arch}: tiny-model: {_tail(done, 2)}"]
             out = work / f"family-{arch}" / f"{sample.stem}.md"
             done = _run(programs.hsd + ["convert", str(sample), "-o", str(out), "--model", str(folder),
                                         "--device", "cpu", "--drafter", settings.drafter, "--pages", "1",
                                         "--dpi", "72", "--max-new-tokens", "8", "-q"],
-                        programs.env, settings.timeout, log)
-            if done.returncode != 0 or not out.exists():
-                problems.append(f"{arch}: convert: {_tail(done, 2)}")
-        return problems
+                        programs.env, settings.timeout, part)
+            return [] if done.returncode == 0 and out.exists() else [f"{arch}: convert: {_tail(done, 2)}"]
+        return run
+
+    def every_family():
+        return [problem for problems in _side_by_side(log, *map(one_family, FAMILIES)) for problem in problems]
 
     check("hsd --version", version)
     check("hsd draft writes the regions of the unbundled hsd draft", draft)

@@ -491,6 +491,12 @@ DET_MAX_SIDE = 960
 #: CPU than alone (183.9 against 180.3 s, 3209 lines in 1891 batches) and gave other probabilities
 #: on 1754 lines, the same best classes (docs/drafters.md, "Drafting seconds").
 OCR_REC_BATCH = 1
+#: Whether the OCR drafter reads lines with an int8 copy of its recogniser, made once on the
+#: user's machine and cached (``core.drafters.rec_int8``; needs the ``onnx`` package, the ``int8``
+#: extra; the CPU only). Off: on 52 pages of the generated scan set (4 a kind) the copy took about
+#: a quarter less of the recogniser's CPU and read 89 % of 277 sampled lines the same, and the
+#: replayed passes of some pages worsened by more than 2 % (docs/drafters.md, "The int8 recogniser").
+OCR_REC_INT8 = False
 #: A character's second reading is kept (``core.drafters.second_readings``) where its class had at
 #: least this share of the recogniser's probability; the decode branches at those of 0.2 or more
 #: (``MISREAD_GUESS_RATE``), or lower where the page has put that letter right before.

@@ -117,11 +117,14 @@ class OcrPipeline:
     """Detection and recognition of scan pages (module docstring). ``workers``: recognition threads
     (None: ``default_workers``); ``threads``: each recognition run's own threads (0: one; the
     detector runs on ``workers * threads``); ``device``: "auto" or "cpu"
-    (``core.drafters.accelerators``). Models load on first use; one pipeline reads one page at a time."""
+    (``core.drafters.accelerators``); ``int8``: read the lines with the recogniser's int8 copy
+    (``core.drafters.rec_int8``) on the CPU (None: ``tuning.OCR_REC_INT8``). Models load on first
+    use; one pipeline reads one page at a time."""
 
     def __init__(self, det_side: int | None = None, workers: int | None = None, device: str = "auto",
-                 threads: int = 0, squeeze_cjk: bool = True):
+                 threads: int = 0, squeeze_cjk: bool = True, int8: bool | None = None):
         self.det_side = tuning.DET_MAX_SIDE if det_side is None else det_side
+        self.int8 = tuning.OCR_REC_INT8 if int8 is None else bool(int8)
         self.workers = default_workers() if workers is None else max(1, int(workers))
         self.device = device
         self.threads = threads or 1
@@ -147,12 +150,24 @@ class OcrPipeline:
             choice = choose_providers(self.device)
             # the detector's one run a page on as many threads as there are workers
             self._det, choice = make_session(model_file(DET_MODEL), choice, session_options(self.workers * self.threads))
-            self._recogniser = Recogniser(make_session(model_file(REC_MODEL), choice, session_options(self.threads))[0])
+            recogniser, int8_note = self.recogniser_file(choice.accelerated)
+            self._recogniser = Recogniser(make_session(recogniser, choice, session_options(self.threads))[0])
             self._pre = DetPreProcess(self.det_side, "max", [0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
             self._post = DBPostProcess(**DET_SETTINGS)
-            self.note = choice.note
+            self.note = "; ".join(n for n in (choice.note, int8_note) if n) or None
             if self.workers > 1:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ocr-rec")
+
+    def recogniser_file(self, accelerated: bool) -> tuple[Path, str | None]:
+        """The recogniser's model file, and a line for the user where it is not the one asked for:
+        the int8 copy where ``int8`` is on and the models run on the CPU (an accelerator runs the
+        full model: int8 arithmetic is what a CPU core lacks), else rapidocr's own."""
+        full = model_file(REC_MODEL)
+        if not self.int8 or accelerated:
+            return full, None
+        from core.drafters.rec_int8 import int8_model
+
+        return int8_model(full)
 
     def close(self) -> None:
         if self._pool is not None and self._shared_from is None:
@@ -169,7 +184,7 @@ class OcrPipeline:
 
         self.load()
         twin = OcrPipeline(det_side=det_side, workers=self.workers, device=self.device, threads=self.threads,
-                           squeeze_cjk=self.squeeze is not None)
+                           squeeze_cjk=self.squeeze is not None, int8=self.int8)
         twin._det, twin._recogniser, twin._post, twin._pool = self._det, self._recogniser, self._post, self._pool
         twin._pre = DetPreProcess(det_side, "max", [0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
         twin.note, twin._shared_from = self.note, self

@@ -51,7 +51,7 @@ class Recogniser:
         """The crops read as one batch (padded to the widest of them)."""
         ratios = [crop.shape[1] / float(crop.shape[0]) for crop in crops]
         widest = max([self.min_width / REC_HEIGHT] + ratios)
-        batch = np.stack([self._normalised(crop, widest) for crop in crops])
+        batch = np.stack([self.normalised(crop, widest) for crop in crops])
         preds = self.model.run(None, {self.input_name: batch})[0]
         lines, infos = self.decoder(preds, True, wh_ratio_list=ratios, max_wh_ratio=widest)
         torn = torn_letters(preds, [text for text, _ in lines], self.decoder.character)
@@ -70,7 +70,7 @@ class Recogniser:
         return out
 
     @staticmethod
-    def _normalised(crop: np.ndarray, widest: float) -> np.ndarray:
+    def normalised(crop: np.ndarray, widest: float) -> np.ndarray:
         """``crop`` (H, W, 3) as the network's (3, 48, 48 * widest) input (rapidocr's
         ``TextRecognizer.resize_norm_img``)."""
         import cv2

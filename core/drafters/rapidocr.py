@@ -53,7 +53,9 @@ class RapidOCRDrafter(DrafterBase):
     ``workers``: threads reading lines (None: the cores;
     ``core.drafters.ocr_pipeline.default_workers``); ``threads``: each recognition run's own
     threads (0: one); ``device``: "auto" (an accelerator where ONNX
-    Runtime has one) or "cpu". The engines load on first use and are reused for every page."""
+    Runtime has one) or "cpu"; ``int8``: the recogniser's int8 copy on the CPU (None:
+    ``tuning.OCR_REC_INT8``; ``core.drafters.rec_int8``). The engines load on first use and are
+    reused for every page."""
 
     name = "rapidocr"
     streams_lines = True  # ``draft(page, on_lines=...)``: the lines as the recogniser reads them
@@ -61,7 +63,8 @@ class RapidOCRDrafter(DrafterBase):
 
     def __init__(self, dpi: int | None = None, layout: bool | str | None = None, tables: bool = True,
                  threads: int = 0, det_side: int | None = None, squeeze_cjk: bool = True,
-                 layout_order: str = "model", workers: int | None = None, device: str = "auto"):
+                 layout_order: str = "model", workers: int | None = None, device: str = "auto",
+                 int8: bool | None = None):
         if device not in ("auto", "cpu"):
             raise ValueError(f"device must be 'auto' or 'cpu', not {device!r}")
         self.dpi = dpi
@@ -76,6 +79,7 @@ class RapidOCRDrafter(DrafterBase):
         self.layout_order = layout_order  # layout="pymupdf": "model" (its sorter) or "xycut" (ours)
         self.workers = workers
         self.device = device
+        self.int8 = int8
         self._ocr = None  # ``core.drafters.ocr_pipeline.OcrPipeline``
         self._layout_model = None
         self._table_model = None
@@ -92,7 +96,7 @@ class RapidOCRDrafter(DrafterBase):
             if self._ocr is None:
                 from core.drafters.ocr_pipeline import OcrPipeline
                 pipeline = OcrPipeline(det_side=self.det_side, workers=self.workers, device=self.device,
-                                       threads=self.threads, squeeze_cjk=self.squeeze_cjk)
+                                       threads=self.threads, squeeze_cjk=self.squeeze_cjk, int8=self.int8)
                 pipeline.load()
                 if pipeline.note:
                     warnings.warn(pipeline.note, HSDWarning, stacklevel=3)

@@ -133,7 +133,7 @@ class FastPasses:
         self._text_config = target.model.config.get_text_config()
         _register_static_attention()
         self._regions = None
-        self._static_buffers = None  # the mask the static addresses were marked for
+        self._marked_buffers = None  # the mask whose buffers' slots and addresses were marked
         if compiled:
             self._regions = torch.nn.ModuleList(DecoderLayerRegion(layer) for layer in self._text.layers)
             self._hidden = torch.compile(self._decoder_stack, mode="reduce-overhead" if full_length else None)
@@ -210,13 +210,16 @@ class FastPasses:
 
     def _mark_shapes(self, tokens, position_ids, mask, write_at) -> None:
         """Where compiled: which dimensions vary from pass to pass (the cached length; the rows, once
-        there are several), and the buffers' fixed addresses for CUDA graphs (again after they grew)."""
+        there are several; the buffers' slots, which grow), and the buffers' fixed addresses for CUDA
+        graphs (again after they grew)."""
         if not self.compiled:
             return
-        if self.full_length and self._static_buffers is not self.cache.mask:
+        if self._marked_buffers is not self.cache.mask:  # new at load, and again after they grew
             for buffer in self.cache.keys + self.cache.values + [self.cache.mask]:
-                torch._dynamo.mark_static_address(buffer)
-            self._static_buffers = self.cache.mask
+                torch._dynamo.maybe_mark_dynamic(buffer, 0)  # more slots: the same graphs
+                if self.full_length:
+                    torch._dynamo.mark_static_address(buffer)
+            self._marked_buffers = self.cache.mask
         if not self.full_length:
             torch._dynamo.mark_dynamic(mask, 3)
         if tokens.shape[0] > 1:  # one row is a graph of its own (torch.compile specialises a size of 1)

@@ -28,6 +28,17 @@ def load_target_once(name, device=None, dtype=None, trust_remote_code=False):
     return _LOADED[key]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """With the tests split over processes (pytest-xdist, ``-n``), every test of the local Ray
+    instance runs in one process: one Ray instance is started once (seconds), never twice at once."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "ray_local" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 @pytest.fixture(autouse=True)
 def drafting_in_this_process(request, monkeypatch):
     """Document runs draft in the test's own process, where a test can patch a drafter (a crash, a

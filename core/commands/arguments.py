@@ -113,8 +113,8 @@ def add_ocr_arguments(parser) -> None:
     from core.drafters.accelerators import DEVICES
 
     parser.add_argument("--ocr-workers", type=whole_number(1, 256, "--ocr-workers"), default=None, metavar="N",
-                        help="workers reading the OCR drafters' text lines (default: as many as the cores "
-                             "allow, leaving the model's decode its own)")
+                        help="workers reading the OCR drafters' text lines (default: one a core; the drafting "
+                             "process runs at a lower priority, so the model's decode keeps its core)")
     parser.add_argument("--ocr-device", choices=DEVICES, default="auto",
                         help="where the OCR drafters' models run: auto, the GPU onnxruntime offers (CUDA; "
                              "DirectML on Windows; CoreML on macOS; pip install \"hsd-studio[gpu]\"), else the "

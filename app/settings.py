@@ -463,8 +463,8 @@ class SettingsDialog(QDialog):
         self.scan_layout.setEnabled(drafter in OCR_DRAFTERS)
         self.scan_layout.setToolTip(SCAN_LAYOUT_HELP[self.scan_layout.currentText()] if drafter in OCR_DRAFTERS
                                     else f"only the OCR drafters ({', '.join(OCR_DRAFTERS)}) read a layout")
-        for widget, what in ((self.ocr_workers, "Workers reading the OCR lines; auto: as many as the cores "
-                              "allow, leaving the model's decode its own."),
+        for widget, what in ((self.ocr_workers, "Workers reading the OCR lines; auto: one a core (the drafting "
+                              "runs at a lower priority, so the model's decode keeps its core)."),
                              (self.ocr_device, OCR_DEVICE_HELP[self.ocr_device.currentText()])):
             widget.setEnabled(drafter in OCR_DRAFTERS)
             widget.setToolTip(what if drafter in OCR_DRAFTERS else f"only the OCR drafters ({', '.join(OCR_DRAFTERS)}) "

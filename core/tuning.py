@@ -493,9 +493,10 @@ DET_MAX_SIDE = 960
 OCR_REC_BATCH = 1
 #: Whether the OCR drafter reads lines with an int8 copy of its recogniser, made once on the
 #: user's machine and cached (``core.drafters.rec_int8``; needs the ``onnx`` package, the ``int8``
-#: extra; the CPU only). Off: on 52 pages of the generated scan set (4 a kind) the copy took about
-#: a quarter less of the recogniser's CPU and read 89 % of 277 sampled lines the same, and the
-#: replayed passes of some pages worsened by more than 2 % (docs/drafters.md, "The int8 recogniser").
+#: extra; the CPU only). Off: on the generated scan set (seed 29) the copy took a quarter less of
+#: the recogniser's CPU and read 247 of 277 sampled lines the same, and replayed on its 52 pages (4 a
+#: kind) hsd took 1073 -> 1160 passes, 24 pages worse by more than 2 % (docs/drafters.md, "The int8
+#: recogniser").
 OCR_REC_INT8 = False
 #: A character's second reading is kept (``core.drafters.second_readings``) where its class had at
 #: least this share of the recogniser's probability; the decode branches at those of 0.2 or more

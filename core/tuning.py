@@ -145,6 +145,10 @@ FAST_PASS_WIDTHS = (1, 16, 64, 128)
 #: to about 5,000 image tokens) and ``BENCH_MAX_NEW_TOKENS`` fit; a page that reaches its end goes
 #: on with the eager engine.
 FAST_CACHE_TOKENS = 16384
+#: The share of what the device can give (CUDA's free memory under the ``--max-gpu-memory`` cap,
+#: MPS's working set, the CPU's available RAM) the fast engine's grown row slots may take; more
+#: rows go on with the eager engine. A safety bound, not fitted on pages.
+FAST_SLOT_MEMORY_SHARE = 0.5
 #: Continuations merged into one tree.
 MAX_BRANCHES = 8
 #: Depth of the 1-gram fallback tree (no suffix of ``MIN_NGRAM`` tokens matched).

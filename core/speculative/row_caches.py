@@ -6,7 +6,7 @@ drops finished rows and admits new ones. What that does to the cache is the engi
 * ``StaticRows`` (the fast engine, ``core.targets.fast_pass``): each row has a slot of the target's
   static cache, the accepted paths are moved into place, a finished row frees its slot and a row
   admitted mid-decode is copied into a free one. The rows go on eagerly (``to_eager``) only where
-  the buffer is full or a tree is wider than any width.
+  the buffer is full, a tree is wider than any width, or more slots would not fit the device's memory.
 * ``EagerRows``: one ``DynamicCache`` for the batch, ``(B, heads, T, head_dim)`` per layer. Rows
   have different lengths, so a boolean ``valid (B, T)`` says which cache columns hold a real token
   of that row; left padding from merging prefills and rejected tree nodes are holes the mask
@@ -139,10 +139,12 @@ class StaticRows:
 
     def join(self, rows, cache, valid: torch.Tensor) -> "StaticRows | EagerRows":
         """Copy newcomers (a merged prefill: ``cache`` and its ``valid`` columns) into free slots;
-        where a prompt leaves the buffer no room, the batch goes on eagerly."""
+        where a prompt leaves the buffer no room, or the slots they need would take more memory than
+        the device can give (``StaticPageCache.can_take``), the batch goes on eagerly."""
         fast = self.fast
         counts = valid.sum(dim=1).tolist()
-        if any(row.length != n or not fast.cache.fits(n, fast.widths[0]) for row, n in zip(rows, counts)):
+        if (any(row.length != n or not fast.cache.fits(n, fast.widths[0]) for row, n in zip(rows, counts))
+                or not fast.cache.can_take(len(rows))):
             if not self.slots:
                 return EagerRows(fast.target, cache, valid, self.compact_ratio)
             return self.to_eager().join(rows, cache, valid)

@@ -22,12 +22,36 @@ holds this pass is a pad row: its tokens see only themselves, and its block is b
 the pass. A finished row frees its slot (``release``); the lowest free slots are taken first, so
 the pass stays as narrow as the rows it runs. Where more rows are admitted than there are slots,
 the buffers grow by the missing slots (``take``: at admission, never during a pass; the grown
-buffers serve every later page).
+buffers serve every later page), but only where the device can give the grown buffers' bytes
+(``can_take``: a ``tuning.FAST_SLOT_MEMORY_SHARE`` of ``device_free_bytes``, which on CUDA keeps
+under the ``--max-gpu-memory`` cap too); where it cannot, the admitted rows and the rows beside
+them go on with the eager engine (``to_dynamic``), whose cache holds only the tokens in use.
 """
 
 from __future__ import annotations
 
 import torch
+
+from core import tuning
+
+
+def device_free_bytes(device) -> int:
+    """Bytes ``device`` can still give new buffers: on CUDA the free memory (plus what torch's
+    allocator holds unused) and no more than the per-process cap (``--max-gpu-memory``, held by
+    ``core.hardware.hold_memory``) leaves; on MPS the recommended working set less what the driver
+    holds; on the CPU the available RAM."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        free, total = torch.cuda.mem_get_info(index)
+        allocated, reserved = torch.cuda.memory_allocated(index), torch.cuda.memory_reserved(index)
+        fraction = getattr(torch.cuda, "get_per_process_memory_fraction", lambda _: 1.0)(index)
+        return max(0, min(free + reserved - allocated, int(total * fraction) - allocated))
+    if device.type == "mps":
+        return max(0, int(torch.mps.recommended_max_memory()) - int(torch.mps.driver_allocated_memory()))
+    import psutil
+
+    return int(psutil.virtual_memory().available)
 
 
 class PassCache:
@@ -63,8 +87,11 @@ class StaticPageCache:
     by every page. ``lengths[row]``: the row's cached tokens, all of them real (no holes)."""
 
     def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int, max_width: int,
-                 dtype: torch.dtype, device, rows: int = 1):
+                 dtype: torch.dtype, device, rows: int = 1, free_bytes=None):
+        """``free_bytes()``: the bytes the device can give new buffers now (default
+        ``device_free_bytes`` of ``device``), asked before the slots grow."""
         self.capacity = capacity
+        self.free_bytes = free_bytes or (lambda: device_free_bytes(self.device))
         self.max_width = max_width
         self.dtype = dtype
         self.device = device
@@ -126,6 +153,22 @@ class StaticPageCache:
         return length + width <= self.capacity and width <= self.max_width
 
     # -- row slots ---------------------------------------------------------------------------------
+
+    def bytes_for(self, rows: int) -> int:
+        """Bytes of the buffers of ``rows`` slots: keys and values of every layer, the mask and its
+        packed copy."""
+        layers, kv_heads, head_dim = self.layer_shape
+        element = torch.tensor([], dtype=self.dtype).element_size()
+        return rows * self.capacity * element * (2 * layers * kv_heads * head_dim + 2 * self.max_width)
+
+    def can_take(self, count: int) -> bool:
+        """Whether ``count`` slots can be taken: free ones, or buffers grown by the missing slots
+        that fit a ``tuning.FAST_SLOT_MEMORY_SHARE`` of what the device can give (the grown buffers
+        are allocated whole while the current ones are still held)."""
+        missing = count - self.taken.count(False)
+        if missing <= 0:
+            return True
+        return self.bytes_for(self.rows + missing) <= tuning.FAST_SLOT_MEMORY_SHARE * self.free_bytes()
 
     def take(self, count: int) -> list[int]:
         """The ``count`` lowest free slots, now taken; the buffers grow where too few are free."""

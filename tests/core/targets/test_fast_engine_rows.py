@@ -13,6 +13,7 @@ import random
 import pytest
 import torch
 
+from core import tuning
 from core.speculative.proposal_config import ProposalConfig
 from core.speculative.tree import DraftTree
 from core.targets.fast_pass import FastPasses
@@ -100,6 +101,54 @@ def test_rows_reaching_the_static_caches_end_go_on_eagerly(arch, tiny_target, on
     assert result.output_tokens == ar.output_tokens
     assert fast.batched_passes > 0 and eager  # several rows on the static cache, then eagerly to the end
     assert not any(fast.cache.taken)
+
+
+@pytest.mark.parametrize("room", ["enough", "short"])
+def test_slots_grow_only_within_the_memory_the_device_can_give(room, tiny_target, on_fast_engine, monkeypatch):
+    """The page and two regions need three slots, the engine holds one: where the device can give
+    the three slots' buffers they grow and every pass stays static; where it is a byte short the
+    regions and the page go on with the eager engine, and the output is still the target's own."""
+    target = tiny_target("qwen2_5_vl")
+    image = lined_page_image()
+    ar = _run(target, image, "ar", [])
+    regions = _regions(target, ar.output_tokens, "partly-wrong")
+    fast, eager, _ = on_fast_engine(target)
+    assert fast.cache.rows == 1
+    share = tuning.FAST_SLOT_MEMORY_SHARE
+    needed = fast.cache.bytes_for(3)
+    free = int(needed / share) + 1 if room == "enough" else int(needed / share) - 1
+    asked = []
+    monkeypatch.setattr(fast.cache, "free_bytes", lambda: asked.append(free) or free)
+    result = _run(target, image, "hsd", regions, stage1_batch=2, proposal=UNPRICED)
+    assert result.output_tokens == ar.output_tokens and result.markdown == ar.markdown
+    assert asked  # the growth was weighed against the device's memory
+    if room == "enough":
+        assert eager == [] and fast.cache.rows >= 3 and fast.batched_passes > 0
+    else:
+        assert eager and fast.cache.rows < 3  # never grown past what the device can give
+        assert fast.cache.bytes_for(fast.cache.rows) <= share * free
+    assert not any(fast.cache.taken)
+
+
+def test_growth_is_weighed_in_bytes_of_the_grown_buffers_and_free_slots_need_none():
+    cache = StaticPageCache(layers=3, kv_heads=2, head_dim=4, capacity=32, max_width=8, dtype=torch.float32,
+                            device="cpu", rows=2, free_bytes=lambda: 0)
+    held = sum(b.numel() * b.element_size() for b in cache.keys + cache.values + [cache.mask, cache.packed])
+    assert cache.bytes_for(2) == held
+    assert cache.can_take(2)  # free slots: nothing to allocate, whatever the device has left
+    cache.take(1)
+    assert not cache.can_take(2)
+    cache.free_bytes = lambda: int(cache.bytes_for(3) / tuning.FAST_SLOT_MEMORY_SHARE)
+    assert cache.can_take(2) and not cache.can_take(3)
+
+
+def test_the_free_memory_of_the_cpu_is_its_available_ram():
+    import psutil
+
+    from core.targets.static_kv import device_free_bytes
+
+    free = device_free_bytes("cpu")
+    assert 0 < free <= psutil.virtual_memory().total
 
 
 # --- a batched pass --------------------------------------------------------------------------------

@@ -200,7 +200,9 @@ def test_targets_without_a_fast_engine_decode_eagerly(tiny_target):
 
 
 @pytest.mark.slow
-def test_compiled_passes_are_lossless_and_a_page_compiles_each_width_once(tiny_target, monkeypatch):
+def test_compiled_passes_are_lossless_and_compile_nothing_after_warm_up(tiny_target, monkeypatch):
+    """One compile serves a page's single row, a page read again, and Stage 1's batched rows (the
+    slots growing from two to three): every shape was compiled at load."""
     from torch._dynamo.utils import counters
 
     target = tiny_target("qwen2_5_vl")
@@ -216,6 +218,12 @@ def test_compiled_passes_are_lossless_and_a_page_compiles_each_width_once(tiny_t
     assert _run(target, image, "ar", []).output_tokens == ar.output_tokens
     assert fast.shapes == {1, 16}
     assert counters["stats"]["unique_graphs"] == graphs  # two pages at every cached length: no new graph
+    unpriced = ProposalConfig(max_chain=8, max_budget=8, max_nodes=16, cost_aware=False)
+    rows = _run(target, image, "hsd", _regions(target, ar.output_tokens, "partly-wrong"), stage1_batch=3,
+                proposal=unpriced)
+    assert rows.output_tokens == ar.output_tokens
+    assert fast.batched_passes > 0
+    assert counters["stats"]["unique_graphs"] == graphs  # one row and several: compiled at load
 
 
 # --- choosing the engine -------------------------------------------------------------------------

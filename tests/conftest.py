@@ -40,6 +40,19 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def shared_targets_left_as_loaded(monkeypatch):
+    """After each test, no target shared by the session keeps a method of its own: a test that
+    patched one with ``monkeypatch.setattr(target, ...)`` leaves the old bound method on the
+    instance, which hides every later test's patch of the class (``Target.forward``) whatever the
+    order the tests run in. Patch an instance with ``monkeypatch.setitem(vars(target), ...)``."""
+    yield
+    monkeypatch.undo()  # the test's patches, undone now rather than after this check
+    for target in _LOADED.values():
+        kept = sorted(name for name in vars(target) if callable(getattr(type(target), name, None)))
+        assert not kept, f"a shared target keeps its own {kept}: patch it with setitem(vars(target), ...)"
+
+
+@pytest.fixture(autouse=True)
 def drafting_in_this_process(request, monkeypatch):
     """Document runs draft in the test's own process, where a test can patch a drafter (a crash, a
     warning, extra regions): a drafting process builds its own, unpatched. Tests marked

@@ -104,7 +104,7 @@ def test_the_fast_engine_reads_the_region_as_the_eager_one(family, monkeypatch):
 
     target, image, page, greedy = family
     fast = FastPasses(target, 4096, (1, 16, 64, 128), compiled=False)
-    monkeypatch.setattr(target, "fast_passes", fast, raising=False)  # uncompiled: the session's target is shared
+    monkeypatch.setitem(vars(target), "fast_passes", fast)  # uncompiled: the session's target is shared
     engine = Engine(EngineConfig(mode="hsd", tau=1.0, max_new_tokens=MAX_NEW), target=target)
     reading = read_region(engine, image, _with_draft(page, 1, _corrupt(target, greedy.tokens, 0.3)), 1)
     assert reading.tokens == greedy.tokens and fast.shapes  # the one row went through the static cache

@@ -80,8 +80,8 @@ def test_ar_reads_each_text_region_with_its_task_prompt_and_never_the_page(eleme
         requests.extend((r.kind, r.label) for r in batch)
         return real(batch)
 
-    monkeypatch.setattr(target, "prefill_batch", record)
-    monkeypatch.setattr(target, "prefill", lambda *a, **k: pytest.fail("a whole page was prefilled"))
+    monkeypatch.setitem(vars(target), "prefill_batch", record)
+    monkeypatch.setitem(vars(target), "prefill", lambda *a, **k: pytest.fail("a whole page was prefilled"))
     result = _run(target, image, "ar", _regions(["x"] * len(LAYOUT)))
     assert requests == [("region", label) for label, _ in LAYOUT if label != "figure"]
     assert [target.profile.prompt("region", label) for _, label in requests][2:4] == [

@@ -33,11 +33,12 @@ def on_fast_engine(monkeypatch):
 
     def install(target, capacity: int = 4096):
         fast = FastPasses(target, capacity, WIDTHS, compiled=False)
-        monkeypatch.setattr(target, "fast_passes", fast, raising=False)
+        monkeypatch.setitem(vars(target), "fast_passes", fast)
         eager = []
         forward = target.forward
-        monkeypatch.setattr(target, "forward", lambda *a, **k: eager.append(a[0].shape) or forward(*a, **k),
-                            raising=False)
+        # In the instance's own dict, so the teardown removes it: a restored bound method would stay
+        # on the session's shared target and hide every later patch of ``Target.forward``.
+        monkeypatch.setitem(vars(target), "forward", lambda *a, **k: eager.append(a[0].shape) or forward(*a, **k))
         taken = []
         take = fast.cache.take
         monkeypatch.setattr(fast.cache, "take", lambda count: taken.append(count) or take(count), raising=False)

@@ -13,9 +13,9 @@ only on CPU time nothing else wants (Linux's ``SCHED_IDLE``) cost it 1.3-1.4 ms.
 machine is rarely idle: beside a browser or a build such a process gets no core, and a page's
 drafts then came long after its decode. So the process is niced (``lower_priority``,
 ``tuning.DRAFTING_PROCESS_NICE``): it yields to the decode, not to the whole machine
-(``tuning.DRAFTING_PROCESS_IDLE`` turns ``SCHED_IDLE`` back on). It is spawned without a session
-of its own, so where Linux groups a session's processes (``/proc/PID/autogroup``, on by default on
-most desktops) its nice only weighs against the run's own threads, and other programs share the
+(``tuning.DRAFTING_PROCESS_IDLE`` turns ``SCHED_IDLE`` back on). It is spawned without ``setsid``,
+so where Linux schedules the processes of one ``setsid`` group together (``/proc/PID/autogroup``,
+on by default on most desktops) its nice only weighs against the run's own threads, and other programs share the
 machine with the run's group as a whole; elsewhere a nice of 5 still gets a third of a nice-0
 program's share of a busy core, never none. A page never waits for its drafts at its end
 (``core.run``: it is done when its decode ends), so a drafter slowed by other work costs

@@ -381,10 +381,10 @@ def test_text_layer_pages_are_drafted_there_too(tmp_path):
         reader.close()
 
 
-@pytest.mark.skipif(not hasattr(os, "getsid"), reason="POSIX sessions")
-def test_the_drafting_process_is_niced_in_the_runs_own_session(tmp_path, monkeypatch):
-    """Its nice weighs against the run's own threads where Linux groups a session's processes
-    (autogroup): it is spawned in the run's session, not one of its own, and niced."""
+@pytest.mark.skipif(not hasattr(os, "getsid"), reason="POSIX only")
+def test_the_drafting_process_is_niced_in_the_runs_own_scheduling_group(tmp_path, monkeypatch):
+    """Its nice weighs against the run's own threads where Linux schedules a ``setsid`` group's
+    processes together (autogroup): it is spawned in the run's group, not one of its own, and niced."""
     monkeypatch.setattr(tuning, "DRAFTING_PROCESS_IDLE", False)
     pdf = text_pdf(tmp_path / "born.pdf", ["A page with a text layer."])
     reader = ProcessDrafter(get_drafter("auto").spec)

@@ -502,6 +502,9 @@ OCR_REC_BATCH = 1
 #: kind) hsd took 1073 -> 1160 passes, 24 pages worse by more than 2 % (docs/drafters.md, "The int8
 #: recogniser").
 OCR_REC_INT8 = False
+#: Which int8 copy of the recogniser ``OCR_REC_INT8`` reads with (``core.drafters.rec_int8.VARIANTS``:
+#: which layers stay at full precision, which lines calibrate it); each is cached under its own name.
+OCR_REC_INT8_VARIANT = "all"
 #: A character's second reading is kept (``core.drafters.second_readings``) where its class had at
 #: least this share of the recogniser's probability; the decode branches at those of 0.2 or more
 #: (``MISREAD_GUESS_RATE``), or lower where the page has put that letter right before.

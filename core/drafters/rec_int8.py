@@ -27,8 +27,11 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+
+from core import tuning
 
 #: What the calibration lines say: the recogniser's common scripts, digits and punctuation.
 CALIBRATION_TEXTS = (
@@ -51,6 +54,37 @@ CALIBRATION_FONTS = (("helv", 10), ("tiro", 11), ("cour", 9), ("hebo", 14), ("ch
 CALIBRATION_DPI = 200
 
 
+class Variant(NamedTuple):
+    """Which of the recogniser's layers its int8 copy computes on integers, and on what lines
+    their activation ranges are measured."""
+
+    description: str
+    op_types: tuple[str, ...]  # the operators quantised
+    fp32_ends: int  # this many of the first and of the last convolutions kept at full precision
+    fp32_head: bool  # the class head (the last matrix product: one score a character) kept at full precision
+    scanned: bool  # the calibration lines also as a scan shows them (``scanned_copy``)
+
+
+#: The int8 copies the drafter can read with (``tuning.OCR_REC_INT8_VARIANT`` picks one).
+VARIANTS = {
+    "all": Variant("every convolution and matrix product on int8", ("Conv", "MatMul"), 0, False, False),
+    "inner": Variant("convolutions and matrix products on int8 but the first two and last two convolutions "
+                     "and the class head", ("Conv", "MatMul"), 2, True, False),
+    "convs": Variant("convolutions on int8 but the first two and the last two", ("Conv",), 2, False, False),
+    "convs-scanned": Variant("as convs, ranges also measured on the lines blurred and noised as a scan",
+                             ("Conv",), 2, False, True),
+}
+
+
+def variant_of(name: str | None) -> tuple[str, Variant]:
+    """``(name, Variant)`` for ``name`` (None: ``tuning.OCR_REC_INT8_VARIANT``); ValueError naming
+    the known ones for any other."""
+    name = tuning.OCR_REC_INT8_VARIANT if name is None else name
+    if name not in VARIANTS:
+        raise ValueError(f"unknown int8 recogniser variant {name!r}; choose one of: {', '.join(VARIANTS)}")
+    return name, VARIANTS[name]
+
+
 def cache_dir() -> Path:
     """Where the product keeps what it makes once and reuses: ``$HSD_CACHE_DIR``, else the
     platform's user cache folder (``%LOCALAPPDATA%``, ``~/Library/Caches``, ``$XDG_CACHE_HOME``
@@ -67,12 +101,14 @@ def cache_dir() -> Path:
     return base / "hsd-studio"
 
 
-def cached_name(source: Path) -> str:
-    """The copy's file name: the source's name, its digest and ONNX Runtime's version."""
+def cached_name(source: Path, variant: str | None = None) -> str:
+    """The copy's file name: the source's name, the variant's, the source's digest and ONNX
+    Runtime's version."""
     import onnxruntime
 
+    name, _ = variant_of(variant)
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
-    return f"{Path(source).stem}.int8-{digest}-ort{onnxruntime.__version__}.onnx"
+    return f"{Path(source).stem}.int8-{name}-{digest}-ort{onnxruntime.__version__}.onnx"
 
 
 def calibration_lines() -> list[np.ndarray]:
@@ -100,20 +136,49 @@ def calibration_lines() -> list[np.ndarray]:
     return crops
 
 
-def make_int8(source: Path, target: Path) -> None:
-    """Quantise ``source`` (the recogniser's ONNX model) into ``target``: convolutions and matrix
-    products on int8 weights (per channel) and uint8 activations whose ranges were measured on
-    ``calibration_lines``. Raises ImportError without the ``onnx`` package."""
-    import onnx  # noqa: F401  (the quantisation tools' own dependency: missing, it fails here)
+def scanned_copy(crop: np.ndarray, seed: int) -> np.ndarray:
+    """``crop`` as a scan shows a printed line: paper a little grey, the ink's edges blurred,
+    the pixels noised (a fixed seed: the same copy on every machine)."""
+    import cv2
+
+    paper = crop.astype(np.float32) * (225 / 255) + 10
+    blurred = cv2.GaussianBlur(paper, (0, 0), 0.8)
+    noise = np.random.default_rng(seed).normal(0, 10, blurred.shape[:2])[..., None]
+    return np.clip(blurred + noise, 0, 255).astype(np.uint8)
+
+
+def quantised_nodes(model, variant: Variant) -> tuple[list[str], list[str]]:
+    """``(quantised, kept)``: the names of ``model``'s nodes the variant computes on int8 and of
+    those of its operator types it keeps at full precision (its first and last convolutions, its
+    class head)."""
+    nodes = [node for node in model.graph.node if node.op_type in variant.op_types]
+    convs = [node.name for node in model.graph.node if node.op_type == "Conv"]
+    kept = set(convs[:variant.fp32_ends] + convs[len(convs) - variant.fp32_ends:]) if variant.fp32_ends else set()
+    matmuls = [node.name for node in model.graph.node if node.op_type == "MatMul"]
+    if variant.fp32_head and matmuls:
+        kept.add(matmuls[-1])
+    return [n.name for n in nodes if n.name not in kept], [n.name for n in nodes if n.name in kept]
+
+
+def make_int8(source: Path, target: Path, variant: str | None = None) -> None:
+    """Quantise ``source`` (the recogniser's ONNX model) into ``target`` as ``variant`` says
+    (``VARIANTS``; None: ``tuning.OCR_REC_INT8_VARIANT``): its layers on int8 weights (per channel)
+    and uint8 activations whose ranges were measured on ``calibration_lines``. Raises ImportError
+    without the ``onnx`` package."""
+    import onnx
     import onnxruntime
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
 
     from core.drafters.ocr_recognise import Recogniser
 
+    _, chosen = variant_of(variant)
     name = onnxruntime.InferenceSession(str(source), providers=["CPUExecutionProvider"]).get_inputs()[0].name
-    batches = [Recogniser.normalised(crop, max(1.0, crop.shape[1] / crop.shape[0]))[None]
-               for crop in calibration_lines()]
+    crops = calibration_lines()
+    if chosen.scanned:
+        crops += [scanned_copy(crop, seed) for seed, crop in enumerate(crops)]
+    batches = [Recogniser.normalised(crop, max(1.0, crop.shape[1] / crop.shape[0]))[None] for crop in crops]
+    _, kept = quantised_nodes(onnx.load(str(source)), chosen)
 
     class Lines(CalibrationDataReader):
         def __init__(self):
@@ -128,20 +193,26 @@ def make_int8(source: Path, target: Path) -> None:
     try:
         quantize_static(str(source), str(target), Lines(), quant_format=QuantFormat.QOperator,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
-                        op_types_to_quantize=["Conv", "MatMul"], calibrate_method=CalibrationMethod.MinMax,
-                        extra_options={"ActivationSymmetric": False})
+                        op_types_to_quantize=list(chosen.op_types), nodes_to_exclude=kept,
+                        calibrate_method=CalibrationMethod.MinMax, extra_options={"ActivationSymmetric": False})
     finally:
         logging.disable(previous)
 
 
-def int8_model(source: Path, folder: Path | None = None, make=make_int8) -> tuple[Path, str | None]:
-    """``(model, note)``: the int8 copy of ``source`` in ``folder`` (default ``cache_dir()``), made
-    now where it is not there yet, and None; or, where it cannot be made (``onnx`` missing, the
-    folder not writable, the quantisation failing), ``source`` itself and one line saying why.
-    ``make(source, target)``: what makes the copy (``make_int8``)."""
+def int8_model(source: Path, folder: Path | None = None, make=make_int8,
+               variant: str | None = None) -> tuple[Path, str | None]:
+    """``(model, note)``: the int8 copy of ``source`` as ``variant`` says (None:
+    ``tuning.OCR_REC_INT8_VARIANT``) in ``folder`` (default ``cache_dir()``), made now where it is
+    not there yet, and None; or, where it cannot be made (an unknown variant, ``onnx`` missing,
+    the folder not writable, the quantisation failing), ``source`` itself and one line saying why.
+    ``make(source, target, variant)``: what makes the copy (``make_int8``)."""
     folder = cache_dir() if folder is None else Path(folder)
     try:
-        target = folder / cached_name(source)
+        variant, _ = variant_of(variant)
+    except ValueError as exc:
+        return source, f"OCR recogniser at full precision: {exc}"
+    try:
+        target = folder / cached_name(source, variant)
     except OSError as exc:
         return source, f"OCR recogniser at full precision: {source} cannot be read ({exc})"
     if target.is_file():
@@ -153,7 +224,7 @@ def int8_model(source: Path, folder: Path | None = None, make=make_int8) -> tupl
     except OSError as exc:
         return source, f"OCR recogniser at full precision: no int8 copy can be kept in {folder} ({exc})"
     try:
-        make(Path(source), Path(partial))
+        make(Path(source), Path(partial), variant)
         os.replace(partial, target)
     except ImportError as exc:
         return source, (f"OCR recogniser at full precision: its int8 copy needs the 'onnx' package "

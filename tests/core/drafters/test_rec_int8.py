@@ -12,29 +12,32 @@ from core.drafters import parse_drafter_spec, rec_int8
 from core.drafters.ocr_pipeline import REC_MODEL, OcrPipeline, model_file
 
 
-def small_recogniser(path: Path, classes: int = 7) -> Path:
+def small_recogniser(path: Path, classes: int = 7, convs: int = 1) -> Path:
     """An ONNX network shaped as the recogniser is (input ``x``: N x 3 x 48 x W; a convolution
-    over the line, then a matrix product to ``classes`` per column), with fixed random weights."""
+    over the line, ``convs - 1`` more of one pixel, then a matrix product to ``classes`` per
+    column), with fixed random weights."""
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(3)
-    conv_w = rng.normal(0, 0.2, (8, 3, 48, 4)).astype(np.float32)
+    weights = [numpy_helper.from_array(rng.normal(0, 0.2, (8, 3, 48, 4)).astype(np.float32), "conv_w0")]
+    nodes = [helper.make_node("Conv", ["x", "conv_w0"], ["c0"], strides=[48, 4], name="Conv.0")]  # N x 8 x 1 x W/4
+    for i in range(1, convs):
+        weights.append(numpy_helper.from_array(rng.normal(0, 0.4, (8, 8, 1, 1)).astype(np.float32), f"conv_w{i}"))
+        nodes.append(helper.make_node("Conv", [f"c{i - 1}", f"conv_w{i}"], [f"c{i}"], name=f"Conv.{i}"))
     head = rng.normal(0, 0.5, (8, classes)).astype(np.float32)
-    nodes = [
-        helper.make_node("Conv", ["x", "conv_w"], ["c"], strides=[48, 4]),  # N x 8 x 1 x W/4
-        helper.make_node("Relu", ["c"], ["r"]),
+    nodes += [
+        helper.make_node("Relu", [f"c{convs - 1}"], ["r"]),
         helper.make_node("Squeeze", ["r", "axis2"], ["s"]),  # N x 8 x W/4
         helper.make_node("Transpose", ["s"], ["t"], perm=[0, 2, 1]),  # N x W/4 x 8
-        helper.make_node("MatMul", ["t", "head"], ["logits"]),
+        helper.make_node("MatMul", ["t", "head"], ["logits"], name="MatMul.0"),
         helper.make_node("Softmax", ["logits"], ["probs"], axis=-1),
     ]
     graph = helper.make_graph(
         nodes, "small_recogniser",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 48, "w"])],
         [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["n", "steps", classes])],
-        [numpy_helper.from_array(conv_w, "conv_w"), numpy_helper.from_array(head, "head"),
-         numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2")])
+        weights + [numpy_helper.from_array(head, "head"), numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     helper.set_model_props(model, {"character": "abcdef"})
@@ -90,13 +93,13 @@ def test_the_copy_is_made_once_and_reused(tmp_path):
     source.write_bytes(b"model one")
     made = []
 
-    def make(src, target):
+    def make(src, target, variant):
         made.append(src)
         target.write_bytes(b"int8 of " + src.read_bytes())
 
     path, note = rec_int8.int8_model(source, tmp_path / "cache", make)
     assert note is None and path.parent == tmp_path / "cache" and path.read_bytes() == b"int8 of model one"
-    assert path.name == rec_int8.cached_name(source)
+    assert path.name == rec_int8.cached_name(source) == rec_int8.cached_name(source, tuning.OCR_REC_INT8_VARIANT)
     assert rec_int8.int8_model(source, tmp_path / "cache", make) == (path, None)
     assert len(made) == 1  # reused
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [path.name]  # no partial left
@@ -119,7 +122,7 @@ def test_a_failed_quantisation_keeps_the_full_model(tmp_path):
     source = tmp_path / "rec.onnx"
     source.write_bytes(b"model")
 
-    def broken(src, target):
+    def broken(src, target, variant):
         target.write_bytes(b"half")
         raise RuntimeError("shape inference failed\non node 3")
 
@@ -150,3 +153,54 @@ def test_the_setting_reaches_the_pipeline_from_a_drafter_spec():
     assert RapidOCRDrafter(**options).int8 is True
     assert RapidOCRDrafter().int8 is None  # tuning.OCR_REC_INT8 decides
     assert tuning.OCR_REC_INT8 is False
+
+
+def test_each_variant_keeps_the_layers_it_names_at_full_precision(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    source = small_recogniser(tmp_path / "rec.onnx", convs=6)
+    ops = {}
+    for name in ("all", "inner", "convs"):
+        rec_int8.make_int8(source, tmp_path / f"{name}.onnx", name)
+        ops[name] = [node.op_type for node in onnx.load(str(tmp_path / f"{name}.onnx")).graph.node]
+    assert ops["all"].count("QLinearConv") == 6 and "Conv" not in ops["all"] and "MatMul" not in ops["all"]
+    # the first two and last two convolutions and the class head at full precision, the rest on int8
+    assert ops["inner"].count("Conv") == 4 and ops["inner"].count("QLinearConv") == 2
+    assert ops["inner"].count("MatMul") == 1
+    assert ops["convs"].count("Conv") == 4 and ops["convs"].count("QLinearConv") == 2
+    assert ops["convs"].count("MatMul") == 1  # matrix products are not its business
+    quantised, kept = rec_int8.quantised_nodes(onnx.load(str(source)), rec_int8.VARIANTS["inner"])
+    assert quantised == ["Conv.2", "Conv.3"] and kept == ["Conv.0", "Conv.1", "Conv.4", "Conv.5", "MatMul.0"]
+
+
+def test_the_variants_are_cached_apart_and_an_unknown_one_reads_at_full_precision(tmp_path, monkeypatch):
+    source = tmp_path / "rec.onnx"
+    source.write_bytes(b"model")
+    asked = []
+
+    def make(src, target, variant):
+        asked.append(variant)
+        target.write_bytes(variant.encode())
+
+    names = {rec_int8.cached_name(source, name) for name in rec_int8.VARIANTS}
+    assert len(names) == len(rec_int8.VARIANTS)
+    first, _ = rec_int8.int8_model(source, tmp_path / "cache", make, variant="inner")
+    second, _ = rec_int8.int8_model(source, tmp_path / "cache", make, variant="convs")
+    assert first.read_bytes() == b"inner" and second.read_bytes() == b"convs" and asked == ["inner", "convs"]
+    monkeypatch.setattr(tuning, "OCR_REC_INT8_VARIANT", "convs")
+    assert rec_int8.int8_model(source, tmp_path / "cache", make) == (second, None) and len(asked) == 2
+    path, note = rec_int8.int8_model(source, tmp_path / "cache", make, variant="int4")
+    assert path == source and "'int4'" in note and "full precision" in note and "inner" in note
+
+
+def test_the_default_variant_is_a_known_one():
+    assert tuning.OCR_REC_INT8_VARIANT in rec_int8.VARIANTS
+
+
+def test_scanned_calibration_lines_are_grey_blurred_and_the_same_each_time():
+    crop = rec_int8.calibration_lines()[0]
+    scanned = rec_int8.scanned_copy(crop, 5)
+    assert scanned.shape == crop.shape and scanned.dtype == np.uint8
+    assert np.array_equal(scanned, rec_int8.scanned_copy(crop, 5))
+    assert not np.array_equal(scanned, rec_int8.scanned_copy(crop, 6))
+    assert np.median(scanned) < 240 <= np.median(crop)  # grey paper
+    assert (scanned < 128).any()  # the ink still there

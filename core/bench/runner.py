@@ -30,6 +30,10 @@ Targets (``--target``):
   ``passes_before_drafts`` how long it decoded without its regions' drafts, ``passes_before_lines``
   without any (an OCR drafter's early lines serve before).
 
+``busy`` processes spin at the normal priority beside the timed runs (``core.bench.busy``: started as
+the first document's drafting starts, stopped when the last method's run ends, on an error too); the
+run's info records their number and the machine's load average, so busy figures read as such.
+
 Every method record also holds ``decode_cpu_seconds``: the CPU time of the decoding thread
 (``time.thread_time``) while the page converted, the engine's own work (the drafter runs on its own
 thread; a simulated pass sleeps), and with the simulated GPU ``gpu_seconds``, its simulated passes.
@@ -48,6 +52,7 @@ from typing import Callable
 
 from core import tuning
 from core.bench import human_reference as human_side
+from core.bench.busy import busy_processes, load_average
 from core.bench.document_run import FixedDrafts, PageReference, line_references, run_document
 from core.bench.corpus import (NON_TEXT_LABELS, load_corpus, oracle_regions, prepare_reference,
                                region_references, region_spans, split_reference)
@@ -123,6 +128,7 @@ class BenchConfig:
     gpu_pass_ms: float = tuning.SIMULATED_GPU_PASS_MS  # simulated-gpu: a pass's fixed milliseconds (core.bench.simulated_gpu)
     gpu_token_ms: float = tuning.SIMULATED_GPU_TOKEN_MS  # simulated-gpu: milliseconds per token in the pass
     rotate: str = tuning.DEFAULT_ROTATE  # turned pages shown upright, the same image for every method
+    busy: int = 0                     # processes spinning beside the timed runs (core.bench.busy)
 
 
 @dataclass
@@ -137,6 +143,10 @@ class RunInfo:
     machine: dict = field(default_factory=dict)
     reference_kind: str = "human"     # what the .md files are: human references or a model's outputs
     human_reference: str | None = None  # the human references replayed beside a model's outputs
+    busy: int = 0                     # processes spinning beside the timed runs, started and stopped by them
+    #: the machine's load average (1, 5, 15 min) as the timed runs start (before the busy processes do)
+    #: and end, and its 1-minute figure after each document (name -> figure); None where the system has none
+    load_average: dict = field(default_factory=dict)
 
 
 # --- targets and drafters ------------------------------------------------------------------------
@@ -232,6 +242,8 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
     import platform
 
     log = log or (lambda s: print(s, file=sys.stderr))
+    if cfg.busy < 0:
+        raise HSDError(f"busy processes must be 0 or more, got {cfg.busy}")
     methods = parse_methods(cfg.methods)
     docs = load_corpus(cfg.corpus, cfg.docs)
     if not docs:
@@ -258,23 +270,30 @@ def run_bench(cfg: BenchConfig, log: Callable[[str], None] | None = None,
     budget = cfg.pages
     pass_cost = PassCost()  # what a pass costs on this target, learned over the whole run
     skipped = []
-    for doc in docs:
-        if budget is not None and budget <= 0:
-            break
-        if doc.problem:
-            skipped.append({"doc": doc.name, "reason": doc.problem})
-            warnings.warn(f"{doc.name}: skipped: {doc.problem}", HSDWarning, stacklevel=2)
-            continue
-        try:
-            records += _run_document(doc, cfg, methods, target, drafter, budget, log,
-                                     (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost,
-                                     human)
-        except DocumentError as exc:  # an empty or damaged PDF: the others are still benchmarked
-            skipped.append({"doc": doc.name, "reason": str(exc)})
-            warnings.warn(f"{doc.name}: skipped: {exc}", HSDWarning, stacklevel=2)
-            continue
-        if budget is not None:
-            budget -= sum(1 for r in records if r["doc"] == doc.name)
+    info.busy = cfg.busy
+    load = info.load_average = {"start": load_average(), "documents": {}}
+    with busy_processes(cfg.busy):  # the timed runs, beside the busy work asked for
+        for doc in docs:
+            if budget is not None and budget <= 0:
+                break
+            if doc.problem:
+                skipped.append({"doc": doc.name, "reason": doc.problem})
+                warnings.warn(f"{doc.name}: skipped: {doc.problem}", HSDWarning, stacklevel=2)
+                continue
+            try:
+                records += _run_document(doc, cfg, methods, target, drafter, budget, log,
+                                         (lambda rec: on_page(asdict(info), rec)) if on_page else None, pass_cost,
+                                         human)
+            except DocumentError as exc:  # an empty or damaged PDF: the others are still benchmarked
+                skipped.append({"doc": doc.name, "reason": str(exc)})
+                warnings.warn(f"{doc.name}: skipped: {exc}", HSDWarning, stacklevel=2)
+                continue
+            finally:
+                now = load_average()
+                load["documents"][doc.name] = now and now[0]
+            if budget is not None:
+                budget -= sum(1 for r in records if r["doc"] == doc.name)
+        load["end"] = load_average()
     if not records:
         reasons = "; ".join(f"{s['doc']}: {s['reason']}" for s in skipped[:3])
         raise HSDError(f"{cfg.corpus}: no document could be benchmarked ({reasons})")
@@ -465,6 +484,7 @@ def _method_record(m: Method, measure, page_ref, charged: float, first_regions) 
         "engine_seconds": s.seconds.get("total", 0.0),
         "seconds": dict(s.seconds),
         "wall_seconds": measure.wall_seconds + charged,
+        "charged_draft_seconds": charged,  # the drafts made first, added: outside its document run's seconds
         "gains": dict(sorted(Counter(measure.gains).items())),
         "edit_distance": text_edit_distance(res.markdown, page_ref),
         "teds": page_teds(res.markdown, page_ref),

@@ -22,7 +22,7 @@ SUMMARY = "benchmark HSD against the baselines on a corpus folder"
 
 def register(sub) -> None:
     from core.bench.runner import DEFAULT_METHODS, RANDOM_HUNYUAN, TARGETS
-    from core.commands.arguments import add_rotate_argument
+    from core.commands.arguments import add_rotate_argument, whole_number
 
     p = sub.add_parser("bench", help=SUMMARY,
                        description=__doc__.split("\n\n")[0] + " Every page is counted; drafter time is "
@@ -78,6 +78,10 @@ def register(sub) -> None:
                    help="for model outputs: a corpus folder whose pairs/NAME.md are the same pages' human "
                    "references, replayed beside them with ar and hsd (auto: the model_outputs layout's "
                    "../../pairs; none: no comparison)")
+    p.add_argument("--busy", type=whole_number(0, 256, "--busy"), default=0, metavar="N",
+                   help="N processes spinning at the normal priority beside the timed runs, started and stopped "
+                   "by this command (a browser or a build on a user's machine); the report records N and the load "
+                   "average (default 0)")
     p.add_argument("--out", default="bench-out", metavar="DIR", help="output folder (default bench-out)")
     p.add_argument("--overwrite", action="store_true",
                    help="let --out replace files of these names that this command did not write (default: "
@@ -145,7 +149,7 @@ def named_documents(docs: str | None) -> list[str] | None:
 
 
 def run(args) -> int:
-    from core.bench.report import write_outputs
+    from core.bench.report import describe_load, write_outputs
     from core.bench.runner import BenchConfig, run_bench
 
     if not (Path(args.corpus) / "pairs").is_dir():
@@ -157,7 +161,7 @@ def run(args) -> int:
         cost_layers=args.cost_layers, reference_tables=args.reference_tables,
         reference_spaces=args.reference_spaces, background_drafting=args.background_drafting,
         reference_kind=args.reference_kind, human_reference=args.human_reference,
-        gpu_pass_ms=args.gpu_pass_ms, gpu_token_ms=args.gpu_token_ms, rotate=args.rotate,
+        gpu_pass_ms=args.gpu_pass_ms, gpu_token_ms=args.gpu_token_ms, rotate=args.rotate, busy=args.busy,
     )
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     out = Path(args.out)
@@ -179,6 +183,7 @@ def run(args) -> int:
     _write_bench_record(out, done=True)
     o = agg["overall"]
     print(f"{agg['pages']} pages, {agg['documents']} documents -> {args.out}/report.md")
+    print(f"  {describe_load(result['info'])}")
     if cfg.target != "real":
         from core.bench.human_reference import describe
 
@@ -195,6 +200,9 @@ def run(args) -> int:
         print(f"  beside it, the same {h['pages']} pages against their human references: hsd fwd-pass speed-up "
               f"{s['fp_speedup_mean']:.2f}x (total {s['fp_speedup_total']:.2f}x), mean accepted length "
               f"{s['mean_accepted_length']:.2f}")
+    for m, s in (agg["end_to_end"]["set"] if cfg.target != "replay" else {}).items():
+        print(f"  {m:14s} documents end to end {s['end_to_end_speedup']:.2f}x over ar, passes {s['pass_speedup']:.2f}x: "
+              f"end to end / passes {s['over_passes']:.2f} ({s['documents']} documents, every page counted)")
     for t in agg["targets"].values():
         if t["met"] is not None:
             print(f"  target {'met ' if t['met'] else 'MISSED'}: {t['what']}: {t['value'] if isinstance(t['value'], str) else round(t['value'], 2)}")

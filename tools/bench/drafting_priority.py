@@ -15,16 +15,10 @@ processes' regions are checked to be the same. Not a test: the numbers depend on
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import statistics
 import sys
 import time
 from pathlib import Path
-
-
-def spin() -> None:
-    while True:
-        pass
 
 
 def p90(values: list[float]) -> float:
@@ -41,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from core import tuning
+    from core.bench.busy import busy_processes
     from core.documents import open_document
     from core.drafters.process import ProcessDrafter
 
@@ -55,32 +50,26 @@ def main(argv: list[str] | None = None) -> int:
         readers[policy] = ProcessDrafter(args.drafter)
         with open_document(pdfs[0]) as document:
             readers[policy].prepare(document.page(0))
-    context = multiprocessing.get_context("spawn")
-    busy = [context.Process(target=spin, daemon=True) for _ in range(args.busy)]
-    for process in busy:
-        process.start()
     seconds: dict[str, list[float]] = {policy: [] for policy in policies}
     try:
-        turn = 0
-        for pdf in pdfs:
-            with open_document(pdf) as document:
-                for index in range(document.page_count):
-                    page = document.page(index)
-                    order = policies if turn % 2 == 0 else policies[::-1]
-                    turn += 1
-                    regions, took = {}, {}
-                    for policy in order:
-                        t0 = time.perf_counter()
-                        regions[policy] = readers[policy].draft(page)
-                        took[policy] = time.perf_counter() - t0
-                        seconds[policy].append(took[policy])
-                    same = all(r == regions[order[0]] for r in regions.values())
-                    print(f"{pdf.name} p{index + 1}: " + ", ".join(f"{p} {took[p]:.2f} s" for p in policies)
-                          + f", same regions: {same}", flush=True)
+        with busy_processes(args.busy):
+            turn = 0
+            for pdf in pdfs:
+                with open_document(pdf) as document:
+                    for index in range(document.page_count):
+                        page = document.page(index)
+                        order = policies if turn % 2 == 0 else policies[::-1]
+                        turn += 1
+                        regions, took = {}, {}
+                        for policy in order:
+                            t0 = time.perf_counter()
+                            regions[policy] = readers[policy].draft(page)
+                            took[policy] = time.perf_counter() - t0
+                            seconds[policy].append(took[policy])
+                        same = all(r == regions[order[0]] for r in regions.values())
+                        print(f"{pdf.name} p{index + 1}: " + ", ".join(f"{p} {took[p]:.2f} s" for p in policies)
+                              + f", same regions: {same}", flush=True)
     finally:
-        for process in busy:
-            process.terminate()
-            process.join()
         for reader in readers.values():
             reader.close()
     for policy, values in seconds.items():

@@ -139,8 +139,11 @@ def test_simulated_gpu_end_to_end(synthetic_corpus, tmp_path, capsys):
         assert ar["gpu_seconds"] >= 0.002 * ar["forward_passes"]
         assert hsd["background_drafting"]["same_regions"]  # the run's drafter read the page as the first drafting
         assert 0 <= hsd["passes_before_drafts"] <= hsd["forward_passes"] and ar["passes_before_drafts"] == 0
+    def pages_of(doc):
+        return [p for p in data["pages"] if p["doc"] == doc]
+
     for doc in ("alpha_report", "beta_note"):
-        pages = [p for p in data["pages"] if p["doc"] == doc]
+        pages = pages_of(doc)
         run = pages[0]["document_run_seconds"]
         assert set(run) == {"ar", "page", "hsd"}
         for m in run:
@@ -149,7 +152,17 @@ def test_simulated_gpu_end_to_end(synthetic_corpus, tmp_path, capsys):
     assert "## Simulated GPU" in report and "A simulation, not a GPU run" in report
     assert "| alpha_report | 2 |" in report and "Passes before the page's drafts arrived" in report
     assert "2 ms a pass + 0.001 ms a token" in report
-    assert "ms a pass" in capsys.readouterr().out
+    # each document end to end (its whole run, drafting included) beside its pass speed-up
+    e2e = data["aggregate"]["end_to_end"]
+    alpha = e2e["per_document"]["alpha_report"]
+    assert alpha["pages"] == 2 and alpha["seconds"]["hsd"] == pages_of("alpha_report")[0]["document_run_seconds"]["hsd"]
+    assert alpha["passes"]["ar"] == sum(p["methods"]["ar"]["forward_passes"] for p in pages_of("alpha_report"))
+    assert e2e["set"]["hsd"]["documents"] == 2 and e2e["multi_page"]["hsd"]["documents"] == 1
+    target = data["aggregate"]["targets"]["end_to_end_over_passes"]
+    assert target["value"] == pytest.approx(e2e["multi_page"]["hsd"]["over_passes"]) and target["met"] is not None
+    assert "## Documents end to end" in report and "| alpha_report | 2 | hsd |" in report
+    printed = capsys.readouterr().out
+    assert "ms a pass" in printed and "documents end to end" in printed and "busy 0:" in printed
 
 
 def test_a_trailing_comma_in_docs_names_no_extra_document():

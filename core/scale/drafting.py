@@ -13,6 +13,15 @@ Look-ahead: told the pages the run will draft (``expect``, from the run's plan),
 document's later pages while the drafting thread waits for this one. A page asked for before its
 task was sent (no plan told) is sent then.
 
+The decode does not wait for the drafts: the run hands the decode each page as soon as it is
+rendered (``core.draft_ahead``, beside the decode), and ``RayPageDecoder`` ships the page to its
+model actor with its drafting task's reference (``reference``: the task, sent then where the
+drafting thread has not sent it yet). On the actor, ``ClusterDrafts`` is the page's drafting as the
+engine sees any drafting still running (``core.page_job.Drafting``): the engine asks it between
+passes whether it is done (``ray.wait`` with no timeout), and speculates from the drafts from the
+next pass on, as it does on one machine. The drafting thread waits for the same task and announces
+its regions and warnings in the driver.
+
 The document travels once (its file's bytes, put in Ray's object store with its first page): the
 tasks open it again from them (``_Opened``), so the input files need only be readable by the
 driver. A worker keeps the last document and the drafter of each spec it built between tasks.
@@ -49,8 +58,14 @@ class ClusterDrafter(DrafterBase):
         self._task = task
         self._cpus = max(1, int(cpus))  # an OCR drafter's workers in a task
         self._order: list[int] = []          # the pages the run drafts, in order (0-based)
+        self._position: dict[int, int] = {}  # page index -> its place in ``_order``
         self._sent: dict[int, object] = {}   # page index -> its task's result reference
+        # page index -> the reference of its task too, until the decode takes it (``reference``) or
+        # the drafting thread has gone past the page (its drafts delivered: the decode ships them)
+        self._for_decode: dict[int, object] = {}
+        self._drafting_at = -1               # the place in ``_order`` of the page the drafting thread drafts
         self._document = None                # (path, reference to the file's bytes in the store)
+        self._source = None                  # the document (``reference`` sends its pages from plain data)
         self._lock = threading.Lock()
 
     def choose(self, page):
@@ -61,6 +76,28 @@ class ClusterDrafter(DrafterBase):
         """The pages the run will draft, in its order: those after a page asked for are sent ahead."""
         with self._lock:
             self._order = list(indices)
+            self._position = {index: at for at, index in enumerate(self._order)}
+
+    def reference(self, number: int):
+        """The drafting task of page ``number`` (1-based), for the model actor that decodes the page
+        (``ClusterDrafts``): sent now where it was not (the decode never waits for the drafting
+        thread to send it; the drafting thread then waits for this task). None where the page's
+        drafts are delivered to the run already (the drafting thread has gone past it), or where
+        the page cannot be sent from here (its document or its turn not known yet: the decode then
+        waits for its drafts)."""
+        index = number - 1
+        with self._lock:
+            reference = self._for_decode.pop(index, None)
+            if reference is not None:
+                return reference
+            if self._position.get(index, len(self._order)) < self._drafting_at:
+                return None
+            document = self._source
+            if document is None or index not in document.turns:  # rendered pages have their turn
+                return None
+            reference = self._sent[index] = self._send_where(document, index, document.turns[index])
+            del self._for_decode[index]  # taken
+            return reference
 
     def draft(self, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
         """``page``'s regions, drafted on the cluster; ``meanwhile()`` runs once its task is sent,
@@ -87,8 +124,12 @@ class ClusterDrafter(DrafterBase):
         the run's order; return ``page``'s result reference."""
         with self._lock:
             order = self._order
-            at = order.index(page.index) if page.index in order else None
+            at = self._position.get(page.index)
             ahead = order[at + 1:at + self.window] if at is not None else []
+            if at is not None:  # the pages before it are delivered: the decode no longer asks for them
+                self._drafting_at = at
+                for index in [index for index in self._for_decode if self._position.get(index, at) < at]:
+                    del self._for_decode[index]
             if page.index not in self._sent:
                 self._sent[page.index] = self._send(page)
             for index in ahead:
@@ -100,27 +141,76 @@ class ClusterDrafter(DrafterBase):
             return self._sent.pop(page.index)
 
     def _send(self, page):
+        # the page's turn travels with it: the task sees the page as the driver renders it
+        return self._send_where(page.document, page.index, page.turn)
+
+    def _send_where(self, document, index: int, turn: int):
+        """Send the task of page ``index`` of ``document`` turned ``turn`` (plain data: no page is
+        read here, so the decode's thread may send too); the lock is held."""
         import ray
 
-        document = page.document
         if self._document is None or self._document[0] != document.path:
             self._document = (document.path, ray.put(Path(document.path).read_bytes()))
+        self._source = document
         path, data = self._document
-        # the page's turn travels with it: the task sees the page as the driver renders it
-        where = (Path(path).name, document.password, document.rotate, page.index, page.turn)
-        return self._task.remote(self.drafter_spec, [data], where, self._cpus)
+        where = (Path(path).name, document.password, document.rotate, index, turn)
+        reference = self._for_decode[index] = self._task.remote(self.drafter_spec, [data], where, self._cpus)
+        return reference
 
     def close(self) -> None:
         """Give up the tasks still drafting (the run has stopped)."""
         import ray
 
         with self._lock:
-            sent, self._sent = list(self._sent.values()), {}
-        for reference in sent:
+            sent = {id(reference): reference for reference in [*self._sent.values(), *self._for_decode.values()]}
+            self._sent, self._for_decode = {}, {}
+        for reference in sent.values():
             try:
                 ray.cancel(reference)
             except Exception:
                 pass
+
+
+class ClusterDrafts:
+    """A page's drafting on a Ray task as a model actor's engine sees it (``core.page_job.Drafting``):
+    ``reference`` is the task's (``draft_on_worker``'s) result. ``done`` asks Ray without waiting
+    (the engine asks between passes), ``result`` waits; the error as a drafting on one machine
+    records it. The drafter's warnings are told in the driver, where the run's drafting thread
+    waits for the same task."""
+
+    def __init__(self, reference):
+        self._reference = reference
+        self._regions: list[Region] | None = None
+        self.error: str | None = None
+        self.seconds = 0.0  # the driver's drafting thread times the drafting (``RayPageDecoder``)
+
+    def done(self) -> bool:
+        if self._regions is None:
+            import ray
+
+            if not ray.wait([self._reference], timeout=0)[0]:
+                return False
+            self._take()
+        return True
+
+    def early_lines(self) -> list:
+        return []  # the task sends its regions whole
+
+    def result(self) -> list[Region]:
+        if self._regions is None:
+            self._take()
+        return self._regions
+
+    def _take(self) -> None:
+        import ray
+
+        try:
+            regions, _, error = ray.get(self._reference)
+        except Exception as exc:  # the task's worker died past its retries, or it was cancelled
+            regions, error = [], exc
+        self.error = None if error is None else f"{type(error).__name__}: {error}"
+        self._regions = list(regions) if error is None else []
+        self._reference = None
 
 
 def drafting_task(cpus: float, memory: int, retries: int):
@@ -221,4 +311,4 @@ def _remove(path: Path, folder: Path) -> None:
 _OPENED = _Opened()
 
 
-__all__ = ["ClusterDrafter", "draft_on_worker", "drafting_task"]
+__all__ = ["ClusterDrafter", "ClusterDrafts", "draft_on_worker", "drafting_task"]

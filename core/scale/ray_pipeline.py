@@ -8,11 +8,13 @@ by ``core.run.DocumentRun`` as on one machine.
              drafted on a Ray CPU task, several pages of a document at once (the cluster's CPUs
              left beside the model actors, shared by the documents running at once)
     model actors: one per GPU (or CPU actors without GPUs), each holding one model; the run's
-             ``PageDecoder`` is ``RayPageDecoder``: it sends each rendered and drafted page to its
-             actor, whose engine decodes it (``Engine.decode_image``) and sends the result back.
-             A document's pages reach one actor in page order, so the actor's engine keeps the
-             document's history and learned notation exactly as ``hsd convert`` does. The
-             page's events (``TextAppended``, ``RegionVerified``) stream back while it decodes.
+             ``PageDecoder`` is ``RayPageDecoder``: it sends each page to its actor as soon as it
+             is rendered, with its drafts or, where they are not in yet, its drafting task's
+             reference; the actor's engine decodes it (``Engine.decode_image``), takes the drafts
+             when they come as on one machine, and sends the result back. A document's pages
+             reach one actor in page order, so the actor's engine keeps the document's history
+             and learned notation exactly as ``hsd convert`` does. The page's events
+             (``TextAppended``, ``RegionVerified``) stream back while it decodes.
 
 Documents run in parallel, one per actor (``RayDocuments``: a run per actor on a thread of the
 driver, their events read in input order), the pages of one document one after the other (each
@@ -44,6 +46,7 @@ from core import tuning
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
 from core.errors import CancelledError, HSDError
+from core.events import RegionVerified
 from core.page_pipeline import DraftedPage, failed_page, page_error
 
 #: Environment of every worker: library chatter off (the CLI does the same for itself).
@@ -127,8 +130,10 @@ class RunReport:
 
 @dataclass
 class ShippedPage:
-    """A rendered and drafted page on its way to a model actor: what ``DraftedPage`` holds, its
-    drafting finished (the regions, the drafter's error and seconds travel; a drafter does not)."""
+    """A rendered page on its way to a model actor: what ``DraftedPage`` holds. Its drafting
+    finished: the regions, the drafter's error and seconds travel (a drafter does not); still
+    running: ``drafts`` is its drafting task's reference (``core.scale.drafting.ClusterDrafts``),
+    whose regions the actor's engine takes while it decodes the page."""
 
     number: int
     width: float
@@ -138,15 +143,31 @@ class ShippedPage:
     draft_error: str | None
     draft_seconds: float
     seconds: dict
+    drafts: object = None            # the drafting task's reference, where the drafts were not in
 
-    def drafted_page(self) -> DraftedPage:
-        drafts = DraftJob.finished(list(self.regions), self.draft_error, self.draft_seconds)
+    def drafting(self):
+        """The page's drafting as the engine takes it (``core.page_job.Drafting``)."""
+        if self.drafts is not None:
+            from core.scale.drafting import ClusterDrafts
+
+            return ClusterDrafts(self.drafts)
+        return DraftJob.finished(list(self.regions), self.draft_error, self.draft_seconds)
+
+    def drafted_page(self, drafting=None) -> DraftedPage:
+        drafts = drafting if drafting is not None else self.drafting()
         return DraftedPage(self.number, self.width, self.height, self.image, drafts, dict(self.seconds))
 
 
 class ModelActor:
     """One model per actor (per GPU): decodes the pages it is sent, in order. Plain Python: Ray
-    makes it an actor (``ray.remote``), a test may call it directly."""
+    makes it an actor (``ray.remote``), a test may call it directly.
+
+    A page may come before its drafts (``ShippedPage.drafts``). Where its engine drafts beside the
+    decode (``Engine.drafts_beside_decode``: on a GPU, or ``--background-drafting on``), the page
+    is decoded at once and the drafts join its decode when they come, as on one machine; a page
+    whose decode ends first waits here for them (``finish``) while the next page decodes.
+    Elsewhere the drafts come first, as on one machine where the drafter and the decode would
+    share the CPU."""
 
     def __init__(self, config, engine_factory, retries: int):
         from core.api import quiet_libraries
@@ -156,6 +177,7 @@ class ModelActor:
         self.retries = retries
         self.name = _actor_name()
         self.load_error: str = ""
+        self._waiting: dict[tuple, object] = {}  # (document, page number) -> its DecodedPage, drafts to come
         try:
             self.engine = (engine_factory or Engine)(config)
             self.engine.prepare()  # load now, not inside the first page's timing
@@ -177,8 +199,11 @@ class ModelActor:
         A generator (on Ray a streaming one): ``{"events": [...]}`` with the events the page's
         decode told (``TextAppended``, ``RegionVerified``) every ``tuning.PROGRESS_TICK_SECONDS``
         while it decodes (the progress line, which shows them, is drawn no more often), then
-        ``{"result": ...}`` with the pickled ``PageResult`` and what the actor did."""
+        ``{"result": ...}`` with the pickled ``PageResult`` and what the actor did; or, where the
+        decode ended before the page's drafts came, ``{"so_far": ...}`` with its result at the end
+        of the decode (no regions yet; ``finish`` gives the whole one)."""
         t0 = time.perf_counter()
+        self._waiting = {held: page for held, page in self._waiting.items() if held[0] == key}
         self.engine.remember_pages(key, remembered)
         told: queue.SimpleQueue = queue.SimpleQueue()
         outcome: dict = {}
@@ -195,17 +220,36 @@ class ModelActor:
             yield {"events": events}
         if "raised" in outcome:
             raise outcome["raised"]
-        yield {"result": pickle.dumps(outcome["result"], protocol=pickle.HIGHEST_PROTOCOL), "actor": self.name,
-               "busy": time.perf_counter() - t0, "gpu": _gpu_utilization()}
+        told = {"actor": self.name, "busy": time.perf_counter() - t0, "gpu": _gpu_utilization()}
+        if "decoded" in outcome:  # its drafts have not come: its result so far, the page kept for them
+            self._waiting[(key, page.number)] = outcome["decoded"]
+            yield dict(told, so_far=_pickled(outcome["decoded"].result_so_far()))
+        else:
+            yield dict(told, result=_pickled(outcome["result"]))
+
+    def finish(self, key: str, number: int) -> bytes | None:
+        """The pickled result of page ``number`` of document ``key``, whose decode ended before its
+        drafts came (``decode``'s ``so_far``), once they have; None where this actor does not hold
+        the page (a restarted actor: the caller decodes it again)."""
+        decoded = self._waiting.pop((key, number), None)
+        return None if decoded is None else _pickled(decoded.finish())
 
     def _decode_page(self, page: ShippedPage, on_event, outcome: dict) -> None:
         """The decode of ``page`` with its retries, on a thread of the actor: ``outcome["result"]``,
+        ``outcome["decoded"]`` (its ``DecodedPage``) where its decode ended before its drafts came,
         or ``outcome["raised"]`` for what must not be recorded as a failed page."""
         error: BaseException | None = None
         try:
+            drafting = page.drafting()  # one for every attempt: its drafts come once
+            if not self.engine.drafts_beside_decode:
+                drafting.result()  # the drafter first, as on one machine
             for _ in range(self.retries + 1):
                 try:
-                    outcome["result"] = self.engine.decode_image(page.drafted_page(), on_event=on_event).finish()
+                    decoded = self.engine.decode_image(page.drafted_page(drafting), on_event=on_event)
+                    if decoded.drafted():
+                        outcome["result"] = decoded.finish()
+                    else:
+                        outcome["decoded"] = decoded
                     return
                 except (KeyboardInterrupt, CancelledError):
                     raise
@@ -216,6 +260,10 @@ class ModelActor:
                                             page_error(error))
         except BaseException as exc:  # raised where the generator runs
             outcome["raised"] = exc
+
+
+def _pickled(result) -> bytes:
+    return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _drain(told: queue.SimpleQueue) -> list:
@@ -443,12 +491,39 @@ class _Returned:
     result_so_far = finish
 
 
+@dataclass
+class _Waiting:
+    """A page whose decode ended on the actor before its drafts came (``core.run.Decoded``): its
+    result so far came back; ``finish`` waits for its drafts (the run's drafting thread announces
+    them) and asks the actor for the whole result."""
+
+    decoder: "RayPageDecoder"
+    page: DraftedPage
+    shipped: ShippedPage
+    key: str
+    so_far: object
+    _result: object = None
+
+    def drafted(self) -> bool:
+        return self.page.drafts.done()
+
+    def result_so_far(self):
+        return self._result if self._result is not None else self.so_far
+
+    def finish(self):
+        if self._result is None:
+            self.page.drafts.result()
+            self._result = self.decoder._finished(self)
+        return self._result
+
+
 class RayPageDecoder:
     """``core.run.PageDecoder`` on a model actor (``ModelActors``, slot ``slot``), for one document's
     run: the run renders each page here and drafts it on the cluster (``drafter``, told the pages
-    to draft by ``planned``); ``decode_image`` waits for the page's drafts, sends the page to the
-    actor, tells the page's events as they stream back and gives back its result. ``close()``
-    once the run has ended."""
+    to draft by ``planned``); ``decode_image`` sends the page to the actor as soon as it is
+    rendered, with its drafts where they are in, else with its drafting task's reference (the
+    actor's engine takes the drafts while it decodes: ``ModelActor``), tells the page's events as
+    they stream back and gives back its result. ``close()`` once the run has ended."""
 
     def __init__(self, actors: ModelActors, slot: int):
         self.actors, self.slot = actors, slot
@@ -494,22 +569,59 @@ class RayPageDecoder:
         self._key = str(key)
         self._remembered.extend(results)  # they travel with the document's next page
 
-    def decode_image(self, page: DraftedPage, on_event=None, should_cancel=None) -> _Returned:
-        regions = page.drafts.result()
-        shipped = ShippedPage(page.number, page.width, page.height, page.image, list(regions), page.drafts.error,
-                              page.drafts.seconds, dict(page.seconds))
+    def decode_image(self, page: DraftedPage, on_event=None, should_cancel=None) -> "_Returned | _Waiting":
+        reference = None
+        if not page.drafts.done() and self._drafter is not None:
+            reference = self._drafter.reference(page.number)
+        if reference is None:
+            page.drafts.result()  # delivered already, or they cannot travel before they are in
+        shipped = ShippedPage(page.number, page.width, page.height, page.image, [], None, 0.0, dict(page.seconds),
+                              drafts=reference)
+        if reference is None:
+            shipped.regions, shipped.draft_error = list(page.drafts.result()), page.drafts.error
+            shipped.draft_seconds = page.drafts.seconds
         remembered, self._remembered = self._remembered, []
+        row = self._decode(shipped, remembered, page, on_event, should_cancel)
+        self.actors.record(row)
+        if "so_far" in row:
+            return _Waiting(self, page, shipped, self._key, pickle.loads(row["so_far"]))
+        return _Returned(self._drafted(page, pickle.loads(row["result"])))
+
+    def _decode(self, shipped: ShippedPage, remembered: list, page: DraftedPage, on_event, should_cancel) -> dict:
+        """The actor's last row for ``shipped``, its events told on the way. A region's events wait
+        until the run has announced the page's regions (``RegionsDrafted``, from its drafting
+        thread), as on one machine, where the decode sees no region before."""
         actor = self.actors.actor(self.slot)
         stream = actor.decode.options(num_returns="streaming").remote(self._key, remembered, shipped)
         while True:
             row = _get(stream, should_cancel)
-            if "result" in row:
-                break
+            if "events" not in row:
+                return row
             for event in row["events"]:
                 if on_event is not None:
+                    if isinstance(event, RegionVerified):
+                        page.drafts.result()
                     on_event(event)
-        self.actors.record(row)
-        return _Returned(pickle.loads(row["result"]))
+
+    def _drafted(self, page: DraftedPage, result):
+        """``result`` with the page's drafting as the run's drafting thread saw it (its error and
+        seconds: the actor may have had the drafts from the task only)."""
+        page.drafts.result()
+        result.stats.draft_error = page.drafts.error
+        result.stats.seconds["draft"] = page.drafts.seconds
+        return result
+
+    def _finished(self, waiting: _Waiting):
+        """The whole result of a page the actor decoded before its drafts came (they have now). An
+        actor restarted since has lost the page: it decodes the page again, with its drafts (the
+        Markdown is the same; the passes are those of a page drafted first)."""
+        page, actor = waiting.page, self.actors.actor(self.slot)
+        pickled = _get(actor.finish.remote(waiting.key, page.number))
+        if pickled is None:
+            shipped = replace(waiting.shipped, drafts=None, regions=list(page.drafts.result()),
+                              draft_error=page.drafts.error, draft_seconds=page.drafts.seconds)
+            pickled = self._decode(shipped, [], page, None, None)["result"]
+        return self._drafted(page, pickle.loads(pickled))
 
 
 # --- documents in parallel ------------------------------------------------------------------------

@@ -17,7 +17,9 @@ Run it with the Python HSD Studio is installed in: the reference output comes fr
 7. When the source has the OCR drafter: the same comparison with ``--drafter rapidocr`` (the
    bundled RapidOCR models, onnxruntime and opencv).
 
-Independent programs run two at a time (the reference and the bundled conversion, the families).
+Checks that do not need each other's results run at the same time (a check that needs the tiny
+model waits for check 3, the app's for check 4's reference), and so do the programs within a check
+(the reference and the bundled conversion, the families): ``PROGRAMS_AT_ONCE`` programs at most.
 The bundle runs with PYTHONPATH and PYTHONHOME removed, offline (HF_HUB_OFFLINE=1) and offscreen.
 Exit code 0 when every check passed.
 """
@@ -29,6 +31,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +43,10 @@ ARCH = "hunyuan_vl"
 #: Every family the bundle must load (transformers imports their code by name, so a missing module
 #: only shows when a model of that family loads).
 FAMILIES = ("hunyuan_vl", "qwen2_5_vl", "qwen3_vl", "paddleocr_vl", "glm_ocr")
+#: Programs running at once (the checks' and the references'): each is mostly one core's work, and
+#: more than the cores would only add memory.
+PROGRAMS_AT_ONCE = max(2, min(4, os.cpu_count() or 2))
+_program_slots = threading.BoundedSemaphore(PROGRAMS_AT_ONCE)
 
 
 @dataclass
@@ -160,8 +167,9 @@ def _run(command: list[str], env: dict, timeout: float, log: Path) -> subprocess
         out.write(("$ " + " ".join(command) + "\n").encode())
         out.flush()
         try:
-            done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  timeout=timeout, cwd=log.parent)
+            with _program_slots:
+                done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      timeout=timeout, cwd=log.parent)
         except subprocess.TimeoutExpired as exc:
             out.write(exc.output or b"")
             return subprocess.CompletedProcess(command, 124, exc.output or b"")
@@ -170,12 +178,12 @@ def _run(command: list[str], env: dict, timeout: float, log: Path) -> subprocess
 
 
 def _side_by_side(log: Path, *jobs) -> list:
-    """Run each ``job(part_log)`` (a function running programs of its own) at the same time, two at
-    most: the programs are independent, and each is mostly one core's work. Returns their results in
-    order; each job's log is appended to ``log`` in order afterwards, so that it reads as if they had
-    run one after another."""
+    """Run each ``job(part_log)`` (a function running programs of its own) at the same time (their
+    programs take their turns with every other check's, ``PROGRAMS_AT_ONCE`` at most). Returns their
+    results in order; each job's log is appended to ``log`` in order afterwards, so that it reads as
+    if they had run one after another."""
     parts = [log.with_name(f"{log.stem}.{n}{log.suffix}") for n in range(len(jobs))]
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         results = list(pool.map(lambda job, part: job(part), jobs, parts))
     with open(log, "ab") as out:
         for part in parts:
@@ -192,27 +200,27 @@ def _tail(done: subprocess.CompletedProcess, lines: int = 6) -> str:
 
 def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings = Settings(),
                ocr: bool | None = None, app: bool = True, families: bool = True) -> list[Check]:
-    """Every check, in order; later checks are skipped (failed) when the tiny model could not be built."""
+    """Every check, in order (each runs as soon as the checks it needs have passed); the checks that
+    need the tiny model are left out when it could not be built."""
     work.mkdir(parents=True, exist_ok=True)
     log = work / "smoke.log"
-    checks: list[Check] = []
 
-    def check(name, fn):
+    def check(name, fn, part: Path) -> Check:
         start = time.monotonic()
         try:
-            problems = fn()
+            problems = fn(part)
         except Exception as exc:  # a check that crashes is a failed check, the others still run
             problems = [f"{type(exc).__name__}: {exc}"]
-        checks.append(Check(name, not problems, time.monotonic() - start, "; ".join(problems)))
-        print(f"smoke: {'ok  ' if not problems else 'FAIL'} {name} ({checks[-1].seconds:.0f} s)"
-              + (f": {checks[-1].detail}" if problems else ""), flush=True)
-        return not problems
+        done = Check(name, not problems, time.monotonic() - start, "; ".join(problems))
+        print(f"smoke: {'ok  ' if not problems else 'FAIL'} {name} ({done.seconds:.0f} s)"
+              + (f": {done.detail}" if problems else ""), flush=True)
+        return done
 
-    def version():
+    def version(log: Path):
         done = _run(programs.hsd + ["--version"], programs.env, settings.timeout, log)
         return [] if done.returncode == 0 and b"hsd " in done.stdout else [_tail(done)]
 
-    def draft():
+    def draft(log: Path):
         ref, out = work / "reference-draft.json", work / "bundle-draft.json"
         done = _run(programs.reference + ["draft", str(sample), "--json", str(ref)], reference_env(),
                     settings.timeout, log)
@@ -229,14 +237,14 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
 
     model = work / "tiny-model"
 
-    def tiny_model():
+    def tiny_model(log: Path):
         done = _run(programs.hsd + ["tiny-model", str(model), "--arch", ARCH], programs.env, settings.timeout, log)
         if done.returncode != 0:
             return [_tail(done)]
         return [] if (model / "config.json").exists() else [f"no config.json in {model}"]
 
     def convert(drafter: str):
-        def run():
+        def run(log: Path):
             ref = work / f"reference-{drafter}" / f"{sample.stem}.md"
             out = work / f"bundle-{drafter}" / f"{sample.stem}.md"
             flags = ["--model", str(model)] + settings.cli_flags(drafter)
@@ -259,7 +267,7 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
             return compare_outputs(ref, out)
         return run
 
-    def studio():
+    def studio(log: Path):
         ini = work / "studio.ini"
         ini.write_text(settings.studio_ini(model, work / "studio-cache"), encoding="utf-8")
         export = work / "studio-export"
@@ -287,27 +295,47 @@ def run_checks(programs: Programs, sample: Path, work: Path, settings: Settings 
             return [] if done.returncode == 0 and out.exists() else [f"{arch}: convert: {_tail(done, 2)}"]
         return run
 
-    def every_family():
+    def every_family(log: Path):
         return [problem for problems in _side_by_side(log, *map(one_family, FAMILIES)) for problem in problems]
 
-    check("hsd --version", version)
-    check("hsd draft writes the regions of the unbundled hsd draft", draft)
-    if not check(f"hsd tiny-model --arch {ARCH}", tiny_model):
-        return checks
-    converted = check(f"hsd convert --drafter {settings.drafter} matches the unbundled hsd convert",
-                      convert(settings.drafter))
-    if app:
-        if converted:
-            check("hsd-studio offscreen converts, exits 0, exports the same Markdown", studio)
-        else:
-            checks.append(Check("hsd-studio offscreen", False, 0.0, "skipped: no reference Markdown"))
-    if families:
-        check(f"every family ({', '.join(FAMILIES)}): hsd tiny-model and hsd convert one page", every_family)
     if ocr is None:
         ocr = (ROOT / "core" / "drafters" / "rapidocr.py").exists()
+    # (key, name, check, the key of the check whose success it needs), in the order they are reported
+    plan = [("version", "hsd --version", version, None),
+            ("draft", "hsd draft writes the regions of the unbundled hsd draft", draft, None),
+            ("model", f"hsd tiny-model --arch {ARCH}", tiny_model, None),
+            ("convert", f"hsd convert --drafter {settings.drafter} matches the unbundled hsd convert",
+             convert(settings.drafter), "model")]
+    if app:
+        plan.append(("studio", "hsd-studio offscreen converts, exits 0, exports the same Markdown", studio,
+                     "convert"))
+    if families:
+        plan.append(("families", f"every family ({', '.join(FAMILIES)}): hsd tiny-model and hsd convert one page",
+                     every_family, "model"))
     if ocr:
-        check("hsd convert --drafter rapidocr matches the unbundled hsd convert", convert("rapidocr"))
-    return checks
+        plan.append(("ocr", "hsd convert --drafter rapidocr matches the unbundled hsd convert", convert("rapidocr"),
+                     "model"))
+    parts = {key: log.with_name(f"{log.stem}-{key}{log.suffix}") for key, *_ in plan}
+
+    def when_ready(key, name, fn, needs, futures) -> Check | None:
+        if needs is not None:
+            needed = futures[needs].result()
+            if needed is None or needs == "model" and not needed.ok:
+                return None  # nothing to check without the tiny model
+            if not needed.ok:
+                return Check(name, False, 0.0, "skipped: no reference Markdown")
+        return check(name, fn, parts[key])
+
+    futures: dict = {}
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        for key, name, fn, needs in plan:  # a check is submitted after the one it needs
+            futures[key] = pool.submit(when_ready, key, name, fn, needs, futures)
+    with open(log, "ab") as out:  # the log reads as if the checks had run one after another
+        for part in parts.values():
+            if part.exists():
+                out.write(part.read_bytes())
+                part.unlink()
+    return [done for done in (futures[key].result() for key, *_ in plan) if done is not None]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -234,11 +234,15 @@ def test_the_runtime_dependencies_data_files_are_collected(contents):
     assert not {"torch", "PySide6", "cv2", "numpy", "setuptools", "_distutils_hack", "core", "app"} & packages
 
 
-def test_ci_builds_and_smoke_tests_the_bundle_after_the_suite():
-    """The bundle is built by CI's script after the test suite (not inside it: a build takes minutes
-    and 2 GB of disk), its smoke test decides CI's exit code, and its folders are removed."""
+def test_ci_builds_and_smoke_tests_the_bundle_beside_the_suite():
+    """The bundle is built by CI's script beside the test suite (not inside it: a build takes minutes
+    and 2 GB of disk), CI waits for it, its smoke test decides CI's exit code, and its folders are
+    removed."""
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    suite, build = script.index("python3 -m pytest"), script.index("packaging/build.py")
-    assert suite < build
+    build, suite = script.index("packaging/build.py"), script.index("python3 -m pytest")
+    started = script.index("bundle_pid=$!")
+    assert build < started < suite, "the build starts in the background before the suite"
+    waited = script.index('wait "$bundle_pid"')
+    assert suite < waited < script.index('if [ "$bundle_rc" -ne 0 ]')
     assert "--skip-smoke" not in script
     assert "rm -rf" in script

@@ -16,14 +16,23 @@ pytest.importorskip("rapidocr")
 @pytest.fixture(scope="module")
 def rapidocr_read():
     """RapidOCR's own pipeline, set up as the drafter's: detection at ``DET_MAX_SIDE``, lines
-    read one at a time at their own width, no angle classifier."""
+    read one at a time at their own width, no angle classifier. Each page is read once per module
+    (the tests compare with its reading, never change it)."""
     from rapidocr import RapidOCR
 
     ocr = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "critical",
                            "Det.limit_type": "max", "Det.limit_side_len": tuning.DET_MAX_SIDE,
                            "Rec.rec_batch_num": 1,
                            "Rec.rec_img_shape": [3, 48, round(48 * tuning.OCR_REC_MIN_ASPECT)]})
-    return lambda pixels: ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
+    readings: dict = {}
+
+    def read(pixels):
+        key = (pixels.shape, pixels.tobytes())
+        if key not in readings:
+            readings[key] = ocr(pixels, use_cls=False, return_word_box=True, return_single_char_box=True)
+        return readings[key]
+
+    return read
 
 
 @pytest.mark.parametrize("angle", [0.0, 1.5])

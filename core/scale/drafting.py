@@ -33,6 +33,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -181,6 +182,7 @@ class ClusterDrafts:
     def __init__(self, reference):
         self._reference = reference
         self._regions: list[Region] | None = None
+        self._asked_at = float("-inf")
         self.error: str | None = None
         self.seconds = 0.0  # the driver's drafting thread times the drafting (``RayPageDecoder``)
 
@@ -188,6 +190,12 @@ class ClusterDrafts:
         if self._regions is None:
             import ray
 
+            # Ray is asked as often as the run's drafting thread asks it, not every pass: an answer
+            # costs 0.1-0.2 ms, a pass on a GPU 5-20 ms
+            now = time.monotonic()
+            if now - self._asked_at < tuning.DRAFTING_ANSWER_POLL_SECONDS:
+                return False
+            self._asked_at = now
             if not ray.wait([self._reference], timeout=0)[0]:
                 return False
             self._take()

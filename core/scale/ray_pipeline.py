@@ -573,26 +573,27 @@ class RayPageDecoder:
         reference = None
         if not page.drafts.done() and self._drafter is not None:
             reference = self._drafter.reference(page.number)
-        if reference is None:
-            page.drafts.result()  # delivered already, or they cannot travel before they are in
-        shipped = ShippedPage(page.number, page.width, page.height, page.image, [], None, 0.0, dict(page.seconds),
-                              drafts=reference)
-        if reference is None:
-            shipped.regions, shipped.draft_error = list(page.drafts.result()), page.drafts.error
-            shipped.draft_seconds = page.drafts.seconds
+        if reference is None:  # delivered already, or they cannot travel before they are in
+            regions = list(page.drafts.result())
+            shipped = ShippedPage(page.number, page.width, page.height, page.image, regions, page.drafts.error,
+                                  page.drafts.seconds, dict(page.seconds))
+        else:
+            shipped = ShippedPage(page.number, page.width, page.height, page.image, [], None, 0.0,
+                                  dict(page.seconds), drafts=reference)
         remembered, self._remembered = self._remembered, []
-        row = self._decode(shipped, remembered, page, on_event, should_cancel)
+        row = self._decode(self._key, shipped, remembered, page, on_event, should_cancel)
         self.actors.record(row)
         if "so_far" in row:
             return _Waiting(self, page, shipped, self._key, pickle.loads(row["so_far"]))
         return _Returned(self._drafted(page, pickle.loads(row["result"])))
 
-    def _decode(self, shipped: ShippedPage, remembered: list, page: DraftedPage, on_event, should_cancel) -> dict:
-        """The actor's last row for ``shipped``, its events told on the way. A region's events wait
-        until the run has announced the page's regions (``RegionsDrafted``, from its drafting
-        thread), as on one machine, where the decode sees no region before."""
+    def _decode(self, key: str, shipped: ShippedPage, remembered: list, page: DraftedPage, on_event,
+                should_cancel) -> dict:
+        """The actor's last row for ``shipped`` (of document ``key``), its events told on the way.
+        A region's events wait until the run has announced the page's regions (``RegionsDrafted``,
+        from its drafting thread), as on one machine, where the decode sees no region before."""
         actor = self.actors.actor(self.slot)
-        stream = actor.decode.options(num_returns="streaming").remote(self._key, remembered, shipped)
+        stream = actor.decode.options(num_returns="streaming").remote(key, remembered, shipped)
         while True:
             row = _get(stream, should_cancel)
             if "events" not in row:
@@ -620,7 +621,7 @@ class RayPageDecoder:
         if pickled is None:
             shipped = replace(waiting.shipped, drafts=None, regions=list(page.drafts.result()),
                               draft_error=page.drafts.error, draft_seconds=page.drafts.seconds)
-            pickled = self._decode(shipped, [], page, None, None)["result"]
+            pickled = self._decode(waiting.key, shipped, [], page, None, None)["result"]
         return self._drafted(page, pickle.loads(pickled))
 
 

@@ -432,8 +432,12 @@ class DocumentRun:
                 model = decoder.config.model or default_model()
                 yield ModelLoading(model=model)
                 t0 = time.perf_counter()
-                compiled = decoder.prepare()
+                loading: list[str] = []
+                with warnings_to(loading.append):  # the fast engine with no room in memory, say
+                    compiled = decoder.prepare()
                 yield ModelLoaded(model=model, seconds=time.perf_counter() - t0, compile_seconds=compiled)
+                for message in loading:
+                    yield Notice(message)
             decoding = threading.Thread(target=self._decode, args=(plan, drafting, output, events.put),
                                         name="hsd-decode", daemon=True)
             decoding.start()

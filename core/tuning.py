@@ -149,6 +149,12 @@ FAST_CACHE_TOKENS = 16384
 #: MPS's working set, the CPU's available RAM) the fast engine's grown row slots may take; more
 #: rows go on with the eager engine. A safety bound, not fitted on pages.
 FAST_SLOT_MEMORY_SHARE = 0.5
+#: Decodes in a row that each held fewer of the fast engine's row slots than its buffers have
+#: before the buffers shrink to the most those decodes held (never below the slots at load): the
+#: memory of Stage 1's rows goes back a few pages after their last, and a document whose pages
+#: need many rows now and then regrows the buffers at most once per this many decodes. Chosen,
+#: not fitted on pages: a regrowth is one reallocation (and on CUDA a recording of each graph).
+FAST_SLOT_SHRINK_DECODES = 4
 #: Continuations merged into one tree.
 MAX_BRANCHES = 8
 #: Depth of the 1-gram fallback tree (no suffix of ``MIN_NGRAM`` tokens matched).

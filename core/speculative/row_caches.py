@@ -7,6 +7,7 @@ drops finished rows and admits new ones. What that does to the cache is the engi
   static cache, the accepted paths are moved into place, a finished row frees its slot and a row
   admitted mid-decode is copied into a free one. The rows go on eagerly (``to_eager``) only where
   the buffer is full, a tree is wider than any width, or more slots would not fit the device's memory.
+  When the decode ends (``close``) the cache is told, and shrinks slots that recent decodes left unused.
 * ``EagerRows``: one ``DynamicCache`` for the batch, ``(B, heads, T, head_dim)`` per layer. Rows
   have different lengths, so a boolean ``valid (B, T)`` says which cache columns hold a real token
   of that row; left padding from merging prefills and rejected tree nodes are holes the mask
@@ -164,9 +165,11 @@ class StaticRows:
         """No holes to squeeze: rejected nodes are written over by the next pass."""
 
     def close(self) -> None:
-        """Give the slots back (the rows are done, or went on eagerly)."""
+        """Give the slots back (the rows are done, or went on eagerly): the decode is over for the
+        static cache, whose buffers may then shrink (``StaticPageCache.decode_ended``)."""
         self.fast.cache.release(self.slots)
         self.slots = []
+        self.fast.cache.decode_ended()
 
 
 def long_tensor(values: list[int]) -> torch.Tensor:

@@ -30,7 +30,7 @@ import time
 import torch
 
 from core import tuning
-from core.targets.static_kv import PassCache, StaticPageCache
+from core.targets.static_kv import PassCache, SlotsDoNotFit, StaticPageCache
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,19 @@ ENGINES = ("eager", "fast")
 
 
 def install_fast_engine(target, compiled: bool = True, capacity: int = tuning.FAST_CACHE_TOKENS,
-                        widths: tuple[int, ...] = tuning.FAST_PASS_WIDTHS) -> "FastPasses":
+                        widths: tuple[int, ...] = tuning.FAST_PASS_WIDTHS) -> "FastPasses | None":
     """Give ``target`` a fast engine (``target.fast_passes``), compiled now where ``compiled``:
-    a step of loading the model, whose seconds ``compile_seconds`` keeps."""
-    fast = FastPasses(target, capacity, widths, compiled=compiled)
+    a step of loading the model, whose seconds ``compile_seconds`` keeps. None, with a warning,
+    where not one row of its cache fits the device's memory: the target decodes eagerly."""
+    try:
+        fast = FastPasses(target, capacity, widths, compiled=compiled)
+    except SlotsDoNotFit as exc:
+        import warnings
+
+        from core.errors import HSDWarning
+
+        warnings.warn(HSDWarning(str(exc)), stacklevel=2)
+        return None
     seconds = fast.warm_up()
     if compiled:
         log.info("compiled the verification pass at %d widths in %.1f s", len(fast.widths), seconds)
@@ -118,7 +127,7 @@ class FastPasses:
         self.target = target
         self.widths = tuple(sorted(widths))
         self.cache = StaticPageCache.for_model(target.model, capacity, self.widths[-1], target.dtype,
-                                               target.device)
+                                               target.device, rows=2 if compiled else 1)  # warm_up's rows
         self.compiled = compiled
         if full_length is None:
             full_length = getattr(target.device, "type", str(target.device)) == "cuda"
@@ -253,7 +262,7 @@ class FastPasses:
         from core.speculative.tree import DraftTree
 
         t0 = time.perf_counter()
-        batches = ([0], [0, 1]) if self.compiled else ([0],)
+        batches = ([0], [0, 1]) if self.compiled and self.cache.rows > 1 else ([0],)
         slots = self.cache.take(max(map(len, batches)))
         for rows in batches:
             for width in self.widths:

@@ -21,11 +21,15 @@ blocked; a pass writes only each row's ``W x W`` tree block. A slot in ``[0, top
 holds this pass is a pad row: its tokens see only themselves, and its block is blocked again after
 the pass. A finished row frees its slot (``release``); the lowest free slots are taken first, so
 the pass stays as narrow as the rows it runs. Where more rows are admitted than there are slots,
-the buffers grow by the missing slots (``take``: at admission, never during a pass; the grown
-buffers serve every later page), but only where the device can give the grown buffers' bytes
-(``can_take``: a ``tuning.FAST_SLOT_MEMORY_SHARE`` of ``device_free_bytes``, which on CUDA keeps
-under the ``--max-gpu-memory`` cap too); where it cannot, the admitted rows and the rows beside
-them go on with the eager engine (``to_dynamic``), whose cache holds only the tokens in use.
+the buffers grow by the missing slots (``take``: at admission, never during a pass), but only where
+the device can give the grown buffers' bytes (``can_take``: a ``tuning.FAST_SLOT_MEMORY_SHARE`` of
+``device_free_bytes``, which on CUDA keeps under the ``--max-gpu-memory`` cap too); where it cannot,
+the admitted rows and the rows beside them go on with the eager engine (``to_dynamic``), whose
+cache holds only the tokens in use. The grown buffers serve the next decodes too, and shrink back
+once the last ``tuning.FAST_SLOT_SHRINK_DECODES`` decodes each held fewer slots
+(``decode_ended``: between decodes, never in one). The slots at load are sized by the same rule
+(``for_model``): fewer than asked for, and the buffers keep that size; not one, and the model
+decodes with the eager engine (``SlotsDoNotFit``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,16 @@ from __future__ import annotations
 import torch
 
 from core import tuning
+from core.hardware import gib
+
+
+class SlotsDoNotFit(Exception):
+    """Not one row slot's buffers fit the memory the device can give: the model decodes with the
+    eager engine (the same tokens), whose cache holds only the tokens in use."""
+
+    def __init__(self, slot_bytes: int, room: float):
+        super().__init__(f"the fast engine's cache needs {gib(slot_bytes)} a row and the device can spare "
+                         f"{gib(room)}: decoding with the eager engine")
 
 
 def device_free_bytes(device) -> int:
@@ -52,6 +66,14 @@ def device_free_bytes(device) -> int:
     import psutil
 
     return int(psutil.virtual_memory().available)
+
+
+def slot_bytes(layer_shape: tuple[int, int, int], capacity: int, max_width: int, dtype: torch.dtype) -> int:
+    """Bytes of one row slot of a ``StaticPageCache`` of ``layer_shape`` (layers, key/value heads,
+    head size): its keys and values at every layer, its mask rows and their packed copy."""
+    layers, kv_heads, head_dim = layer_shape
+    element = torch.tensor([], dtype=dtype).element_size()
+    return capacity * element * (2 * layers * kv_heads * head_dim + 2 * max_width)
 
 
 class PassCache:
@@ -87,9 +109,11 @@ class StaticPageCache:
     by every page. ``lengths[row]``: the row's cached tokens, all of them real (no holes)."""
 
     def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int, max_width: int,
-                 dtype: torch.dtype, device, rows: int = 1, free_bytes=None):
+                 dtype: torch.dtype, device, rows: int = 1, free_bytes=None, most_rows: int | None = None):
         """``free_bytes()``: the bytes the device can give new buffers now (default
-        ``device_free_bytes`` of ``device``), asked before the slots grow."""
+        ``device_free_bytes`` of ``device``), asked before the slots grow. ``rows``: the slots at
+        load, which the buffers never shrink below (a compiled pass's graphs were made for them);
+        ``most_rows``: the slots they never grow past (None: as many as the memory allows)."""
         self.capacity = capacity
         self.free_bytes = free_bytes or (lambda: device_free_bytes(self.device))
         self.max_width = max_width
@@ -104,15 +128,32 @@ class StaticPageCache:
         self.lengths: list[int] = []
         self.written: list[int] = []  # per row, the width of the pass written last, not yet accepted
         self.taken: list[bool] = []
+        self.fewest = rows
+        self.most_rows = most_rows
+        self._peak = 0  # the most slots (the highest taken, plus one) held since the last decode ended
+        self._peaks: list[int] = []  # the same of each recent decode, the latest last
         self._allocate(rows)
 
     @classmethod
-    def for_model(cls, model, capacity: int, max_width: int, dtype: torch.dtype, device) -> "StaticPageCache":
-        """Sized from ``model``'s text configuration, one row slot to begin with."""
+    def for_model(cls, model, capacity: int, max_width: int, dtype: torch.dtype, device, rows: int = 1,
+                  free_bytes=None) -> "StaticPageCache":
+        """Sized from ``model``'s text configuration: ``rows`` slots where their buffers fit a
+        ``tuning.FAST_SLOT_MEMORY_SHARE`` of what the device can give (``free_bytes()``, default
+        ``device_free_bytes``), as growth is weighed; else as many as fit, and the buffers never
+        grow (the device had no room for more, and a compiled pass made for one slot is a graph of
+        its own). Raises ``SlotsDoNotFit`` where not even one fits."""
         text = model.config.get_text_config()
         head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
         kv_heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
-        return cls(text.num_hidden_layers, kv_heads, head_dim, capacity, max_width, dtype, device)
+        layer_shape = (text.num_hidden_layers, kv_heads, head_dim)
+        free_bytes = free_bytes or (lambda: device_free_bytes(device))
+        each = slot_bytes(layer_shape, capacity, max_width, dtype)
+        room = tuning.FAST_SLOT_MEMORY_SHARE * free_bytes()
+        fit = min(rows, int(room // each))
+        if fit < 1:
+            raise SlotsDoNotFit(each, room)
+        return cls(*layer_shape, capacity, max_width, dtype, device, rows=fit, free_bytes=free_bytes,
+                   most_rows=fit if fit < rows else None)
 
     @property
     def rows(self) -> int:
@@ -128,15 +169,21 @@ class StaticPageCache:
         self.lengths[0] = value
 
     def _allocate(self, rows: int) -> None:
-        """Buffers of ``rows`` slots, the slots in use copied over (their cached columns only)."""
+        """Buffers of ``rows`` slots (more or fewer than now), the slots below ``rows`` copied over
+        (their cached columns only). Where none of those holds a token, the old buffers go first:
+        shrinking then never holds both."""
         layers, kv_heads, head_dim = self.layer_shape
         shape = (rows, kv_heads, self.capacity, head_dim)
         old = self.rows
+        carried = min(old, rows)
+        if not any(self.lengths[:carried]) and not any(self.taken[:carried]):
+            self.keys, self.values, self.mask, self.packed = [], [], torch.empty(0), torch.empty(0)
+            carried = 0
         keys = [torch.zeros(shape, dtype=self.dtype, device=self.device) for _ in range(layers)]
         values = [torch.zeros(shape, dtype=self.dtype, device=self.device) for _ in range(layers)]
         mask = torch.full((rows, 1, self.max_width, self.capacity), self.blocked, dtype=self.dtype,
                           device=self.device)
-        for row in range(old):
+        for row in range(carried):
             n = self.lengths[row]
             for new, current in zip(keys + values, self.keys + self.values):
                 new[row, :, :n] = current[row, :, :n]
@@ -145,9 +192,9 @@ class StaticPageCache:
         # A pass's mask laid out row after row (``pass_mask(packed=True)``): a CPU's attention kernel
         # reads a mask whose rows are a buffer's rows (strided) a third slower at every layer.
         self.packed = torch.empty(rows * self.max_width * self.capacity, dtype=self.dtype, device=self.device)
-        self.lengths += [0] * (rows - old)
-        self.written += [0] * (rows - old)
-        self.taken += [False] * (rows - old)
+        self.lengths = self.lengths[:rows] + [0] * (rows - old)
+        self.written = self.written[:rows] + [0] * (rows - old)
+        self.taken = self.taken[:rows] + [False] * (rows - old)
 
     def fits(self, length: int, width: int) -> bool:
         return length + width <= self.capacity and width <= self.max_width
@@ -155,11 +202,8 @@ class StaticPageCache:
     # -- row slots ---------------------------------------------------------------------------------
 
     def bytes_for(self, rows: int) -> int:
-        """Bytes of the buffers of ``rows`` slots: keys and values of every layer, the mask and its
-        packed copy."""
-        layers, kv_heads, head_dim = self.layer_shape
-        element = torch.tensor([], dtype=self.dtype).element_size()
-        return rows * self.capacity * element * (2 * layers * kv_heads * head_dim + 2 * self.max_width)
+        """Bytes of the buffers of ``rows`` slots (``slot_bytes`` each)."""
+        return rows * slot_bytes(self.layer_shape, self.capacity, self.max_width, self.dtype)
 
     def can_take(self, count: int) -> bool:
         """Whether ``count`` slots can be taken: free ones, or buffers grown by the missing slots
@@ -168,6 +212,8 @@ class StaticPageCache:
         missing = count - self.taken.count(False)
         if missing <= 0:
             return True
+        if self.most_rows is not None and self.rows + missing > self.most_rows:
+            return False
         return self.bytes_for(self.rows + missing) <= tuning.FAST_SLOT_MEMORY_SHARE * self.free_bytes()
 
     def take(self, count: int) -> list[int]:
@@ -180,6 +226,7 @@ class StaticPageCache:
         slots = free[:count]
         for row in slots:
             self.taken[row] = True
+        self._peak = max([self._peak, *(row + 1 for row in slots)])
         return slots
 
     def release(self, slots: list[int]) -> None:
@@ -188,6 +235,25 @@ class StaticPageCache:
             self.taken[row] = False
             self.lengths[row] = self.written[row] = 0
             self.mask[row] = self.blocked
+
+    def decode_ended(self) -> None:
+        """A decode has given its slots back: remember the most it held, and where each of the last
+        ``tuning.FAST_SLOT_SHRINK_DECODES`` decodes held fewer slots than the buffers have, give the
+        rest back to the device (the buffers reallocated at the most any of them held, never below
+        the slots at load nor a slot still taken). Between decodes, so no pass waits for it; a
+        compiled pass's slots are a dynamic dimension (marked again on the new buffers), so no
+        graph is compiled for it. Growing again later is a reallocation, which these decodes
+        showed is not needed often."""
+        window = tuning.FAST_SLOT_SHRINK_DECODES
+        self._peaks = (self._peaks + [self._peak])[-window:]
+        self._peak = self._highest_taken()
+        needed = max(self.fewest, self._peak, *self._peaks)
+        if len(self._peaks) == window and needed < self.rows:
+            self._allocate(needed)
+
+    def _highest_taken(self) -> int:
+        """The highest slot taken, plus one (0: none)."""
+        return max((row + 1 for row, taken in enumerate(self.taken) if taken), default=0)
 
     def load(self, row: int, cache, source: int, columns: torch.Tensor) -> None:
         """Copy a prompt in: row ``source`` of the eager ``DynamicCache`` ``cache``, its real

@@ -60,6 +60,7 @@ def test_documents_end_to_end_beside_their_pass_speed_up():
     assert hsd_a["end_to_end_speedup"] == pytest.approx(10.0 / 5.5)
     assert hsd_a["pass_speedup"] == pytest.approx(302 / 62)
     assert hsd_a["over_passes"] == pytest.approx((10.0 / 5.5) / (302 / 62))
+    assert hsd_a["markdown_speedup"] == pytest.approx(4.0 / 2.0)  # the pages' wall-clock: ar 2 s, hsd 1 s each
     whole = e2e["set"]["hsd"]
     assert whole["documents"] == 2 and whole["pages"] == 3
     assert whole["end_to_end_speedup"] == pytest.approx(15.0 / 10.5) and whole["pass_speedup"] == pytest.approx(353 / 73)

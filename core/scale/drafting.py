@@ -61,8 +61,8 @@ class ClusterDrafter(DrafterBase):
         self._order: list[int] = []          # the pages the run drafts, in order (0-based)
         self._position: dict[int, int] = {}  # page index -> its place in ``_order``
         self._sent: dict[int, object] = {}   # page index -> its task's result reference
-        # page index -> the reference of its task too, until the decode takes it (``reference``) or
-        # the drafting thread has gone past the page (its drafts delivered: the decode ships them)
+        # page index -> the reference of its task too, for the decode (``reference``), until the
+        # drafting thread has gone past the page (its drafts delivered: the decode ships them)
         self._for_decode: dict[int, object] = {}
         self._drafting_at = -1               # the place in ``_order`` of the page the drafting thread drafts
         self._document = None                # (path, reference to the file's bytes in the store)
@@ -88,7 +88,7 @@ class ClusterDrafter(DrafterBase):
         waits for its drafts)."""
         index = number - 1
         with self._lock:
-            reference = self._for_decode.pop(index, None)
+            reference = self._for_decode.get(index)
             if reference is not None:
                 return reference
             if self._position.get(index, len(self._order)) < self._drafting_at:
@@ -97,7 +97,6 @@ class ClusterDrafter(DrafterBase):
             if document is None or index not in document.turns:  # rendered pages have their turn
                 return None
             reference = self._sent[index] = self._send_where(document, index, document.turns[index])
-            del self._for_decode[index]  # taken
             return reference
 
     def draft(self, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:

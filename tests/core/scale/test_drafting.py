@@ -88,3 +88,35 @@ def test_the_progress_line_names_what_auto_chose_on_the_cluster(scale_inputs):
     with open_document(scale_inputs[0]) as document:
         page = document.page(0)
         assert drafter_name(drafter, page) == drafter_name(here, page) == here.choose(page).name != "auto"
+
+
+@pytest.mark.slow
+def test_the_decode_takes_a_page_s_drafting_task_sent_or_not(ray_local, scale_inputs):
+    """A page handed to the decode before its drafts (``reference``): its task where the drafting
+    thread sent it, else sent then (its turn known once rendered), and that same task is the one
+    the drafting thread waits for; none for a page the drafting thread has gone past (its drafts
+    are the run's). On the model actor, ``ClusterDrafts`` gives the task's regions."""
+    from core.scale.drafting import ClusterDrafter, ClusterDrafts, drafting_task
+
+    path = scale_inputs[0]
+    here = get_drafter("textlayer")
+    drafter = ClusterDrafter("textlayer", here, window=1, task=drafting_task(1, 256 << 20, 0))
+    drafter.expect([0, 1, 2])
+    with open_document(path) as document:
+        want = [here.draft(document.page(i)) for i in range(3)]
+    with open_document(path) as document:
+        first = document.page(0)
+        assert drafter.reference(1) is None  # nothing sent yet: no document to send it from
+        sent = drafter._send_from(first)  # what ``draft`` does first
+        taken = drafter.reference(1)
+        assert taken is sent and drafter.reference(1) is sent  # asked again: the same task
+        assert drafter.reference(2) is None  # page 2 is not rendered: its turn is not known here
+        document.page(1).render(36)
+        second = drafter.reference(2)  # sent by the decode, ahead of the drafting thread (window 1)
+        assert second is not None and drafter._sent[1] is second
+        drafts = ClusterDrafts(second)
+        assert drafts.result() == want[1] and drafts.done() and drafts.error is None
+        assert drafter.draft(document.page(1)) == want[1] and drafter._sent == {}
+        assert drafter.reference(1) is None  # gone past: its drafts are the run's
+        assert drafter.draft(document.page(2)) == want[2]
+    drafter.close()

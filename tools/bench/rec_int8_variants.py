@@ -1,6 +1,6 @@
 """The recogniser's int8 variants against its full model: CPU, lines read differently, hsd passes.
 
-    python -m tools.bench.rec_int8_variants lines SET --variants all,inner,convs [--json OUT.json]
+    python -m tools.bench.rec_int8_variants lines SET --variants all,inner,convs [--every N] [--json OUT.json]
     python -m tools.bench.rec_int8_variants bench VARIANT -- SET/scan --target replay ...
     python -m tools.bench.rec_int8_variants passes FULL_DIR VARIANT_DIR [VARIANT_DIR ...]
 
@@ -15,8 +15,9 @@ lines whose text differs from the full model's.
 
 ``bench``: ``hsd bench`` with the drafter's int8 copy of ``VARIANT`` (``tuning.OCR_REC_INT8`` on,
 ``tuning.OCR_REC_INT8_VARIANT`` = ``VARIANT``; ``full``: neither), the arguments after ``--``
-passed on. ``passes``: the hsd passes of each bench folder's pages against the first's (the full
-model's drafts): totals, pages worse or better by more than 2 %, per kind.
+passed on. ``passes``: the hsd passes of each bench folder's pages (its ``pages.jsonl`` files, in
+it and below) against the first's (the full model's drafts): totals, pages worse or better by
+more than 2 %, per kind.
 Not a test: the seconds depend on the machine; the passes and lines do not.
 """
 
@@ -90,7 +91,7 @@ def lines(args) -> int:
     totals = defaultdict(float)
     differ = defaultdict(int)
     count = 0
-    for n, pdf in enumerate(pdfs_of(args.set)[: args.limit or None]):
+    for n, pdf in enumerate(pdfs_of(args.set)[: args.limit or None][:: args.every]):
         record, crops = drafter.draft(pdf)
         page = {"file": pdf.name, "kind": kind_of(pdf), "page_cpu": record["cpu"], "lines": len(crops),
                 "rec_cpu": {}, "differ": {}}
@@ -137,9 +138,11 @@ def bench(args) -> int:
 
 
 def hsd_passes(folder: Path) -> dict:
+    """``{page: (kind, hsd passes)}`` of every ``pages.jsonl`` in ``folder`` and below (a bench
+    run in parts)."""
     out = {}
-    for line in (folder / "pages.jsonl").read_text().splitlines():
-        record = json.loads(line)
+    for line in "\n".join(f.read_text() for f in sorted(folder.rglob("pages.jsonl"))).splitlines():
+        record = json.loads(line) if line.strip() else {}
         if "doc" in record:
             out[record["doc"]] = (record["kind"], record["methods"]["hsd"]["forward_passes"])
     return out
@@ -173,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", default="all,inner,convs")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--limit", type=int, default=0, help="only the first N pages")
+    p.add_argument("--every", type=int, default=1, help="only every Nth page (default: all)")
     p = commands.add_parser("bench", help="hsd bench with a variant's int8 copy (or 'full')")
     p.add_argument("variant")
     p.add_argument("rest", nargs=argparse.REMAINDER)

@@ -143,19 +143,26 @@ def merge_rows(lines: list[TextLine], barriers: list[tuple[float, float]] = ()) 
     """
     pieces = sorted(lines, key=lambda ln: (ln.bbox[0], ln.bbox[1]))
     rows: list[list[TextLine]] = []
+    # Each piece is tried against every row so far: the tests go cheapest first (most rows lie
+    # above or below the piece), the barriers last.
+    backtrack, overlap_share = tuning.ROW_JOIN_BACKTRACK, tuning.ROW_OVERLAP
     for piece in pieces:
+        x0, y0, _, y1 = piece.bbox
+        piece_height = y1 - y0
         for row in rows:
             last = row[-1]
-            h = max(min(piece.height, last.height), 1.0)
-            gap = piece.bbox[0] - last.bbox[2]
-            overlap = min(piece.bbox[3], last.bbox[3]) - max(piece.bbox[1], last.bbox[1])
+            h = max(min(piece_height, last.height), 1.0)
+            if min(y1, last.bbox[3]) - max(y0, last.bbox[1]) < overlap_share * h:
+                continue
+            gap = x0 - last.bbox[2]
             same_group = piece.group is not None and piece.group == last.group
-            across = any(last.bbox[2] - h <= b0 and b1 <= piece.bbox[0] + h for b0, b1 in barriers)
             widest = tuning.ROW_JOIN_GAP_SAME_BLOCK if same_group else tuning.ROW_JOIN_GAP
-            if -tuning.ROW_JOIN_BACKTRACK * h <= gap <= widest * h and overlap >= tuning.ROW_OVERLAP * h \
-                    and not across:
-                row.append(piece)
-                break
+            if not -backtrack * h <= gap <= widest * h:
+                continue
+            if any(last.bbox[2] - h <= b0 and b1 <= x0 + h for b0, b1 in barriers):
+                continue
+            row.append(piece)
+            break
         else:
             rows.append([piece])
     merged = []

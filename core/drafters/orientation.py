@@ -82,10 +82,25 @@ def _ocr_engine():
 
             from core.drafters.ocr_layout import no_info_logging, quiet_loggers
             with no_info_logging():
-                _engine = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "critical",
-                                           "Det.limit_type": "max", "Det.limit_side_len": tuning.ORIENTATION_DET_SIDE})
+                engine = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "critical",
+                                          "Det.limit_type": "max", "Det.limit_side_len": tuning.ORIENTATION_DET_SIDE})
+                _sleeping_sessions(engine)
             quiet_loggers("RapidOCR", "rapidocr")
+            _engine = engine
         return _engine
+
+
+def _sleeping_sessions(engine) -> None:
+    """The engine's detector and recogniser loaded now, their ONNX Runtime sessions made with
+    threads that sleep while they wait (``ocr_pipeline.sleeping_copy``): RapidOCR's own spin, which
+    doubled the CPU of a page's turn read by OCR. The same scores, so the same turns."""
+    from core.drafters.ocr_pipeline import sleeping_copy
+
+    for load in ("_load_det_model", "_load_rec_model"):
+        part = getattr(engine, load, lambda: None)()
+        runner = getattr(part, "session", None)
+        if getattr(runner, "session", None) is not None:
+            runner.session = sleeping_copy(runner.session)
 
 
 def scan_turn(page) -> int:
@@ -139,18 +154,23 @@ def _ocr_turn(engine, pixels: np.ndarray, ink) -> tuple[int, str]:
     ``tuning.ORIENTATION_MIN_SCORE``, so that vertical CJK columns stay as they are) wins; lines that
     read upright with ``tuning.ORIENTATION_UPRIGHT_SCORE`` are not read upside down. Where the
     reading does not decide, a clear ink ascent (``tuning.INK_TURN_SURE_ASCENT``) does."""
+    detected = None  # the detector's boxes on the page as drawn, where they were needed already
     if ink.across >= tuning.INK_TURN_ACROSS or ink.across <= 1 - tuning.INK_TURN_ACROSS:
         sideways = ink.across < 0.5
     else:
-        boxes = _detect(engine, pixels)
-        if not boxes:
+        found = _detect(engine, pixels)
+        if not found:
             return 0, "none"
-        across = sum(x1 - x0 for x0, y0, x1, y1 in boxes if x1 - x0 >= y1 - y0)
-        along = sum(y1 - y0 for x0, y0, x1, y1 in boxes if y1 - y0 > x1 - x0)
+        across = sum(x1 - x0 for x0, y0, x1, y1 in found if x1 - x0 >= y1 - y0)
+        along = sum(y1 - y0 for x0, y0, x1, y1 in found if y1 - y0 > x1 - x0)
         sideways = along > across
+        if not sideways:
+            detected = found  # the frame is the page as drawn: detected already
     frame = np.ascontiguousarray(np.rot90(pixels, k=-1)) if sideways else pixels
     base = 90 if sideways else 0  # the turn of ``frame``; upside down in it is base + 180
-    boxes = [b for b in _detect(engine, frame) if b[2] - b[0] >= b[3] - b[1]]
+    if detected is None:
+        detected = _detect(engine, frame)
+    boxes = [b for b in detected if b[2] - b[0] >= b[3] - b[1]]
     boxes.sort(key=lambda b: -(b[2] - b[0]))
     crops = [frame[y0:y1, x0:x1] for x0, y0, x1, y1 in boxes[:tuning.ORIENTATION_SAMPLE_LINES]]
     crops = [c for c in crops if min(c.shape[:2]) >= 4]

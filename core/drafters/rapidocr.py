@@ -369,9 +369,24 @@ def line_box(quad, scale: float) -> tuple[float, float, float, float]:
 
 
 def _char_spans(boxes, scale: float) -> list[tuple[str, float, float]]:
-    """``(character, x0, x1)`` in points from RapidOCR's single-character results (spaces have none)."""
+    """``(character, x0, x1)`` in points from RapidOCR's single-character results (spaces have none).
+    A line's corners are taken in one array (a page's lines one character at a time cost 0.03 s)."""
+    if not boxes:
+        return []
+    try:
+        quads = np.asarray([item[2] for item in boxes], dtype=float)
+        chars = [item[0] for item in boxes]
+    except (IndexError, TypeError, ValueError):  # corners of unequal shapes: one at a time
+        return _char_spans_one_by_one(boxes, scale)
+    if quads.ndim != 3 or not quads.shape[1] or not quads.shape[2]:
+        return _char_spans_one_by_one(boxes, scale)
+    xs = quads[:, :, 0]
+    return list(zip(chars, (xs.min(axis=1) / scale).tolist(), (xs.max(axis=1) / scale).tolist()))
+
+
+def _char_spans_one_by_one(boxes, scale: float) -> list[tuple[str, float, float]]:
     spans = []
-    for item in boxes or ():
+    for item in boxes:
         try:
             char, quad = item[0], np.asarray(item[2], dtype=float)
             spans.append((char, float(quad[:, 0].min()) / scale, float(quad[:, 0].max()) / scale))

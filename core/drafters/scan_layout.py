@@ -32,6 +32,9 @@ _FONT = None
 _FONT_LOCK = threading.Lock()
 #: The OCR font's glyph widths for every code of the Basic Multilingual Plane, measured once.
 _GLYPH_WIDTHS: list | None = None
+#: The OCR font's advance of each character met so far, at size 1 (``text_length``).
+_ADVANCES: dict[str, float] = {}
+_QUIET = False  # the layout model's sessions remade without spinning threads (``_quiet_sessions``)
 
 
 def load_model():
@@ -44,7 +47,44 @@ def load_model():
         raise DrafterUnavailableError(f"the PyMuPDF layout step needs the 'pymupdf-layout' package ({exc})") from None
     if _FONT is None:
         _FONT = pymupdf.Font("cjk")  # Droid Sans Fallback: Latin and CJK glyphs for every OCR line
+    _quiet_sessions(pymupdf)
     return pymupdf
+
+
+def _quiet_sessions(pymupdf) -> None:
+    """Remake the layout model's ONNX Runtime sessions (its graph network and its image feature
+    extractor) with threads that sleep while they wait (``ocr_pipeline.sleeping_copy``): spinning,
+    they took 0.12 s of CPU a scan page. Every box and class is the same. Done once; where PyMuPDF
+    keeps its model otherwise, its sessions stay as they are."""
+    global _QUIET
+    from core.drafters.ocr_pipeline import sleeping_copy
+
+    with _LOCK:
+        if _QUIET:
+            return
+        _QUIET = True
+        for cell in getattr(getattr(pymupdf, "_get_layout", None), "__closure__", None) or ():
+            try:
+                model = getattr(cell.cell_contents, "_model", None)
+            except ValueError:  # an empty cell
+                continue
+            for owner, name in ((model, "session"), (getattr(model, "feature_extractor", None), "_session")):
+                if getattr(owner, name, None) is not None:
+                    setattr(owner, name, sleeping_copy(getattr(owner, name)))
+
+
+def text_length(text: str, size: float) -> float:
+    """``Font.text_length`` of the OCR font, from each character's advance measured once for the
+    process (PyMuPDF looks every character up in the font again on each call: 0.1 s a scan page);
+    summed in the same order, so the same number."""
+    advances = _ADVANCES
+    missing = "".join(dict.fromkeys(ch for ch in text if ch not in advances))
+    if missing:
+        advances.update(zip(missing, _FONT.char_lengths(missing, fontsize=1)))
+    length = 0
+    for ch in text:
+        length += advances[ch]
+    return length * size
 
 
 def text_page(width: float, height: float, image, lines: list[TextLine]):
@@ -68,7 +108,7 @@ def text_page(width: float, height: float, image, lines: list[TextLine]):
         size = rect.height
         if size <= 0 or not line.text.strip():
             continue
-        length = _FONT.text_length(line.text, size)
+        length = text_length(line.text, size)
         stretch = pymupdf.Matrix(rect.width / length, 1) if length > 0 else pymupdf.Matrix(1, 1)
         shape.insert_text(rect.bl + (0, -0.2 * size), line.text, fontsize=size, fontname="ocr",
                           morph=(rect.bl, stretch), render_mode=3)

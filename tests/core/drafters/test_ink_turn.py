@@ -93,3 +93,29 @@ def test_a_turned_tight_article_scan_is_turned_upright(tmp_path, turn):
     with open_document(_scan(tmp_path / "scan.pdf", turn), rotate="off") as doc:
         found, _ = scan_reading(doc.page(0))
         assert found == turn
+
+
+def test_where_the_ink_cannot_say_the_axis_the_page_is_detected_once(tmp_path, monkeypatch):
+    """Upright lines whose axis the ink leaves open: the detector's boxes that show them running
+    across the page are the ones the recogniser's sample is taken from, not detected a second time."""
+    pytest.importorskip("rapidocr")
+    from core.drafters.ink_turn import InkReading
+
+    with open_document(_scan(tmp_path / "scan.pdf", 0), rotate="off") as doc:
+        pixels = np.asarray(doc.page(0).render(dpi=tuning.ORIENTATION_DPI).convert("RGB"))
+    engine = orientation._ocr_engine()
+    undecided = InkReading(across=0.5, pieces=100, ascent=0.0, lines=0)
+    calls = []
+    detect = orientation._detect
+    monkeypatch.setattr(orientation, "_detect", lambda e, p: calls.append(p) or detect(e, p))
+    assert orientation._ocr_turn(engine, pixels, undecided) == (0, "ocr")
+    assert len(calls) == 1 and calls[0] is pixels
+
+
+def test_the_turn_engine_sleeps_while_it_waits():
+    """The turn's RapidOCR runs on sessions whose threads do not spin (the same models and scores)."""
+    pytest.importorskip("rapidocr")
+    engine = orientation._ocr_engine()
+    for part in (engine.text_det, engine.text_rec):
+        options = part.session.session.get_session_options()
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

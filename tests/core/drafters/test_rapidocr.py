@@ -215,3 +215,19 @@ def test_the_recognisers_second_readings_name_words_of_their_region(ocr_regions)
         for word, readings in region.extra.get("second_readings", {}).items():
             assert word in region.text
             assert all(0 <= i < len(word) and alt != word[i] and 0.05 <= p < 0.5 for i, alt, p in readings)
+
+
+def test_character_spans_are_each_characters_corners_in_points():
+    """Each character's left and right edge in points, its corners taken in one array or, where
+    their shapes differ, one character at a time; a malformed result gives no spans."""
+    from core.drafters.rapidocr import _char_spans
+
+    quads = [[[10, 5], [30, 5], [30, 25], [10, 25]], [[31.5, 4], [52, 6], [51, 26], [32, 24]]]
+    boxes = [("A", 0.9, quads[0]), ("b", 0.8, quads[1])]
+    scale = 200 / 72
+    expected = [(c, float(min(x for x, _ in q)) / scale, float(max(x for x, _ in q)) / scale)
+                for c, q in (("A", quads[0]), ("b", quads[1]))]
+    assert _char_spans(boxes, scale) == expected
+    assert _char_spans([("A", 0.9, quads[0]), ("b", 0.8, quads[1][:2])], scale) == expected
+    assert _char_spans([("A", 0.9, quads[0]), ("b",)], scale) == []
+    assert _char_spans([], scale) == [] and _char_spans(None, scale) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pymupdf
 import pytest
 
@@ -154,6 +156,39 @@ def test_text_page_writes_what_a_line_at_a_time_writes():
         doc = text_page(WIDTH, HEIGHT, None, lines)
         assert _chars(doc) == expected
         doc.close()
+
+
+def test_text_length_is_the_fonts_own_to_the_last_bit():
+    """Each character's advance is measured once for the process and summed in the text's order:
+    the width the lines are stretched to is exactly the one PyMuPDF computes, first call or later."""
+    pytest.importorskip("pymupdf.layout")
+    from core.drafters.scan_layout import _FONT, load_model, text_length
+
+    load_model()
+    texts = [TITLE, *LEFT, "中文的行 mixed 한국어 ｶﾀｶﾅ ﬁ", "第二行：数字 12.5%", "x", "ÄÖÜ äöü ß € ∑ √ ≠ — “quoted”",
+             "\u0301\u200b\U0001f600 tail"]
+    for size in (10.5, 13, 7.25, 1e-3):
+        for text in texts + texts[::-1]:
+            assert text_length(text, size) == _FONT.text_length(text, size)
+
+
+def test_layout_model_sessions_sleep_while_they_wait():
+    """The layout model's ONNX Runtime sessions are remade with threads that do not spin, with the
+    same model files and providers as PyMuPDF made them."""
+    pytest.importorskip("pymupdf.layout")
+    from core.drafters.scan_layout import load_model
+
+    load_model()
+    model = next(cell.cell_contents._model for cell in pymupdf._get_layout.__closure__
+                 if hasattr(cell.cell_contents, "_model"))
+    sessions = [model.session, model.feature_extractor._session]
+    for session in sessions:
+        options = session.get_session_options()
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert not options.enable_cpu_mem_arena and session.get_providers() == ["CPUExecutionProvider"]
+    assert all(Path(s._model_path).suffix == ".onnx" for s in sessions) and sessions[0] is not sessions[1]
+    load_model()  # once only
+    assert [model.session, model.feature_extractor._session] == sessions
 
 
 def _paragraph_lines(x: float, top: float, words: str) -> list[TextLine]:

@@ -3,7 +3,8 @@
 Each document is run by ``core.run.DocumentRun``, the loop of a run on one machine (plan and
 resume, pages rendered and drafted ahead, saved as they come, the events, the Markdown); only its
 page decoder differs: ``RayPageDecoder`` drafts each page on a Ray CPU task and sends it to a model
-actor, whose page events stream back while it decodes.
+actor as soon as it is rendered (its drafts join the decode when they come, as on one machine),
+whose page events stream back while it decodes.
 
 Modules:
 

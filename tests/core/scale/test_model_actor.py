@@ -162,3 +162,35 @@ def test_drafting_tasks_are_at_least_one(tmp_path, scale_inputs, capsys):
                  "--ray-drafting-tasks", "0"]) != 0
     assert "--ray-drafting-tasks must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "a.md").exists()
+
+
+def test_a_page_decoded_before_its_drafts_waits_on_the_actor_for_them(engine, scale_inputs):
+    """Decoding beside the drafting, a page whose decode ends before its drafts gives its result so
+    far (no regions) and stays on the actor; ``finish`` gives the whole result once they came, the
+    one a decode on one machine gives; an actor that does not hold the page says so (None)."""
+    from dataclasses import replace
+
+    from core.drafters.background import DraftJob
+    from core.page_pipeline import PendingDrafts
+
+    shipped, page = _shipped(engine, scale_inputs[0], 1)
+    pending = PendingDrafts()
+
+    class Undrafted(ShippedPage):
+        def drafting(self):
+            return pending
+
+    config = replace(engine.config, background_drafting="on")
+    late = Undrafted(**{name: getattr(shipped, name) for name in shipped.__dataclass_fields__})
+    actor = ModelActor(config, lambda config: Engine(config, target=engine.target), retries=0)
+    rows = list(actor.decode("a", [], late))
+    assert "so_far" in rows[-1] and "result" not in rows[-1]
+    so_far = pickle.loads(rows[-1]["so_far"])
+    passes = so_far.stats.stage1_passes + so_far.stats.stage2_passes
+    assert so_far.regions == [] and so_far.stats.passes_before_drafts == passes > 0
+    assert actor.finish("a", 1) is None  # not this page
+    pending.deliver(DraftJob.finished(shipped.regions))
+    whole = pickle.loads(actor.finish("a", late.number))
+    expected = Engine(config, target=engine.target).decode_image(page).finish()
+    assert whole.markdown == so_far.markdown == expected.markdown and whole.regions == expected.regions != []
+    assert whole.output_tokens == so_far.output_tokens and actor.finish("a", late.number) is None

@@ -154,8 +154,8 @@ def _of(events, kind, page=None) -> list:
 def late_and_mid(ray_local, tmp_path_factory):
     """One Ray run of two copies of a document on one actor, decoding beside the drafting: ``late``
     (each page's drafting let go once the run has told the page done) and ``mid`` (let go at the
-    page's first asking, taken after its first pass: ``AfterFirstPass``); and the run on one machine with its drafts in first.
-    Returns {name: (events, Markdown bytes)}."""
+    page's first asking, taken after its first pass: ``AfterFirstPass``); and the run on one
+    machine with its drafts in first. Returns {name: (events, Markdown bytes)}."""
     from core.api import ConversionRequest, convert_document
     from core.drafters.base import DrafterBase
     from core.events import PageDone

@@ -225,6 +225,7 @@ def test_compiled_slots_shrink_and_grow_again_without_a_new_graph(tiny_target, f
         for _ in range(WINDOW):
             assert _run(target, image, "ar", [], proposal=proposal).output_tokens == ar.output_tokens
         assert fast.cache.rows == 2
+        assert _run(target, image, "ar", [], proposal=proposal).output_tokens == ar.output_tokens  # shrunk buffers
         assert counters["stats"]["unique_graphs"] == graphs  # shrunk and grown: the graphs of load
     assert eager == []
 

@@ -370,7 +370,7 @@ def line_box(quad, scale: float) -> tuple[float, float, float, float]:
 
 def _char_spans(boxes, scale: float) -> list[tuple[str, float, float]]:
     """``(character, x0, x1)`` in points from RapidOCR's single-character results (spaces have none).
-    A line's corners are taken in one array (a page's lines one character at a time cost 0.03 s)."""
+    A line's corners are taken in one array, not one small array a character."""
     if not boxes:
         return []
     try:

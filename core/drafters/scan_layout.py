@@ -75,8 +75,8 @@ def _quiet_sessions(pymupdf) -> None:
 
 def text_length(text: str, size: float) -> float:
     """``Font.text_length`` of the OCR font, from each character's advance measured once for the
-    process (PyMuPDF looks every character up in the font again on each call: 0.1 s a scan page);
-    summed in the same order, so the same number."""
+    process (PyMuPDF looks every character up in the font again on each call: 0.02 s of a scan
+    page's CPU, 0.0005 s measured once); summed in the same order, so the same number."""
     advances = _ADVANCES
     missing = "".join(dict.fromkeys(ch for ch in text if ch not in advances))
     if missing:

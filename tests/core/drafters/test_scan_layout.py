@@ -162,14 +162,16 @@ def test_text_length_is_the_fonts_own_to_the_last_bit():
     """Each character's advance is measured once for the process and summed in the text's order:
     the width the lines are stretched to is exactly the one PyMuPDF computes, first call or later."""
     pytest.importorskip("pymupdf.layout")
-    from core.drafters.scan_layout import _FONT, load_model, text_length
+    from core.drafters import scan_layout
+    from core.drafters.scan_layout import load_model, text_length
 
     load_model()
+    font = scan_layout._FONT
     texts = [TITLE, *LEFT, "中文的行 mixed 한국어 ｶﾀｶﾅ ﬁ", "第二行：数字 12.5%", "x", "ÄÖÜ äöü ß € ∑ √ ≠ — “quoted”",
              "\u0301\u200b\U0001f600 tail"]
     for size in (10.5, 13, 7.25, 1e-3):
         for text in texts + texts[::-1]:
-            assert text_length(text, size) == _FONT.text_length(text, size)
+            assert text_length(text, size) == font.text_length(text, size)
 
 
 def test_layout_model_sessions_sleep_while_they_wait():

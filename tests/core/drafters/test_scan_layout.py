@@ -137,9 +137,11 @@ def test_text_page_writes_what_a_line_at_a_time_writes():
     process (``_reuse_glyph_widths``): its characters stand exactly where writing each line on its
     own, with PyMuPDF measuring the font afresh, puts them (the layout model reads them)."""
     pytest.importorskip("pymupdf.layout")
-    from core.drafters.scan_layout import _FONT, load_model, text_page
+    from core.drafters import scan_layout
+    from core.drafters.scan_layout import load_model, text_page
 
     load_model()
+    _FONT = scan_layout._FONT
     lines = two_column_lines() + [TextLine((40, 200, 300, 214), "中文的行 mixed 한국어 ｶﾀｶﾅ ﬁ", 11.0),
                                   TextLine((40, 230, 200, 242), "第二行：数字 12.5%", 10.0)]
     reference = pymupdf.open()

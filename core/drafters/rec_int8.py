@@ -14,9 +14,12 @@ under ``hsd-studio``), named after the source model's digest and ONNX Runtime's 
 rapidocr or ONNX Runtime makes a new copy, an unchanged one reuses it. It is written to a temporary
 name and renamed, so a copy interrupted half way is never read.
 
-On the generated scan set the copy took a quarter less of the recogniser's CPU than the full model
-and read 89 % of lines the same, and its drafts cost passes (docs/drafters.md, "The int8
-recogniser"); ``tuning.OCR_REC_INT8`` says whether the drafter uses it (off).
+``VARIANTS`` name which layers stay at full precision and which lines calibrate the rest;
+``tuning.OCR_REC_INT8_VARIANT`` picks one, each cached under its own name. On the generated scan
+set every variant took a fifth less of the recogniser's CPU than the full model and its drafts cost
+passes (``convs-scanned``: 19 % less CPU, 40 of 831 lines read differently, hsd passes 1073 -> 1122
+on 52 pages; docs/drafters.md, "The int8 recogniser"); ``tuning.OCR_REC_INT8`` says whether the
+drafter uses a copy (off).
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def test_the_int8_copy_reads_as_the_full_model_does(tmp_path):
 
     source = small_recogniser(tmp_path / "rec.onnx")
     target = tmp_path / "rec.int8.onnx"
-    rec_int8.make_int8(source, target)
+    rec_int8.make_int8(source, target, "all")
     ops = {node.op_type for node in pytest.importorskip("onnx").load(str(target)).graph.node}
     assert "QLinearConv" in ops  # the convolution runs on integers
     x = np.stack([rec_int8_input(crop) for crop in rec_int8.calibration_lines()[:1]])
@@ -159,7 +159,7 @@ def test_each_variant_keeps_the_layers_it_names_at_full_precision(tmp_path):
     onnx = pytest.importorskip("onnx")
     source = small_recogniser(tmp_path / "rec.onnx", convs=6)
     ops = {}
-    for name in ("all", "inner", "convs"):
+    for name in ("all", "inner", "convs", "convs-scanned"):
         rec_int8.make_int8(source, tmp_path / f"{name}.onnx", name)
         ops[name] = [node.op_type for node in onnx.load(str(tmp_path / f"{name}.onnx")).graph.node]
     assert ops["all"].count("QLinearConv") == 6 and "Conv" not in ops["all"] and "MatMul" not in ops["all"]
@@ -168,6 +168,7 @@ def test_each_variant_keeps_the_layers_it_names_at_full_precision(tmp_path):
     assert ops["inner"].count("MatMul") == 1
     assert ops["convs"].count("Conv") == 4 and ops["convs"].count("QLinearConv") == 2
     assert ops["convs"].count("MatMul") == 1  # matrix products are not its business
+    assert ops["convs-scanned"] == ops["convs"]  # the same layers, other ranges
     quantised, kept = rec_int8.quantised_nodes(onnx.load(str(source)), rec_int8.VARIANTS["inner"])
     assert quantised == ["Conv.2", "Conv.3"] and kept == ["Conv.0", "Conv.1", "Conv.4", "Conv.5", "MatMul.0"]
 

@@ -113,23 +113,6 @@ def session_options(threads: int):
     return options
 
 
-def sleeping_copy(session):
-    """``session`` (an ONNX Runtime ``InferenceSession``) made again from its model file with its
-    own options and providers, but threads that sleep while they wait for work instead of spinning:
-    a session made by another package (PyMuPDF's layout model, a plain RapidOCR) spins by default,
-    which burnt as much CPU beside each run as its second thread's work, a core's time taken from
-    the recogniser and the decode. The arithmetic is the same. ``session`` itself where it has no
-    model file to make it from."""
-    import onnxruntime as ort
-
-    path = getattr(session, "_model_path", None)
-    if not isinstance(session, ort.InferenceSession) or not isinstance(path, str):
-        return session
-    options = session.get_session_options()
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(path, sess_options=options, providers=session.get_providers())
-
-
 class OcrPipeline:
     """Detection and recognition of scan pages (module docstring). ``workers``: recognition threads
     (None: ``default_workers``); ``threads``: each recognition run's own threads (0: one; the

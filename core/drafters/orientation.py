@@ -83,24 +83,13 @@ def _ocr_engine():
             from core.drafters.ocr_layout import no_info_logging, quiet_loggers
             with no_info_logging():
                 engine = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "critical",
-                                          "Det.limit_type": "max", "Det.limit_side_len": tuning.ORIENTATION_DET_SIDE})
-                _sleeping_sessions(engine)
+                                          "Det.limit_type": "max", "Det.limit_side_len": tuning.ORIENTATION_DET_SIDE,
+                                          # one thread a run: ONNX Runtime's pool threads spin while
+                                          # they wait, which doubled the CPU of a turn read by OCR
+                                          "EngineConfig.onnxruntime.intra_op_num_threads": 1})
             quiet_loggers("RapidOCR", "rapidocr")
             _engine = engine
         return _engine
-
-
-def _sleeping_sessions(engine) -> None:
-    """The engine's detector and recogniser loaded now, their ONNX Runtime sessions made with
-    threads that sleep while they wait (``ocr_pipeline.sleeping_copy``): RapidOCR's own spin, which
-    doubled the CPU of a page's turn read by OCR. The same scores, so the same turns."""
-    from core.drafters.ocr_pipeline import sleeping_copy
-
-    for load in ("_load_det_model", "_load_rec_model"):
-        part = getattr(engine, load, lambda: None)()
-        runner = getattr(part, "session", None)
-        if getattr(runner, "session", None) is not None:
-            runner.session = sleeping_copy(runner.session)
 
 
 def scan_turn(page) -> int:

@@ -34,7 +34,6 @@ _FONT_LOCK = threading.Lock()
 _GLYPH_WIDTHS: list | None = None
 #: The OCR font's advance of each character met so far, at size 1 (``text_length``).
 _ADVANCES: dict[str, float] = {}
-_QUIET = False  # the layout model's sessions remade without spinning threads (``_quiet_sessions``)
 
 
 def load_model():
@@ -47,30 +46,7 @@ def load_model():
         raise DrafterUnavailableError(f"the PyMuPDF layout step needs the 'pymupdf-layout' package ({exc})") from None
     if _FONT is None:
         _FONT = pymupdf.Font("cjk")  # Droid Sans Fallback: Latin and CJK glyphs for every OCR line
-    _quiet_sessions(pymupdf)
     return pymupdf
-
-
-def _quiet_sessions(pymupdf) -> None:
-    """Remake the layout model's ONNX Runtime sessions (its graph network and its image feature
-    extractor) with threads that sleep while they wait (``ocr_pipeline.sleeping_copy``): spinning,
-    they took 0.12 s of CPU a scan page. Every box and class is the same. Done once; where PyMuPDF
-    keeps its model otherwise, its sessions stay as they are."""
-    global _QUIET
-    from core.drafters.ocr_pipeline import sleeping_copy
-
-    with _LOCK:
-        if _QUIET:
-            return
-        _QUIET = True
-        for cell in getattr(getattr(pymupdf, "_get_layout", None), "__closure__", None) or ():
-            try:
-                model = getattr(cell.cell_contents, "_model", None)
-            except ValueError:  # an empty cell
-                continue
-            for owner, name in ((model, "session"), (getattr(model, "feature_extractor", None), "_session")):
-                if getattr(owner, name, None) is not None:
-                    setattr(owner, name, sleeping_copy(getattr(owner, name)))
 
 
 def text_length(text: str, size: float) -> float:

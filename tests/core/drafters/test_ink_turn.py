@@ -112,10 +112,10 @@ def test_where_the_ink_cannot_say_the_axis_the_page_is_detected_once(tmp_path, m
     assert len(calls) == 1 and calls[0] is pixels
 
 
-def test_the_turn_engine_sleeps_while_it_waits():
-    """The turn's RapidOCR runs on sessions whose threads do not spin (the same models and scores)."""
+def test_the_turn_engine_runs_one_thread_a_run():
+    """The turn's RapidOCR runs each session on one thread, set through rapidocr's own settings: no
+    pool threads spinning beside it."""
     pytest.importorskip("rapidocr")
     engine = orientation._ocr_engine()
     for part in (engine.text_det, engine.text_rec):
-        options = part.session.session.get_session_options()
-        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert part.session.session.get_session_options().intra_op_num_threads == 1

@@ -176,25 +176,6 @@ def test_text_length_is_the_fonts_own_to_the_last_bit():
             assert text_length(text, size) == font.text_length(text, size)
 
 
-def test_layout_model_sessions_sleep_while_they_wait():
-    """The layout model's ONNX Runtime sessions are remade with threads that do not spin, with the
-    same model files and providers as PyMuPDF made them."""
-    pytest.importorskip("pymupdf.layout")
-    from core.drafters.scan_layout import load_model
-
-    load_model()
-    model = next(cell.cell_contents._model for cell in pymupdf._get_layout.__closure__
-                 if hasattr(cell.cell_contents, "_model"))
-    sessions = [model.session, model.feature_extractor._session]
-    for session in sessions:
-        options = session.get_session_options()
-        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
-        assert not options.enable_cpu_mem_arena and session.get_providers() == ["CPUExecutionProvider"]
-    assert all(Path(s._model_path).suffix == ".onnx" for s in sessions) and sessions[0] is not sessions[1]
-    load_model()  # once only
-    assert [model.session, model.feature_extractor._session] == sessions
-
-
 def _paragraph_lines(x: float, top: float, words: str) -> list[TextLine]:
     """Three 10.5 pt lines of a paragraph in a 195 pt column at ``x``, from ``top``."""
     return [TextLine((x, top + 16 * i, x + 195, top + 16 * i + 13), f"{words} line {i + 1} of the paragraph", 10.5)

@@ -226,6 +226,39 @@ def test_compiled_passes_are_lossless_and_compile_nothing_after_warm_up(tiny_tar
     assert counters["stats"]["unique_graphs"] == graphs  # one row and several: compiled at load
 
 
+def _chain_of(size: int, rng: random.Random):
+    from core.speculative.tree import DraftTree
+
+    return DraftTree([rng.randrange(2, 4096) for _ in range(size)], list(range(-1, size - 1)), list(range(size)),
+                     [None] * size)
+
+
+@pytest.mark.slow
+def test_a_compiled_pass_writes_the_static_cache_in_place(tmp_path):
+    """The compiled pass writes each layer's new keys and values into its buffer where they go: it
+    allocates nothing near a buffer's size (a graph that copied each buffer out and back, every
+    slot's every column at every layer, cost a 24-layer CPU pass most of its time)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from tools.bench.engine_cost import thin_target
+
+    target = thin_target("hunyuan_vl", layers=2, folder=str(tmp_path))
+    fast, expected = (FastPasses(target, 4096, (16,), compiled=compiled) for compiled in (True, False))
+    for engine in (fast, expected):
+        engine.cache.length = 100
+        engine.cache.mask[..., :100] = 0
+    rng = random.Random(0)
+    fast.forward(_chain_of(9, rng), 0, greedy=True)  # compiles
+    tree = _chain_of(12, rng)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as run:
+        ids = fast.forward(tree, 0, greedy=True)
+    assert ids.tolist() == expected.forward(tree, 0, greedy=True).tolist()
+    buffer = fast.cache.keys[0]
+    assert max(event.cpu_memory_usage for event in run.events()) < buffer.numel() * buffer.element_size() // 4
+    for ours, theirs in zip(fast.cache.keys + fast.cache.values, expected.cache.keys + expected.cache.values):
+        assert torch.allclose(ours[0, :, 100:112], theirs[0, :, 100:112], atol=1e-5)
+
+
 # --- choosing the engine -------------------------------------------------------------------------
 
 

@@ -31,8 +31,11 @@ OCR reads one scan page's lines, it renders the next and runs its detector
 stops that look-ahead too.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
-and the decode is handed no page more than ``ahead`` beyond the one the drafter reads (its decoded
-pages wait for their regions with their images: ``core.run.PageSaver``).
+and the decode is handed no page more than ``beyond_drafter`` beyond the one the drafter reads
+(``tuning.DECODE_AHEAD_OF_DRAFTER_PAGES``; its decoded pages wait for their regions with their
+images: ``core.run.PageSaver``). That bound is for memory alone, and wide: where the drafter is
+slower than the decode, waiting for it would only delay pages that decode without drafts either way,
+since the drafter reads the pages in order.
 Events (``PageDrafting``, ``RegionsDrafted``, ``Notice``) go out through ``emit`` from this thread;
 a page's regions are announced before the decode can see them.
 """
@@ -59,10 +62,13 @@ class DraftAhead:
     ``dpi`` on a thread of its own (module docstring). ``next()`` gives them in order."""
 
     def __init__(self, document, indices: list[int], drafter, dpi: int, *, ahead: int, beside: bool,
-                 emit: Callable[[object], None]):
+                 emit: Callable[[object], None], beyond_drafter: int | None = None):
         self.document, self.indices, self.drafter, self.dpi = document, list(indices), drafter, dpi
         self.beside, self.emit = beside, emit
         self.ahead = max(0, ahead)
+        if beyond_drafter is None:
+            beyond_drafter = tuning.DECODE_AHEAD_OF_DRAFTER_PAGES
+        self.beyond_drafter = max(self.ahead, beyond_drafter)
         self.reader = reader_for(drafter)  # the drafter, or its drafting process (core.drafters.process)
         self._in_order = callable(getattr(self.reader, "read_in_order", None))
         if self._in_order:  # the process prepares each page while it reads the one before
@@ -148,11 +154,12 @@ class DraftAhead:
 
     def _render_ahead(self) -> None:
         """Beside the decode, render the next page not rendered yet where a permit is free and it
-        is at most ``ahead`` pages beyond the one the drafter reads: the decode takes it at once,
-        and the drafter finds it rendered. (A decoded page waits for its regions with its image,
-        for its figures: the bound keeps those pages few however slow the drafter.)"""
+        is at most ``beyond_drafter`` pages beyond the one the drafter reads: the decode takes it at
+        once, and the drafter finds it rendered. (A decoded page waits for its regions with its
+        image, for its figures: the bound keeps those pages a known few however slow the drafter.)"""
         position = self._rendered_to
-        if (not self.beside or position >= len(self.indices) or position > self._drafting_at + self.ahead
+        if (not self.beside or position >= len(self.indices)
+                or position > self._drafting_at + self.beyond_drafter
                 or self._stopped.is_set() or not self._permits.acquire(blocking=False)):
             return
         self._rendered_to = position + 1

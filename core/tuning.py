@@ -89,6 +89,11 @@ REGION_PAD_PT = 4.0
 #: absorbs a dense page's slower drafting (a newspaper page's OCR takes several pages' worth); each
 #: holds one rendered page (about 6 MB for A4 at 144 dpi).
 DRAFT_AHEAD_PAGES = 2
+#: Pages the decode may run beyond the page the drafter reads, where drafting runs beside the decode
+#: (``core.draft_ahead``): a bound on memory only (each decoded page waits for its regions with its
+#: rendered image, about 6 MB for A4 at 144 dpi), since the drafter reads in order and waiting for it
+#: only delays pages that would decode without drafts either way.
+DECODE_AHEAD_OF_DRAFTER_PAGES = 8
 
 # --- Stage 1 (regions on their crops) -----------------------------------------------------------
 

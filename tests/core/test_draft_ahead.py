@@ -9,6 +9,7 @@ import time
 import pytest
 from PIL import Image
 
+from core import tuning
 from core.draft_ahead import DraftAhead
 from core.drafters.base import DrafterBase, Region
 from core.errors import CancelledError
@@ -250,10 +251,32 @@ class SlowElsewhere(Drafter):
         return super().draft(page)
 
 
-def test_beside_a_slow_drafter_the_decode_gets_pages_up_to_ahead_beyond_it_and_no_further():
+def test_beside_a_slow_drafter_the_decode_gets_every_page_without_waiting_for_it():
+    """The drafter holds page 1; the decode still gets all five pages rendered, one at a time
+    (at most ``ahead`` rendered pages wait), and page 1's drafts join it when they come."""
     doc, gate = Document(5), threading.Event()
     drafter = SlowElsewhere(doc.log, gate)
     ahead = DraftAhead(doc, list(range(5)), drafter, 72, ahead=1, beside=True, emit=lambda e: None)
+    drafter.ahead = ahead
+    pages = []
+    decode = threading.Thread(target=lambda: pages.extend(ahead.next() for _ in range(5)), daemon=True)
+    decode.start()
+    decode.join(tuning.PATIENCE_SECONDS)
+    if decode.is_alive():  # the decode waits for the drafter: let it go, then fail
+        gate.set()
+    assert [p.number for p in pages] == [1, 2, 3, 4, 5]
+    assert _drafted(doc.log) == [] and not any(p.drafts.done() for p in pages)
+    gate.set()
+    assert [p.drafts.result()[0].text for p in pages] == [f"page {n}" for n in range(1, 6)]
+    ahead.stop()
+    ahead.join()
+
+
+def test_beside_a_slow_drafter_the_decode_gets_pages_up_to_beyond_drafter_and_no_further():
+    doc, gate = Document(5), threading.Event()
+    drafter = SlowElsewhere(doc.log, gate)
+    ahead = DraftAhead(doc, list(range(5)), drafter, 72, ahead=1, beside=True, emit=lambda e: None,
+                       beyond_drafter=1)
     drafter.ahead = ahead
     first, second = ahead.next(), ahead.next()  # page 2 rendered while page 1's drafter reads
     assert (first.number, second.number) == (1, 2) and not first.drafts.done()

@@ -93,3 +93,13 @@ def ray_local():
              logging_level="WARNING", log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def workers_unpickle_this_module(request):
+    """What a test module defines (engine factories, held drafting tasks) travels to the Ray workers
+    by value: the tests are not installed there. Used by a module's ``pytestmark``."""
+    cloudpickle = pytest.importorskip("ray.cloudpickle")
+    cloudpickle.register_pickle_by_value(request.module)
+    yield
+    cloudpickle.unregister_pickle_by_value(request.module)

@@ -7,7 +7,6 @@ matches its reference, so drafts show in the passes."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from dataclasses import replace
@@ -22,21 +21,13 @@ from core.drafters.base import Region
 from core.engine import Engine, EngineConfig
 from core.events import TextAppended
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.usefixtures("workers_unpickle_this_module")]
 
 PARAGRAPHS = [f"Paragraph {i}: a page decoded before its drafts are in takes them when they come "
               f"({i * 41} of them)." for i in range(3)]
 REF = "\n\n".join(PARAGRAPHS)
 PAGES = 2
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _workers_unpickle_this_module():
-    """The held drafting task and the engine travel to the Ray workers by value (tests are not installed)."""
-    cloudpickle = pytest.importorskip("ray.cloudpickle")
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 def _regions() -> list[Region]:

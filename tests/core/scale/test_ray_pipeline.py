@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,8 @@ from core.engine import Engine
 from tests.core.scale.conftest import cli_args, output_files, review_of
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.filterwarnings("ignore::DeprecationWarning")]  # Ray Data's own, at import
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _workers_unpickle_this_module():
-    """Engine factories defined here travel to the Ray workers by value (tests are not installed)."""
-    cloudpickle = pytest.importorskip("ray.cloudpickle")
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+              pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # Ray Data's own, at import
+              pytest.mark.usefixtures("workers_unpickle_this_module")]
 
 
 class LoggingEngine(Engine):

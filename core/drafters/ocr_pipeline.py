@@ -113,6 +113,23 @@ def session_options(threads: int):
     return options
 
 
+def detector_input(pre, image: np.ndarray) -> np.ndarray | None:
+    """What rapidocr's ``DetPreProcess`` (``pre``) makes of ``image`` for the detector, the same
+    bits: its resize, then each channel's byte values looked up in a table of their normalised
+    values (computed as ``DetPreProcess.normalize`` computes a pixel's, in float64 and then
+    float32) instead of normalising every pixel in float64: a third of the time."""
+    resized = pre.resize(image)
+    if resized is None:
+        return None
+    if resized.dtype != np.uint8 or resized.ndim != 3:
+        return np.expand_dims(pre.permute(pre.normalize(resized)), axis=0).astype(np.float32)
+    table = pre.normalize(np.arange(256, dtype=np.uint8)[:, None]).astype(np.float32)  # (256, channels)
+    out = np.empty((1, resized.shape[2]) + resized.shape[:2], dtype=np.float32)
+    for channel in range(resized.shape[2]):
+        out[0, channel] = table[:, channel][resized[:, :, channel]]
+    return out
+
+
 class OcrPipeline:
     """Detection and recognition of scan pages (module docstring). ``workers``: recognition threads
     (None: ``default_workers``); ``threads``: each recognition run's own threads (0: one; the
@@ -210,7 +227,7 @@ class OcrPipeline:
         padded, record = apply_vertical_padding(capped, record, PAD_WIDTH_HEIGHT_RATIO, PAD_MIN_HEIGHT)
         prepared = time.perf_counter()
         boxes = np.zeros((0, 4, 2), dtype=np.float32)
-        net_input = self._pre(padded)
+        net_input = detector_input(self._pre, padded)
         if net_input is not None:
             preds = self._det.run(None, {self._det.get_inputs()[0].name: net_input})[0]
             found, _ = self._post(preds, padded.shape[:2])

@@ -51,10 +51,15 @@ class Recogniser:
         """The crops read as one batch (padded to the widest of them)."""
         ratios = [crop.shape[1] / float(crop.shape[0]) for crop in crops]
         widest = max([self.min_width / REC_HEIGHT] + ratios)
-        batch = np.stack([self.normalised(crop, widest) for crop in crops])
+        batch = (self.normalised(crops[0], widest)[None] if len(crops) == 1
+                 else np.stack([self.normalised(crop, widest) for crop in crops]))
         preds = self.model.run(None, {self.input_name: batch})[0]
-        lines, infos = self.decoder(preds, True, wh_ratio_list=ratios, max_wh_ratio=widest)
-        torn = torn_letters(preds, [text for text, _ in lines], self.decoder.character)
+        # The best class of every column found once, for the decoder and the second readings:
+        # rapidocr's decoder call would take the arg-max and the max of the columns again.
+        best = preds.argmax(axis=2)
+        best_prob = np.take_along_axis(preds, best[:, :, None], axis=2)[:, :, 0]
+        lines, infos = self.decoder.decode(best, best_prob, True, ratios, widest, remove_duplicate=True)
+        torn = torn_letters(preds, [text for text, _ in lines], self.decoder.character, best)
         return [LineRead(text, score, info, letters) for (text, score), info, letters in zip(lines, infos, torn)]
 
     def read_batches(self, crops: list[np.ndarray], batch: int, run=map) -> list[LineRead]:
@@ -77,9 +82,23 @@ class Recogniser:
 
         width = int(REC_HEIGHT * widest)
         own = min(width, int(math.ceil(REC_HEIGHT * crop.shape[1] / float(crop.shape[0]))))
-        resized = cv2.resize(crop, (own, REC_HEIGHT)).astype("float32").transpose((2, 0, 1)) / 255
-        resized -= 0.5
-        resized /= 0.5
+        resized = cv2.resize(crop, (own, REC_HEIGHT))
         padded = np.zeros((3, REC_HEIGHT, width), dtype=np.float32)
-        padded[:, :, :own] = resized
+        if resized.dtype == np.uint8:  # each byte's value looked up, not computed three times a pixel
+            padded[:, :, :own] = PIXEL_VALUES[resized.transpose((2, 0, 1))]
+        else:
+            padded[:, :, :own] = (resized.astype("float32").transpose((2, 0, 1)) / 255 - 0.5) / 0.5
         return padded
+
+
+def _pixel_values() -> np.ndarray:
+    """The network's input value of each byte value, computed as rapidocr's
+    ``resize_norm_img`` computes it for a pixel (float32, ``(x / 255 - 0.5) / 0.5``): the same bits."""
+    values = np.arange(256, dtype=np.float32) / 255
+    values -= 0.5
+    values /= 0.5
+    return values
+
+
+#: ``_pixel_values``, the table ``Recogniser.normalised`` reads a crop's bytes through.
+PIXEL_VALUES = _pixel_values()

@@ -29,14 +29,16 @@ from core.drafters.base import Region
 _WORD = re.compile(r"\w+")
 
 
-def torn_letters(preds: np.ndarray, texts: list[str], characters: list[str]) -> list[list[tuple]]:
+def torn_letters(preds: np.ndarray, texts: list[str], characters: list[str],
+                 best: np.ndarray | None = None) -> list[list[tuple]]:
     """Per line of a batch (``preds``: the recogniser's (lines, columns, classes) probabilities,
-    ``texts`` what CTC decoded of each), the letters it was torn on: ``(word, index in the word,
-    letter, probability)`` where the runner-up class at a column that emitted a letter had at
-    least ``tuning.OCR_SECOND_READING``. All columns of the batch at once."""
+    ``texts`` what CTC decoded of each; ``best``: each column's best class where the caller has
+    it), the letters it was torn on: ``(word, index in the word, letter, probability)`` where the
+    runner-up class at a column that emitted a letter had at least ``tuning.OCR_SECOND_READING``.
+    All columns of the batch at once."""
     out: list[list[tuple]] = [[] for _ in texts]
     preds = np.asarray(preds)
-    best = preds.argmax(axis=2)
+    best = preds.argmax(axis=2) if best is None else best
     emitted = best != 0  # CTC emits at a class other than the blank, unlike the column before
     emitted[:, 1:] &= best[:, 1:] != best[:, :-1]
     rows, cols = np.nonzero(emitted)

@@ -199,3 +199,59 @@ def test_the_lines_only_step_loads_no_second_copy_of_the_models():
     lines = auto._lines_only()._ocr_engine()
     assert lines is not main and lines.det_side == 2 * main.det_side
     assert lines._recogniser is main._recogniser and lines._det is main._det
+
+
+@pytest.mark.parametrize("shape", [(2340, 1654, 3), (400, 3000, 3), (20, 40, 3)])
+def test_the_detectors_input_is_rapidocrs_to_the_bit(shape):
+    """The table-lookup normalisation gives the detector the bytes ``DetPreProcess`` gives it."""
+    from rapidocr.ch_ppocr_det.utils import DetPreProcess
+
+    from core.drafters.ocr_pipeline import detector_input
+
+    pre = DetPreProcess(tuning.DET_MAX_SIDE, "max", [0.5, 0.5, 0.5], [0.5, 0.4, 0.3])
+    image = np.random.default_rng(len(shape) + shape[0]).integers(0, 256, shape, dtype=np.uint8)
+    want, got = pre(image), detector_input(pre, image)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_a_line_is_normalised_as_rapidocrs_recogniser_normalises_it():
+    """``Recogniser.normalised`` (bytes looked up in a table) against rapidocr's own
+    ``TextRecognizer.resize_norm_img``, to the bit, padded or at its own width."""
+    from types import SimpleNamespace
+
+    from rapidocr.ch_ppocr_rec.main import TextRecognizer
+
+    from core.drafters.ocr_recognise import Recogniser
+
+    rng = np.random.default_rng(3)
+    for height, width, widest in [(30, 400, 400 / 30), (40, 50, 4.0), (52, 1700, 1700 / 52)]:
+        crop = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+        want = TextRecognizer.resize_norm_img(SimpleNamespace(rec_image_shape=[3, 48, 320]), crop, widest)
+        got = Recogniser.normalised(crop, widest)
+        assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_the_recognisers_decoding_is_rapidocrs():
+    """Each column's best class found once gives what rapidocr's decoder call gives (texts,
+    scores, the columns of each character) and the same second readings."""
+    from core.drafters.ocr_recognise import Recogniser
+    from core.drafters.second_readings import torn_letters
+
+    class Model(_Session):
+        def run(self, outputs, feed):
+            columns = feed["x"].shape[3] // 8
+            logits = np.random.default_rng(columns).normal(size=(1, columns, 4)) * 3
+            logits[:, ::2, 0] += 4  # blanks between letters
+            probs = np.exp(logits) / np.exp(logits).sum(axis=2, keepdims=True)
+            return [probs.astype(np.float32)]
+
+    recogniser = Recogniser(Model())
+    for width in (120, 330, 800):
+        crop = np.full((32, width, 3), 200, np.uint8)
+        got = recogniser.read([crop])[0]
+        preds = Model().run(None, {"x": recogniser.normalised(crop, width / 32)[None]})[0]
+        (text, score), = recogniser.decoder(preds, True, wh_ratio_list=[width / 32], max_wh_ratio=width / 32)[0]
+        info = recogniser.decoder(preds, True, wh_ratio_list=[width / 32], max_wh_ratio=width / 32)[1][0]
+        assert text and (got.text, got.score) == (text, score)
+        assert vars(got.info) == vars(info)
+        assert got.torn == torn_letters(preds, [text], recogniser.decoder.character)[0]

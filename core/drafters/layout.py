@@ -187,15 +187,24 @@ def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
     """Lines grouped into visual rows, top to bottom: a line joins the first row whose first line
     it overlaps vertically by half the smaller height (unsorted within a row)."""
     rows: list[list[TextLine]] = []
+    share = tuning.ROW_OVERLAP
+    # A row whose first line ends above a line's top overlaps no line from there on (they come
+    # top-down): it is no longer tried, which leaves the same first match (unless a box is upside
+    # down or the share negative, where a negative overlap could still count).
+    prune = share >= 0 and all(ln.bbox[3] >= ln.bbox[1] for ln in lines)
+    open_rows: list[tuple[float, float, float, list[TextLine]]] = []  # (top, bottom, height, row)
     for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
-        for row in rows:
-            first = row[0]
-            if min(first.bbox[3], line.bbox[3]) - max(first.bbox[1], line.bbox[1]) \
-                    >= tuning.ROW_OVERLAP * min(first.height, line.height):
+        top, bottom = line.bbox[1], line.bbox[3]
+        height = bottom - top
+        if prune:
+            open_rows = [item for item in open_rows if item[1] >= top]
+        for first_top, first_bottom, first_height, row in open_rows:
+            if min(first_bottom, bottom) - max(first_top, top) >= share * min(first_height, height):
                 row.append(line)
                 break
         else:
             rows.append([line])
+            open_rows.append((top, bottom, height, rows[-1]))
     return rows
 
 

@@ -148,3 +148,37 @@ def test_stack_lines_joins_texts_as_a_paragraph_and_unites_boxes():
     lines[0] = OcrLine("an inflam-", boxes[0], {"inflam": [[0, "j", 0.3]]})
     lines[2] = OcrLine("bowel", boxes[2], {"bowel": [[0, "h", 0.2]]})
     assert stack_lines(lines, 3)[0].readings == {"inflam": [[0, "j", 0.3]], "bowel": [[0, "h", 0.2]]}
+
+
+def test_rows_are_those_of_the_rule_trying_every_row():
+    """``rows_of`` stops trying rows that ended above a line; its rows are those of the rule as
+    written (a line joins the first row whose first line it overlaps by half the smaller height),
+    trying every row, also where boxes are upside down or flat."""
+    import random
+
+    from core import tuning
+    from core.drafters.layout import rows_of
+
+    def every_row(lines):
+        rows = []
+        for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
+            for row in rows:
+                first = row[0]
+                if min(first.bbox[3], line.bbox[3]) - max(first.bbox[1], line.bbox[1]) \
+                        >= tuning.ROW_OVERLAP * min(first.height, line.height):
+                    row.append(line)
+                    break
+            else:
+                rows.append([line])
+        return rows
+
+    rnd = random.Random(7)
+    for trial in range(400):
+        lines = []
+        for i in range(rnd.randint(0, 40)):
+            y = rnd.choice([rnd.uniform(0, 600), 20.0 * rnd.randint(0, 30)])
+            h = rnd.choice([rnd.uniform(0, 30), 10.0, 0.0, -2.0 if trial % 5 == 0 else 8.0])
+            x = rnd.uniform(0, 400)
+            lines.append(TextLine((x, y, x + 60, y + h), f"l{i}", 10.0, source_index=i))
+        assert [[ln.source_index for ln in row] for row in rows_of(lines)] == \
+            [[ln.source_index for ln in row] for row in every_row(lines)]

@@ -229,7 +229,7 @@ class DraftInspector(QWidget):
         self.verified_label.setText("<b>Verified</b> (nothing yet)" if not story.final else "<b>Verified</b> (none)")
         body = html.escape(draft).replace("\n", "<br>")
         self.draft_view.setHtml(f'<div style="font-family: monospace; white-space: pre-wrap">{body}</div>'
-                                if draft else "<i>empty draft</i>")
+                                if draft else "<i>text not read</i>" if region.extra.get("unread") else "<i>empty draft</i>")
         text = html.escape(story.verified_text).replace("\n", "<br>")
         self.verified_view.setHtml((f"<i>Verified on the region; the page was not finished, so nothing is "
                                     "compared with the draft.</i>" if story.verified else

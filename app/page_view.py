@@ -59,6 +59,8 @@ def unverified_reason(region, stats, mode: str = "hsd") -> str:
         return "plain decoding (ar mode) checks no drafts"
     if str(region.label) in ("figure", "image", "picture"):
         return "a figure: the model writes no text for it"
+    if region.extra.get("unread"):  # drafted after its page's decode ended: only its box was found
+        return "not read: the page's decode ended before the OCR reached it"
     if not stats.drafted_tokens:
         return "the draft was empty"
     if mode in ("hsd", "page"):

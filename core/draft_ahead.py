@@ -30,6 +30,14 @@ OCR reads one scan page's lines, it renders the next and runs its detector
 (``core.drafters.ocr_ahead``), so each page after the first starts with its recognition. ``stop``
 stops that look-ahead too.
 
+Text is read only where a decode can still use it. Where the decode is faster than the drafter it
+runs up to ``beyond_drafter`` pages ahead, and pages whose decode has ended wait for their regions
+(the overlay, the figures; the document ends when the last page's are saved). A page whose decode
+ended before the drafter came to it (``PendingDrafts.decode_ended``, told by ``core.run.PageSaver``)
+is asked only for its layout (``core.drafters.process.LayoutOnly``: an OCR drafter's render,
+detector and layout model, not its recogniser; regions with empty text and ``extra["unread"]``),
+and the drafter catches up with the decode.
+
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
 and the decode is handed no page more than ``beyond_drafter`` beyond the one the drafter reads
 (``tuning.DECODE_AHEAD_OF_DRAFTER_PAGES``; its decoded pages wait for their regions with their
@@ -49,7 +57,7 @@ from typing import Callable
 
 from core import tuning
 from core.drafters.background import DraftJob
-from core.drafters.process import reader_for
+from core.drafters.process import LayoutOnly, reader_for
 from core.errors import CancelledError
 from core.events import Notice, PageDrafting, RegionsDrafted
 from core.notices import warnings_to
@@ -226,8 +234,10 @@ class DraftAhead:
         job = DraftJob.finished([], error="drafting did not run")
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
+            # its decode has ended (``PendingDrafts.end_decode``): its text could save no pass
+            reader = LayoutOnly(self.reader) if pending.decode_ended() else self.reader
             # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
-            job = DraftJob(self.reader, page, background=False, lines=pending.lines, on_lines=told,
+            job = DraftJob(reader, page, background=False, lines=pending.lines, on_lines=told,
                            meanwhile=render_for_decode, waiting=waiting)
             render_for_decode()  # where the drafter failed before it ran ``meanwhile``
             if drafted.error is None:

@@ -8,7 +8,9 @@ Nothing here calls the engine.
     render_and_draft(page, dpi, drafter, background)   ->  DraftedPage        the drafter now, or on
                                                                               a thread of its own
     PendingDrafts                                      a page's drafts handed to the decode before
-                                                       its drafter is done
+                                                       its drafter is done; ``end_decode`` tells
+                                                       the drafting side the decode no longer
+                                                       needs their text
     failed_page(...)                                   ->  PageResult         empty, error recorded
 
 A drafter crash costs speed, never the page (``core.drafters.background.DraftJob``): the page is
@@ -65,12 +67,25 @@ class PendingDrafts:
     """A page's drafts handed to the decode before its drafter has finished: ``done``, ``result``,
     ``error`` and ``seconds`` as a ``DraftJob``'s once ``deliver`` hands it over (the drafting
     thread, after it has announced the regions, so that no event about a region comes first).
-    ``lines``: the job's ``lines`` (``early_lines``), filled while it drafts."""
+    ``lines``: the job's ``lines`` (``early_lines``), filled while it drafts.
+
+    ``end_decode()`` (the run's saving side, ``core.run.PageSaver``, on the decode's thread) says
+    the page's decode ended before its drafts were delivered: their text can no longer save a
+    pass, only the saved result's layout (figures, the overlay) needs them. A drafter that has
+    not started the page yet then reads only its layout (``decode_ended``; ``core.draft_ahead``)."""
 
     def __init__(self):
         self._job: DraftJob | None = None
         self._delivered = threading.Event()
+        self._decode_ended = threading.Event()
         self.lines: list[OcrLine] = []
+
+    def end_decode(self) -> None:
+        """The page's decode has ended (whether or not its drafts were delivered)."""
+        self._decode_ended.set()
+
+    def decode_ended(self) -> bool:
+        return self._decode_ended.is_set()
 
     def early_lines(self) -> list[OcrLine]:
         return self.lines

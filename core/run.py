@@ -48,7 +48,7 @@ from core.errors import CancelledError
 from core.events import (DocumentDone, DocumentPlanned, ModelLoaded, ModelLoading, Notice, PageDone, PageKept,
                          PageSaved, PageStarted)
 from core.notices import warnings_to
-from core.page_pipeline import DraftedPage, failed_page, page_error
+from core.page_pipeline import DraftedPage, PendingDrafts, failed_page, page_error
 from core.results import PageResult
 
 if TYPE_CHECKING:
@@ -253,7 +253,9 @@ class PageSaver:
     the regions), and waits for its regions on a thread of its own to be saved (its figures are
     cut from them, and the resume folder keeps the page as an uninterrupted run would), and so
     does every page decoded after it until its turn (announced at once too): the decode goes on to
-    the next page meanwhile instead of idling. How many pages wait so is bounded by the drafting
+    the next page meanwhile instead of idling. Its drafts are told the decode ended
+    (``PendingDrafts.end_decode``): a drafter that comes to it later reads only its layout, not its
+    text, which can no longer save a pass. How many pages wait so is bounded by the drafting
     ahead (``DraftAhead``: the drafter reads the pages in order, and the decode gets a page no more
     than ``ahead`` beyond it). ``save(page, decoded)`` (``start_page``'s; without ``announce``, a
     waiting page is only saved), ``wait()`` for every page handed over; an error in
@@ -270,6 +272,9 @@ class PageSaver:
 
     def save(self, page: DraftedPage, decoded) -> None:
         self._raise()
+        drafts = getattr(page, "drafts", None)  # a DraftedPage's; a run's stand-ins may have none
+        if isinstance(drafts, PendingDrafts):
+            drafts.end_decode()  # a drafter not at this page yet reads only its layout (``DraftAhead``)
         with self._lock:
             here = self._thread is None and decoded.drafted()  # nothing waits before it, nothing to wait for
             if not here:

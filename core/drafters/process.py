@@ -35,6 +35,9 @@ speculation, not a page's time.
                                     has not answered (the pages ahead are rendered then).
                                     A page of a document that is no file is drafted here, by
                                     the same spec's drafter built here when first needed
+    draft_layout(page, meanwhile=..., waiting=...)
+                                    only the page's layout, its text not read (``layout_of``): its
+                                    decode has ended, so the text could save no pass
     read_in_order(document, indices) the pages of ``document`` will be asked for in this order:
                                     while the process's OCR reads one scan page's lines, it
                                     renders the next and runs its detector (``core.drafters.ocr_ahead``)
@@ -44,6 +47,10 @@ speculation, not a page's time.
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec (``Drafter.spec``), or the drafter itself (one no spec
                                     builds, or where ``tuning.DRAFTING_PROCESS`` is off)
+    layout_of(drafter, page)        ``page``'s layout without its text where the drafter that
+                                    reads it can (``LayoutDrafter``: OCR), else its whole draft (a
+                                    text layer's text costs little and is the page's own)
+    LayoutOnly(reader)              a drafter that asks ``reader`` (the above) only for layouts
 
 The process is spawned (nothing of this process, its threads or its models, is copied into it) on
 first use, loads its models with its first page and serves every later document with the same
@@ -59,6 +66,8 @@ import warnings
 import weakref
 
 from core import tuning
+from typing import Protocol, runtime_checkable
+
 from core.drafters.base import Drafter, DrafterBase, Region, draft_page
 from core.errors import HSDWarning
 
@@ -75,6 +84,44 @@ def reader_for(drafter: Drafter) -> Drafter:
         if reader is None or reader.broken:
             reader = _shared[drafter.spec] = ProcessDrafter(drafter.spec, here=drafter)
         return reader
+
+
+@runtime_checkable
+class LayoutDrafter(Protocol):
+    """A drafter that can give a page's layout without reading its text (``draft_layout``: the OCR
+    drafter's render, detector and layout model, no recognition; regions with empty text and
+    ``extra["unread"]``)."""
+
+    def draft_layout(self, page) -> list[Region]: ...
+
+
+def layout_of(drafter: Drafter, page) -> list[Region]:
+    """``page``'s layout, its text not read, where the drafter that reads it is a ``LayoutDrafter``;
+    else its whole draft."""
+    chosen = drafter.choose(page)
+    if isinstance(chosen, LayoutDrafter):
+        return list(chosen.draft_layout(page))
+    return list(draft_page(drafter, page))
+
+
+class LayoutOnly(DrafterBase):
+    """``reader`` (a drafter, or its ``ProcessDrafter``) asked only for pages' layouts (``layout_of``),
+    for pages whose decode has ended (``core.draft_ahead``)."""
+
+    def __init__(self, reader: Drafter):
+        self.reader = reader
+        self.name = reader.name
+        self.drafts_elsewhere = reader.drafts_elsewhere
+
+    def choose(self, page) -> Drafter:
+        return self.reader.choose(page)
+
+    def draft(self, page, on_lines=None, meanwhile=None, waiting=None) -> list[Region]:
+        if isinstance(self.reader, ProcessDrafter):
+            return self.reader.draft_layout(page, meanwhile=meanwhile, waiting=waiting)
+        if meanwhile is not None:
+            meanwhile()
+        return layout_of(self.reader, page)
 
 
 class ProcessDrafter(DrafterBase):
@@ -123,6 +170,14 @@ class ProcessDrafter(DrafterBase):
             return draft_page(self.here, page, on_lines, meanwhile)
         return self._ask("draft", page, on_lines, meanwhile, waiting)
 
+    def draft_layout(self, page, meanwhile=None, waiting=None) -> list[Region]:
+        """``page``'s layout without its text (``layout_of``), in the process where it can be."""
+        if not self._in_process(page):
+            if meanwhile is not None:
+                meanwhile()
+            return layout_of(self.here, page)
+        return self._ask("layout", page, None, meanwhile, waiting)
+
     def read_in_order(self, document, indices: list[int]) -> None:
         """The pages ``indices`` of ``document`` will be drafted in this order (module docstring)."""
         self._following[document] = dict(zip(indices, indices[1:]))
@@ -149,7 +204,7 @@ class ProcessDrafter(DrafterBase):
 
     def _ask(self, what: str, page, on_lines=None, meanwhile=None, waiting=None):
         document = page.document
-        following = self._following.get(document, {}).get(page.index) if what == "draft" else None
+        following = self._following.get(document, {}).get(page.index) if what != "prepare" else None
         # the page's turn goes with it: the process sees the page as this side does (``Page.turn``)
         request = (what, str(document.path), document.password, page.index, on_lines is not None,
                    document.rotate, page.turn, following)
@@ -180,6 +235,10 @@ class ProcessDrafter(DrafterBase):
                     return value
         if what == "prepare":
             return self.here.prepare(page)
+        if what == "layout":
+            if meanwhile is not None:
+                meanwhile()
+            return layout_of(self.here, page)
         return draft_page(self.here, page, on_lines, meanwhile)  # meanwhile: None where it ran
 
     def _receive(self, on_lines, waiting=None) -> tuple:
@@ -258,7 +317,8 @@ class DropFlag:
 def serve(connection, spec: str, nice: int, idle: bool = False, drop=None) -> None:
     """The drafting process: answer requests until the other side closes the connection. Each
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
-    exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A page asked
+    exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A request is
+    ``("prepare" | "draft" | "layout", path, password, index, lines, rotate, turn, following)``. A page asked
     for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them.
     A page asked for with the index of the page asked for after it has that page prepared while
     its lines are read (``core.drafters.ocr_ahead``), until ``drop`` (an event) is set."""
@@ -336,6 +396,8 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
         following = None
     reader = _expect(drafter, page, opened["document"], following, dropped)
     try:
+        if what == "layout":
+            return layout_of(drafter, page)
         return list(draft_page(drafter, page, on_lines))
     finally:
         if reader is not None:

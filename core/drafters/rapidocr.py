@@ -15,6 +15,11 @@ classifier stays off (as ``use_cls=False``): on upright pages it flips correct l
 it drafts next (``expect_next``, by the drafting process), the drafter renders that page and runs
 its detector while this page's lines are read (``core.drafters.ocr_ahead``).
 
+A page whose decode has ended before its drafting starts is asked only for its layout
+(``draft_layout``: render, detector and layout model, no recognition; ``core.draft_ahead``): its
+regions carry ``extra["unread"]``, the reason their text is empty. A page whose layout has a figure
+is read whole all the same: its figures and their places in the Markdown follow its text.
+
 Detection runs on the page scaled so its longer side is ``tuning.DET_MAX_SIDE`` pixels; recognition still
 reads each line from the full-resolution render. RapidOCR's own default detects on the whole render
 (``limit_type: min``), which on the corpus scans (2000-3000 px) took 1.5 s of a 2 s page and found
@@ -157,13 +162,19 @@ class RapidOCRDrafter(DrafterBase):
         if key != self._document:
             self._document = key
             self._ocr_engine().begin_document()
+        return self._draft_rendered(page, *self._rendered(page), on_lines)
+
+    def _rendered(self, page) -> tuple:
+        """``(image, pixels per point, the detector's lines or None, CDLA boxes or None)`` of
+        ``page``: as prepared while the page before was read, else rendered now."""
         dpi = self.ocr_dpi(page)
         prepared = self._ahead.take(page, dpi)  # rendered and detected while the page before was read
         if prepared is not None:
-            image, scale, found, cdla_boxes = prepared.image, prepared.scale, prepared.found, prepared.layout
-        else:
-            image, found, cdla_boxes = page.render(dpi=dpi), None, None
-            scale = page.last_render_scale  # pixels per point, after the render cap
+            return prepared.image, prepared.scale, prepared.found, prepared.layout
+        image = page.render(dpi=dpi)
+        return image, page.last_render_scale, None, None  # pixels per point, after the render cap
+
+    def _draft_rendered(self, page, image, scale, found, cdla_boxes, on_lines=None) -> list[Region]:
         pixels = np.asarray(image)
         lines, fits = self._read_lines(pixels, scale, on_lines, found)
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
@@ -229,6 +240,39 @@ class RapidOCRDrafter(DrafterBase):
                     region.extra = {"role": "text_in_figure"}
         regions = self._cover(ocr_lines, regions, page, report)
         return with_second_readings(regions, self._ocr_engine().words)
+
+    def draft_layout(self, page) -> list[Region]:
+        """The page's layout without its text (``core.drafters.ocr_layout.UNREAD``): its decode has
+        ended, so its text could save no pass; the saved result still wants the layout's boxes
+        (the overlay) and figures. The render and the detector (the detector's lines are what the
+        PyMuPDF layout model groups: ``scan_layout.unread_groups``), then the layout model; no
+        line is recognised, no table's structure read. The page expected next is prepared
+        meanwhile, as while a page's lines are read.
+
+        Where that layout finds a figure, the page is drafted whole after all (its render and
+        detection reused): a figure's regions and its place in the Markdown (after the text before
+        it, ``core.export.page_markdown``) come from the read text, and stay as a read page's."""
+        from core.drafters.ocr_layout import unread_regions
+
+        image, scale, found, cdla_boxes = self._rendered(page)
+        pixels = np.asarray(image)
+        pipeline = self._ocr_engine()
+        with self._ahead.beside(self, pipeline):  # the helper lets go of the document first
+            if found is None:
+                found = pipeline.detect(pixels)
+        boxes = None
+        if self.layout == "cdla":
+            boxes = cdla_boxes = cdla_boxes if cdla_boxes is not None else self.layout_ahead(pixels, scale)
+        lines = [TextLine(line_box(quad, scale), "", 0.0, False, i) for i, quad in enumerate(found.page_boxes)]
+        if self.layout == "pymupdf" and lines and self._layout_engine() is not None:
+            from core.drafters.scan_layout import CLASS_LABELS, unread_groups
+            boxes = [(CLASS_LABELS.get(cls, "text"), box)
+                     for cls, box in unread_groups(page.width, page.height, image, lines)]
+        if boxes is None:  # no layout model: the lines
+            boxes = [("text", line.bbox) for line in lines]
+        if any(label == "figure" for label, _ in boxes):
+            return self._draft_rendered(page, image, scale, found, cdla_boxes)
+        return unread_regions(boxes, self.name)
 
     def _recognised_table(self, pixels: np.ndarray, scale: float, box: tuple, inside: list[TextLine]) -> str | None:
         """rapid-table's HTML of the table in ``box`` (None without the model or a structure).

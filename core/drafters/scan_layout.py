@@ -11,6 +11,8 @@ Each layout group becomes one or more regions: its lines go through the same par
 labelling as the text layer (``core.drafters.regions``), then the model's class decides the label
 where it knows better (headings, page headers and footers, captions, list items, formulas, text in
 pictures). Tables are the OCR drafter's business (rapid-table), given the model's table boxes.
+A page whose text is not read (its decode ended first) gets the groups of its detected lines
+(``unread_groups``).
 """
 
 from __future__ import annotations
@@ -126,6 +128,17 @@ def layout_groups(width: float, height: float, image, lines: list[TextLine]) -> 
     finally:
         doc.close()
     return [(str(g.get("class_name", "text")), tuple(float(v) for v in g["group_bbox"][:4])) for g in groups]
+
+
+def unread_groups(width: float, height: float, image, lines: list[TextLine]) -> list[tuple[str, tuple]]:
+    """``layout_groups`` of a page whose lines were detected but not read: each line written as a
+    run of placeholder letters about as many as its box holds (the model sees where text stands
+    and how large, not what it says). The groups are close to those of the read lines, not the
+    same: they serve the overlay and the figures of a page whose decode needs no text."""
+    placeholders = [TextLine(line.bbox, "x" * max(1, round((line.bbox[2] - line.bbox[0]) / max(0.5 * line.height, 1e-6))),
+                             line.height, False, line.source_index)
+                    for line in lines if line.height > 0]
+    return layout_groups(width, height, image, placeholders)
 
 
 def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tuple[list[list[TextLine]], list[TextLine]]:

@@ -157,11 +157,6 @@ class RapidOCRDrafter(DrafterBase):
     def draft(self, page, on_lines=None) -> list[Region]:
         """The page's regions; ``on_lines(lines)``: told the OCR lines (``OcrLine``: text and box)
         as they are read (``core.drafters.line_stream``), before the layout and reading order are done."""
-        document = getattr(page, "document", None)
-        key = (id(document), str(getattr(document, "path", "")))
-        if key != self._document:
-            self._document = key
-            self._ocr_engine().begin_document()
         return self._draft_rendered(page, *self._rendered(page), on_lines)
 
     def _rendered(self, page) -> tuple:
@@ -175,6 +170,13 @@ class RapidOCRDrafter(DrafterBase):
         return image, page.last_render_scale, None, None  # pixels per point, after the render cap
 
     def _draft_rendered(self, page, image, scale, found, cdla_boxes, on_lines=None) -> list[Region]:
+        """``draft`` of ``page`` from its render (and its detection and CDLA boxes where made already):
+        its lines read, then the layout, tables and reading order."""
+        document = getattr(page, "document", None)
+        key = (id(document), str(getattr(document, "path", "")))
+        if key != self._document:
+            self._document = key
+            self._ocr_engine().begin_document()
         pixels = np.asarray(image)
         lines, fits = self._read_lines(pixels, scale, on_lines, found)
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}

@@ -27,7 +27,8 @@ the device can give the grown buffers' bytes (``can_take``: a ``tuning.FAST_SLOT
 the admitted rows and the rows beside them go on with the eager engine (``to_dynamic``), whose
 cache holds only the tokens in use. The grown buffers serve the next decodes too, and shrink back
 once the last ``tuning.FAST_SLOT_SHRINK_DECODES`` decodes each held fewer slots
-(``decode_ended``: between decodes, never in one). The slots at load are sized by the same rule
+(``decode_ended``: between decodes, never in one; on CUDA their memory goes back to the device,
+``give_back_cached_memory``). The slots at load are sized by the same rule
 (``for_model``): fewer than asked for, and the buffers keep that size; not one, and the model
 decodes with the eager engine (``SlotsDoNotFit``).
 """
@@ -66,6 +67,14 @@ def device_free_bytes(device) -> int:
     import psutil
 
     return int(psutil.virtual_memory().available)
+
+
+def give_back_cached_memory(device) -> None:
+    """On CUDA, the blocks torch's allocator keeps after buffers are freed go back to the device, so
+    that other processes (and the drafter, on the same GPU) can have the memory of shrunk row slots;
+    the allocator would otherwise keep it for this process. Nothing to give back elsewhere."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()
 
 
 def slot_bytes(layer_shape: tuple[int, int, int], capacity: int, max_width: int, dtype: torch.dtype) -> int:
@@ -251,6 +260,7 @@ class StaticPageCache:
         needed = max(self.fewest, self._peak, *self._peaks)
         if len(self._peaks) == window and needed < self.rows:
             self._allocate(needed)
+            give_back_cached_memory(self.device)
 
     def _highest_taken(self) -> int:
         """The highest slot taken, plus one (0: none)."""

@@ -109,6 +109,27 @@ def test_a_shrunk_cache_grows_again_and_its_slots_are_clean():
     assert cache.lengths == [0, 0, 0] and bool((cache.mask == cache.blocked).all())
 
 
+def test_a_shrink_gives_the_memory_back_to_the_device_and_nothing_else_does(monkeypatch):
+    given_back = []
+    monkeypatch.setattr(static_kv, "give_back_cached_memory", given_back.append)
+    cache = _cache(rows=1)
+    _decode(cache, 3)  # grown
+    for _ in range(WINDOW - 1):
+        _decode(cache, 1)
+    assert given_back == []  # grown and kept: nothing freed
+    _decode(cache, 1)
+    assert cache.rows == 1 and given_back == ["cpu"]  # shrunk: once, with the cache's device
+
+
+@pytest.mark.parametrize(("device", "empties"), [("cuda", 1), ("cuda:1", 1), (torch.device("cuda", 0), 1),
+                                                 ("cpu", 0), ("mps", 0)])
+def test_only_cuda_has_its_allocators_freed_blocks_emptied(device, empties, monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: calls.append(1))
+    static_kv.give_back_cached_memory(device)
+    assert len(calls) == empties
+
+
 # --- sizing at load --------------------------------------------------------------------------------
 
 

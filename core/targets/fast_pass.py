@@ -7,7 +7,9 @@ family's own transformers modules, fed the static cache and a prepared mask) is 
 ``torch.compile`` per width; the cached length is a dynamic dimension, so a width compiles once
 however long the page. The decoder layers are one compiled region (``DecoderLayerRegion``, a
 ``torch.compiler.nested_compile_region``): torch.compile traces and compiles one layer and runs it
-at every depth, so compiling takes about as long for 24 layers as for one. ``warm_up`` compiles
+at every depth, so compiling takes about as long for 24 layers as for one. Its options
+(``compile_options``) take the host work a call does before the kernels run down: no guards on
+the model's modules and weights, no size assertions. ``warm_up`` compiles
 every width at load time (``compile_seconds``). The output head runs after the compiled part on
 the real positions only (the CPU's skinny head).
 
@@ -61,6 +63,27 @@ def install_fast_engine(target, compiled: bool = True, capacity: int = tuning.FA
         log.info("compiled the verification pass at %d widths in %.1f s", len(fast.widths), seconds)
     target.fast_passes = fast
     return fast
+
+
+def compile_options(full_length: bool, cpp_wrapper: bool = False) -> dict:
+    """``torch.compile`` options of a fast pass (never the compiler's global settings, which other
+    code compiles with too). A pass is mostly host work before every layer's kernels run, so:
+
+    * no guards on the model's modules and weights (``skip_guard_on_all_nn_modules_unsafe``):
+      thousands of checks a call at 24 layers (each layer's hooks, attributes and weights), though
+      a load's model, weights and attention function never change under its passes (the pass
+      sets the same attention function and layers each time, ``_fast_modules``). The guards on
+      the pass's own inputs stay: they choose the width's graph, and one row's or several's;
+    * no size assertions (``size_asserts``): one check of every weight's and buffer's sizes each
+      call, which the guards on the inputs already make;
+    * ``cpp_wrapper`` (``tuning.FAST_CPP_WRAPPER``): the compiled graph's calls from C++, not Python;
+    * CUDA graphs where the pass runs over the whole buffer (``reduce-overhead``'s own option)."""
+    from torch._inductor import list_mode_options
+
+    options = dict(list_mode_options("reduce-overhead")) if full_length else {}
+    options.update({"size_asserts": False, "cpp_wrapper": cpp_wrapper,
+                    "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe})
+    return options
 
 
 def fast_passes_of(target) -> "FastPasses | None":
@@ -145,7 +168,8 @@ class FastPasses:
         self._marked_buffers = None  # the mask whose buffers' slots and addresses were marked
         if compiled:
             self._regions = torch.nn.ModuleList(DecoderLayerRegion(layer) for layer in self._text.layers)
-            self._hidden = torch.compile(self._decoder_stack, mode="reduce-overhead" if full_length else None)
+            self._hidden = torch.compile(self._decoder_stack, options=compile_options(full_length),
+                                         isolate_recompiles=True)
 
     def width_for(self, size: int) -> int | None:
         """The smallest width that holds a tree of ``size`` nodes (None: wider than any)."""

@@ -256,8 +256,20 @@ def test_a_compiled_pass_writes_the_static_cache_in_place(tmp_path):
     _, kv_heads, capacity, head_dim = fast.cache.keys[0].shape
     slot = kv_heads * capacity * head_dim  # elements of one slot of one buffer
     assert graphs and not any(re.search(rf"<static_cast<int64_t>\({slot}L", code) for code in graphs)
+    assert not any("assert_size_stride(" in code for code in graphs)  # no size checks of every weight a call
+    assert torch._inductor.config.size_asserts  # the options were the pass's own, not the compiler's settings
     for ours, theirs in zip(fast.cache.keys + fast.cache.values, expected.cache.keys + expected.cache.values):
         assert torch.allclose(ours[0, :, 100:112], theirs[0, :, 100:112], atol=1e-5)
+
+
+def test_the_compile_options_keep_the_guards_on_a_passs_inputs_and_cuda_graphs_where_full_length():
+    from core.targets.fast_pass import compile_options
+
+    for full_length in (False, True):
+        options = compile_options(full_length)
+        assert options["size_asserts"] is False
+        assert options["guard_filter_fn"] is torch.compiler.skip_guard_on_all_nn_modules_unsafe
+        assert options.get("triton.cudagraphs", False) is full_length  # reduce-overhead's CUDA graphs
 
 
 # --- choosing the engine -------------------------------------------------------------------------

@@ -17,6 +17,7 @@ A single continuation is a chain, the degenerate tree where ``parent[i] == i - 1
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,17 +60,25 @@ def ancestor_masks(trees: list[DraftTree], width: int) -> torch.Tensor:
     size (its padding in a batch) see only themselves.
 
     Each node's ancestors are a Python integer used as a bit set (its parent's, plus its own bit:
-    ``parents[i] < i``, so one walk), unpacked to bits for the whole batch at once."""
+    ``parents[i] < i``, so one walk), unpacked to bits for the whole batch at once. A padding
+    node's row is the same in every pass of a width (``_identity_rows``)."""
     row_bytes = (width + 7) // 8
+    identity = _identity_rows(width)
     packed = []
     for tree in trees:
         sets: list[int] = []
         for i, p in enumerate(tree.parents):
             sets.append((sets[p] if p >= 0 else 0) | (1 << i))
-        sets += [1 << j for j in range(len(tree), width)]
-        packed.append(b"".join(s.to_bytes(row_bytes, "little") for s in sets))
+        packed.append(b"".join(s.to_bytes(row_bytes, "little") for s in sets) + identity[len(tree) * row_bytes:])
     bits = np.unpackbits(np.frombuffer(b"".join(packed), dtype=np.uint8), bitorder="little")
     return torch.from_numpy(bits.reshape(len(trees), width, row_bytes * 8)[:, :, :width].astype(bool))
+
+
+@functools.lru_cache(maxsize=64)
+def _identity_rows(width: int) -> bytes:
+    """Bit rows ``j`` sees only ``j``, for ``j`` in ``range(width)``, packed as ``ancestor_masks`` packs."""
+    row_bytes = (width + 7) // 8
+    return b"".join((1 << j).to_bytes(row_bytes, "little") for j in range(width))
 
 
 def root_only(token: int) -> DraftTree:

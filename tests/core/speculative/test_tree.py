@@ -1,5 +1,7 @@
 """Draft trees (``core.speculative.tree``): continuations merged into one flattened prefix tree."""
 
+import torch
+
 from core.speculative.tree import ancestor_masks, build_tree, root_only
 
 
@@ -93,3 +95,15 @@ def test_a_later_continuation_keeps_its_fork_where_the_first_fills_the_tree():
     assert len(forked) == 40 and forked.tokens[:31] == [0] + first
     assert {60, 61, 99, 98} <= set(forked.tokens)  # every fork's first tokens, then the rest in order
     assert all(p < i for i, p in enumerate(forked.parents) if i)
+
+
+def test_ancestor_masks_of_a_batch_pad_every_tree_to_the_width_with_rows_that_see_themselves():
+    trees = [build_tree(4, [([5, 6, 7], None), ([5, 8], None)]), build_tree(1, []), build_tree(2, [([3], None)])]
+    for width in (5, 9, 17):
+        masks = ancestor_masks(trees, width)
+        assert masks.shape == (3, width, width)
+        for tree, m in zip(trees, masks):
+            n = len(tree)
+            assert torch.equal(m[:n, :n], ancestor_masks([tree], n)[0])
+            assert not m[:n, n:].any() and not m[n:, :n].any()
+            assert torch.equal(m[n:, n:], torch.eye(width - n, dtype=torch.bool))

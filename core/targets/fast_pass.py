@@ -65,7 +65,7 @@ def install_fast_engine(target, compiled: bool = True, capacity: int = tuning.FA
     return fast
 
 
-def compile_options(full_length: bool, cpp_wrapper: bool = False) -> dict:
+def compile_options(full_length: bool) -> dict:
     """``torch.compile`` options of a fast pass (never the compiler's global settings, which other
     code compiles with too). A pass is mostly host work before every layer's kernels run, so:
 
@@ -74,15 +74,15 @@ def compile_options(full_length: bool, cpp_wrapper: bool = False) -> dict:
       a load's model, weights and attention function never change under its passes (the pass
       sets the same attention function and layers each time, ``_fast_modules``). The guards on
       the pass's own inputs stay: they choose the width's graph, and one row's or several's;
-    * no size assertions (``size_asserts``): one check of every weight's and buffer's sizes each
-      call, which the guards on the inputs already make;
-    * ``cpp_wrapper`` (``tuning.FAST_CPP_WRAPPER``): the compiled graph's calls from C++, not Python;
+    * no size assertions (``size_asserts``): a check of every weight's and buffer's sizes each
+      call, which the load's fixed weights and the guards on the pass's inputs make needless;
+    * not ``cpp_wrapper`` (the graph's calls from C++): torch 2.13 cannot generate it for the
+      layers' compiled region;
     * CUDA graphs where the pass runs over the whole buffer (``reduce-overhead``'s own option)."""
     from torch._inductor import list_mode_options
 
     options = dict(list_mode_options("reduce-overhead")) if full_length else {}
-    options.update({"size_asserts": False, "cpp_wrapper": cpp_wrapper,
-                    "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe})
+    options.update({"size_asserts": False, "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe})
     return options
 
 

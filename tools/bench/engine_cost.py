@@ -12,7 +12,7 @@ seconds: the shared machine's load moves both engines alike):
 * fast: ``FastPasses.forward`` over the static cache, then ``accept`` of the verified path;
 * attention: every layer's attention arithmetic alone at that shape, what a pass pays for its
   cached tokens whatever the engine (on a CPU, real arithmetic: the growth left to an engine is
-  the rest).
+  the rest, each round's fast pass less the attention timed right after it, the median of those).
 
 Then a page of ``--page-tokens`` tokens decoded through the fast engine at tree sizes drawn from
 1 to 128: how many shapes it compiled (torch.compile's graphs) beside the compile seconds at load.
@@ -89,6 +89,13 @@ class Clock:
 def interleaved_medians(runs: dict, repeats: int, clock: Clock) -> dict:
     """The median seconds of each of ``runs`` (name -> (setup, timed)), timed in rounds that run
     every one once, so that a change of the machine's load reaches every measurement alike."""
+    return {name: statistics.median(t) for name, t in interleaved_times(runs, repeats, clock).items()}
+
+
+def interleaved_times(runs: dict, repeats: int, clock: Clock) -> dict:
+    """The seconds of each of ``runs`` in each of ``repeats`` rounds that run every one once, in
+    the order given (``interleaved_medians``): ``[round]`` of two runs side by side were timed one
+    right after the other."""
     for setup, timed in runs.values():  # first calls: allocations, nothing to compile (done at load)
         setup()
         timed()
@@ -99,7 +106,7 @@ def interleaved_medians(runs: dict, repeats: int, clock: Clock) -> dict:
             t0 = clock.now()
             timed()
             times[name].append(clock.now() - t0)
-    return {name: statistics.median(t) for name, t in times.items()}
+    return times
 
 
 def eager_pass(target, tokens: int, cached: int):
@@ -236,7 +243,12 @@ def main(argv=None) -> int:
             runs["fast", t, c] = fast_pass(fast, t, c)
             runs["attention", t, c] = attention_pass(target, t, c)
     with torch.no_grad():
-        ms = {key: 1000 * seconds for key, seconds in interleaved_medians(runs, args.repeats, clock).items()}
+        times = interleaved_times(runs, args.repeats, clock)
+        ms = {key: 1000 * statistics.median(seconds) for key, seconds in times.items()}
+        # A pass less its attention, the two timed one after the other in each round: over several
+        # rounds the machine's load moves both of a pair alike, as it does not the medians of each.
+        beside = {(t, c): 1000 * statistics.median(f - a for f, a in zip(times["fast", t, c], times["attention", t, c]))
+                  for t in tokens for c in cached}
         print(f"milliseconds a pass ({clock.name} time, the median of {args.repeats} interleaved rounds); "
               f"attention: every layer's attention arithmetic alone, the part of a pass that grows with the "
               f"cached tokens whatever the engine")
@@ -249,9 +261,9 @@ def main(argv=None) -> int:
             lo, hi = min(cached), max(cached)
             for t in tokens:
                 grown = {engine: ms[engine, t, hi] / ms[engine, t, lo] - 1 for engine in ("eager", "fast")}
-                beside = (ms["fast", t, hi] - ms["attention", t, hi]) / (ms["fast", t, lo] - ms["attention", t, lo]) - 1
                 print(f"growth {lo} -> {hi} cached at {t} tokens: eager {grown['eager']:+.0%}, "
-                      f"fast {grown['fast']:+.0%} (fast beside its attention arithmetic {beside:+.0%})")
+                      f"fast {grown['fast']:+.0%} (fast beside its attention arithmetic {beside[t, lo]:.1f} -> "
+                      f"{beside[t, hi]:.1f} ms, {beside[t, hi] / beside[t, lo] - 1:+.0%})")
         passes, graphs = page_shapes(fast, args.page_tokens)
     print(f"a page of {args.page_tokens} tokens: {passes} passes at widths {sorted(fast.shapes)}, "
           f"{graphs} graphs compiled during it (all {len(fast.widths)} widths compiled at load in "

@@ -3,7 +3,7 @@ what ``tests/core/targets/test_fast_engine.py`` tests) and prints every row it p
 
 from __future__ import annotations
 
-from tools.bench.engine_cost import main, thin_target
+from tools.bench.engine_cost import interleaved_times, main, thin_target
 
 
 def test_the_thin_model_has_the_asked_depth_and_a_small_head(tmp_path):
@@ -22,3 +22,17 @@ def test_every_width_and_cached_length_is_measured_and_a_page_compiles_no_new_sh
     assert all(float(r[2]) > 0 and float(r[3]) > 0 for r in rows)
     assert "growth 40 -> 90 cached at 64 tokens" in out
     assert "a page of 150 tokens" in out and "0 graphs compiled during it" in out
+
+
+def test_each_round_times_every_run_once_one_after_the_other():
+    order = []
+    runs = {name: ((lambda: None), (lambda name=name: order.append(name))) for name in ("fast", "attention")}
+
+    class Ticks:  # one tick a timed call: a round's pair is timed back to back
+        @staticmethod
+        def now():
+            return len(order)
+
+    times = interleaved_times(runs, 3, Ticks())
+    assert order == ["fast", "attention"] * 4  # a first call each, then three rounds
+    assert times == {"fast": [1, 1, 1], "attention": [1, 1, 1]}

@@ -129,6 +129,9 @@ class TextProposer:
             return root_only(root)
         tail = self.tail.text(output, root)
         conts = []
+        # the tree holds max_nodes nodes: a continuation's tokens past max_nodes - 1 are never
+        # verified, so the text they would come from is not rewritten and encoded either
+        budget = min(budget, self.cfg.max_nodes - 1)
         for text, d, pos in continuations(tail, max_chars_out=TEXT_CHARS_PER_TOKEN * budget,
                                           normalized=self.tail.normalized(output, root)):
             tokens = self.encode(text)[:budget]

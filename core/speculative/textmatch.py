@@ -147,7 +147,7 @@ class TextMatcher:
             if not hits:
                 break
             best, window = hits, n
-            if len({self._raw_after(self.drafts[d], e, sep, 32) for d, e in hits}) <= 1:
+            if self._agree(hits, sep):
                 break
             n += 4
         # Learn from the best hit, and from the other drafts the tail is in (a few): where a Stage 1
@@ -160,6 +160,18 @@ class TextMatcher:
         if self._rendered_version != self.notation.version:
             self._render()
         return self._continuing(best, output_tail, sep, max_chars_out)
+
+    def _agree(self, hits: list[tuple[int, int]], sep: str) -> bool:
+        """Whether every hit goes on with the same text (its next 32 characters in the output's
+        form); the first that differs ends the comparison."""
+        first = None
+        for d, end in hits:
+            after = self._raw_after(self.drafts[d], end, sep, 32)
+            if first is None:
+                first = after
+            elif after != first:
+                return False
+        return True
 
     def continuations_past_misreading(self, output_tail: str, max_chars_out: int = 400,
                                       normalized: NormalizedText | None = None,

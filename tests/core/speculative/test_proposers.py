@@ -164,3 +164,25 @@ def test_a_short_unit_the_output_repeats_is_proposed_repeated_past_its_end():
     tree = OutputNgramProposer(ProposalConfig(min_ngram=2)).propose(out, long_unit[-1], 64)
     assert tree.tokens[1:] == long_unit[:-1]
 
+
+
+def test_a_text_proposal_past_what_a_tree_holds_is_the_tree_it_holds():
+    """A budget beyond ``max_nodes - 1`` tokens proposes the tree a budget of ``max_nodes - 1``
+    does: the tree holds no more, and the draft's text past it is not read."""
+    draft = "the model reads" + " every page. It writes" * 200
+    encoded: list[int] = []
+
+    def encode(text: str) -> list[int]:
+        encoded.append(len(text))
+        return [ord(c) for c in text]
+
+    def decode(ids) -> str:
+        return "".join(map(chr, ids))
+
+    p = TextProposer([draft], [4], encode, decode, CFG)
+    output = encode("the model reads every page. It writes every page")
+    encoded.clear()
+    wide = p.propose(output, ord("."), 256)
+    assert encoded and max(encoded) <= 8 * (CFG.max_nodes - 1)
+    assert wide.tokens == p.propose(output, ord("."), CFG.max_nodes - 1).tokens
+    assert len(wide) == CFG.max_nodes and decode(wide.tokens[1:]).startswith(" It writes every page.")

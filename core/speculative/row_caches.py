@@ -20,10 +20,8 @@ Both: ``forward`` (one pass of the rows' trees), ``accept`` (a row's verified pa
 
 from __future__ import annotations
 
-import functools
 from array import array
 
-import numpy as np
 import torch
 
 from core.speculative.tree import ancestor_masks
@@ -74,7 +72,7 @@ class EagerRows:
         tokens, positions = values[:2 * B * q].view(2, B, q)
         real = torch.arange(q) < values[2 * B * q:2 * B * q + B, None]  # padding needs no logits (a CPU head skips it)
         rope_deltas = values[2 * B * q + B:]
-        mask = pass_mask(self.valid, ancestor_masks(trees, q), self.target.dtype)
+        mask = tree_pass_mask(self.valid, ancestor_masks(trees, q), self.target.dtype)
         self._q = q
         return self.target.forward(tokens.to(device), positions.to(device), mask, self.cache, rope_deltas.to(device),
                                    real=real, greedy=greedy)
@@ -172,33 +170,6 @@ class StaticRows:
         self.fast.cache.release(self.slots)
         self.slots = []
         self.fast.cache.decode_ended()
-
-
-def pass_mask(valid: torch.Tensor, among: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """``core.targets.kv.tree_pass_mask``, written by numpy where the rows' cache is on a CPU.
-
-    Torch splits a write of this size (rows x tree width x cache columns) over its threads; on a
-    machine whose cores are busy (a drafter beside the decode) the decoding thread then waits for
-    the others ten times as long as the write takes: 3 of the 3.5 ms a batched pass spent on its
-    mask. Numpy writes it on one thread, as the bit patterns of ``dtype`` (bfloat16 has no numpy
-    type; 0 is +0.0 in every float format)."""
-    if valid.device.type != "cpu":
-        return tree_pass_mask(valid, among, dtype)
-    bits, blocked = _blocked_bits(dtype)
-    B, T = valid.shape
-    q = among.shape[1]
-    mask = np.empty((B, 1, q, T + q), dtype=bits)
-    mask[:, 0, :, :T] = np.where(valid.numpy(), 0, blocked)[:, None, :]
-    mask[:, 0, :, T:] = np.where(among.numpy(), 0, blocked)
-    return torch.from_numpy(mask).view(dtype)
-
-
-@functools.lru_cache(maxsize=None)
-def _blocked_bits(dtype: torch.dtype) -> tuple[type, int]:
-    """The numpy integer type as wide as ``dtype`` and the bit pattern of its most negative value."""
-    ints = {2: (torch.int16, np.int16), 4: (torch.int32, np.int32), 8: (torch.int64, np.int64)}
-    torch_int, numpy_int = ints[torch.empty((), dtype=dtype).element_size()]
-    return numpy_int, int(torch.tensor(torch.finfo(dtype).min, dtype=dtype).view(torch_int))
 
 
 def long_tensor(values: list[int]) -> torch.Tensor:

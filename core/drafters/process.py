@@ -64,10 +64,9 @@ import os
 import threading
 import warnings
 import weakref
-
-from core import tuning
 from typing import Protocol, runtime_checkable
 
+from core import tuning
 from core.drafters.base import Drafter, DrafterBase, Region, draft_page
 from core.errors import HSDWarning
 

@@ -36,7 +36,11 @@ runs up to ``beyond_drafter`` pages ahead, and pages whose decode has ended wait
 ended before the drafter came to it (``PendingDrafts.decode_ended``, told by ``core.run.PageSaver``)
 is asked only for its layout (``core.drafters.process.LayoutOnly``: an OCR drafter's render,
 detector and layout model, not its recogniser; regions with empty text and ``extra["unread"]``),
-and the drafter catches up with the decode.
+and the drafter catches up with the decode. A page whose decode ends while the drafter reads it
+stops being read after the chunk of lines it reads (``stop_reading`` of a drafter reading in its
+process: the lines read are kept, the rest of the page is layout only, a page with a figure is
+read whole; ``core.drafters.rapidocr``): the pages after it get their drafts sooner, and the
+document's end waits for no text its decode could not use.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
 and the decode is handed no page more than ``beyond_drafter`` beyond the one the drafter reads
@@ -221,15 +225,26 @@ class DraftAhead:
             if drafted is None:
                 drafted = self._render(page, pending)
 
+        stop_reading = getattr(self.reader, "stop_reading", None)
+        stop_told = False
+
+        def stop_if_decoded():
+            nonlocal stop_told
+            if not stop_told and stop_reading is not None and pending.decode_ended():
+                stop_told = True
+                stop_reading()  # its text could save no pass: the drafter goes on to the next page
+
         def told(lines):
             nonlocal lines_told
             pending.lines.extend(lines)  # first: the decode may speculate from them during the render
             lines_told = True
             self._render_ahead()
+            stop_if_decoded()
 
         def waiting():
             if lines_told or self._decode_waits.is_set():
                 self._render_ahead()
+            stop_if_decoded()
 
         job = DraftJob.finished([], error="drafting did not run")
         try:

@@ -22,6 +22,13 @@ recogniser's pace. When all lines are there the order matters little (replay, th
 on the lines of the 12 OmniDocBench scans: 3917 passes in the detector's order, 4027 in column
 order): a line's continuation is found by the text matcher wherever it stands.
 
+Stopped mid-way (``stopped``, asked between chunks): a page's decode that ends while its lines
+are read can use no more of them (``core.draft_ahead``); the lines read are kept, the rest are
+left unread (``unread``: their text None) and no further line is read. Where the page reads a
+sample of its lines first to learn the document's script (``whole_first``: a document's first
+page, ``core.drafters.squeeze``), that sample is read whole before a stop is heeded, so the
+script is learned from the same lines however soon the decode ends.
+
     reads = PageReads(crops, recogniser.read, boxes, tell=told.extend)   # told [(index, text)]
     reads.read(range(len(crops)), 1.0)                                   # or squeeze.SqueezePolicy
 """
@@ -43,9 +50,12 @@ class PageReads:
     that yields each as it is read lets a chunk be told before the next is done); ``boxes``: the detector's
     quadrilaterals in the page image, for the reading order. ``letters``: the page's second
     readings so far (``core.drafters.second_readings.keep_letters``). A listener that raises is
-    dropped (the page is still read); its lines are then only in the regions."""
+    dropped (the page is still read); its lines are then only in the regions. ``stopped()``:
+    asked between chunks; once it says so, no further line is read (``cut``; module docstring),
+    except within the first ``read`` where ``whole_first``."""
 
-    def __init__(self, crops: list[np.ndarray], reader, boxes=None, tell=None):
+    def __init__(self, crops: list[np.ndarray], reader, boxes=None, tell=None, stopped=None,
+                 whole_first: bool = False):
         n = len(crops)
         self.crops = crops
         self.texts: list = [None] * n
@@ -57,17 +67,31 @@ class PageReads:
         self.tell = tell
         self._reader = reader
         self._boxes = boxes
+        self.stopped = stopped
+        self.cut = False  # a stop was heeded: the lines whose text is None were not read
+        self._whole_reads = 1 if whole_first else 0  # ``read`` calls read whole whatever ``stopped`` says
+
+    def unread(self) -> list[int]:
+        """The detector's lines left unread by a stop (none where the page was read whole)."""
+        return [i for i, text in enumerate(self.texts) if text is None] if self.cut else []
+
+    def _stop_now(self, whole: bool) -> bool:
+        if not self.cut and not whole and self.stopped is not None and self.stopped():
+            self.cut = True
+        return self.cut
 
     def read(self, indices: list[int], factor: float) -> None:
         """Read the crops at ``indices``, squeezed to ``factor`` of their width
         (``squeeze.crop_factor``), in reading order and in chunks while a listener is set."""
-        if not indices:
+        whole = self._whole_reads > 0
+        self._whole_reads -= 1
+        if not indices or self._stop_now(whole):
             return
-        crops = []
+        crops, before = [], [self.factors[i] for i in indices]
         for i in indices:
             self.factors[i] = crop_factor(self.crops[i], factor)
             crops.append(self.crops[i] if self.factors[i] == 1.0 else squeeze_width(self.crops[i], self.factors[i]))
-        if self.tell is None:
+        if self.tell is None and self.stopped is None:
             parts = [list(range(len(indices)))]
         else:
             order = self._reading_order(indices)
@@ -76,7 +100,14 @@ class PageReads:
         # the next chunk's lines while the last of a chunk is read (a wait at each chunk's end
         # left a core idle), and a chunk is told once its lines have come.
         lines = iter(self._reader([crops[p] for part in parts for p in part]))
-        for part in parts:
+        for n, part in enumerate(parts):
+            if n and self._stop_now(whole):
+                for p in [p for later in parts[n:] for p in later]:
+                    self.factors[indices[p]] = before[p]  # not read again: as it was last read
+                close = getattr(lines, "close", None)
+                if close is not None:
+                    close()  # the lines not started yet are not read (the reader's pending work cancelled)
+                return
             for p in part:
                 line = next(lines)
                 i = indices[p]

@@ -57,6 +57,7 @@ class PageText:
     texts: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     chars: list = field(default_factory=list)
+    unread: list[int] = field(default_factory=list)  # the detector's lines a stop left unread
 
 
 @dataclass
@@ -241,11 +242,15 @@ class OcrPipeline:
                                   crop=time.perf_counter() - detected)
         return Detection(crops, boxes, page_boxes, quads, image.shape[:2], (ratio_h, ratio_w))
 
-    def recognise(self, found: Detection, tell=None) -> PageText:
+    def recognise(self, found: Detection, tell=None, stopped=None) -> PageText:
         """Stages 4-5: the lines read (``tell([(index, text)])`` told each chunk as it is read,
-        ``index`` its place in the detector's list: ``found.quads[index]``) and finished."""
+        ``index`` its place in the detector's list: ``found.quads[index]``) and finished;
+        ``stopped()``: no more lines read once it says so (``line_stream.PageReads``: the lines
+        left are the page's ``unread``; a document's sample of its script is read whole)."""
         start = time.perf_counter()
-        reads = self._reads = line_stream.PageReads(found.crops, self._read, found.quads, tell)
+        learning = self.squeeze is not None and not self.squeeze.learned
+        reads = self._reads = line_stream.PageReads(found.crops, self._read, found.quads, tell, stopped,
+                                                    whole_first=learning)
         if found.crops:
             if self.squeeze is not None:
                 self.squeeze.read_page(reads)
@@ -253,6 +258,7 @@ class OcrPipeline:
                 reads.read(list(range(len(found.crops))), 1.0)
         recognised = time.perf_counter()
         page = self._finish(found, reads)
+        page.unread = reads.unread()
         self.stage_seconds.update(recognise=recognised - start, finish=time.perf_counter() - recognised)
         return page
 

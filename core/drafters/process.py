@@ -44,6 +44,10 @@ speculation, not a page's time.
     stop_ahead(document)            nothing more of ``document`` prepared ahead: its order
                                     forgotten, and the look-ahead the process runs for it now
                                     stopped after its current step (a cancelled run)
+    stop_reading()                  the page being drafted now has its decode ended: its OCR
+                                    reads no further line (after the chunk it reads; the lines
+                                    read are kept, the rest of the page is layout only:
+                                    ``RapidOCRDrafter.stop_when``); the next request reads whole
     reader_for(drafter)             the drafter to read pages with: the shared ProcessDrafter of
                                     its spec (``Drafter.spec``), or the drafter itself (one no spec
                                     builds, or where ``tuning.DRAFTING_PROCESS`` is off)
@@ -145,6 +149,7 @@ class ProcessDrafter(DrafterBase):
         self._following: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._asking = None  # the document whose page the process reads now
         self._drop = None  # set: the process stops preparing the page ahead (``stop_ahead``)
+        self._cut = None  # set: the process stops reading the page it drafts (``stop_reading``)
 
     @property
     def here(self) -> Drafter:
@@ -188,6 +193,13 @@ class ProcessDrafter(DrafterBase):
         if drop is not None and self._asking is document:
             drop.set()
 
+    def stop_reading(self) -> None:
+        """The page the process drafts now needs no more of its text (module docstring); called
+        while its answer is awaited (``draft``'s ``waiting``)."""
+        cut = self._cut
+        if cut is not None:
+            cut.set()
+
     @staticmethod
     def _in_process(page) -> bool:
         """Whether ``page`` is drafted in the process: whether it can open the page's document
@@ -213,6 +225,8 @@ class ProcessDrafter(DrafterBase):
                     self._start()
                     if self._drop is not None:
                         self._drop.clear()  # a drop meant for an earlier request is not this one's
+                    if self._cut is not None:
+                        self._cut.clear()  # nor a stop meant for an earlier page
                     self._asking = document
                     self._connection.send(request)
                     try:
@@ -267,8 +281,8 @@ class ProcessDrafter(DrafterBase):
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe()
         priority = (tuning.DRAFTING_PROCESS_NICE, tuning.DRAFTING_PROCESS_IDLE)
-        self._drop = DropFlag(context)
-        self._process = context.Process(target=serve, args=(theirs, self.spec, *priority, self._drop),
+        self._drop, self._cut = DropFlag(context), DropFlag(context)
+        self._process = context.Process(target=serve, args=(theirs, self.spec, *priority, self._drop, self._cut),
                                         name="hsd-drafting", daemon=True)
         self._process.start()
         theirs.close()  # this side sees EOF once the process is gone
@@ -313,14 +327,15 @@ class DropFlag:
 # -- the drafting process ------------------------------------------------------------------------
 
 
-def serve(connection, spec: str, nice: int, idle: bool = False, drop=None) -> None:
+def serve(connection, spec: str, nice: int, idle: bool = False, drop=None, cut=None) -> None:
     """The drafting process: answer requests until the other side closes the connection. Each
     answer is ``(status, value, warnings)``: ``("ok", regions or None, ...)`` or ``("error",
     exception, ...)``; ``warnings``: (category, message) of what the drafter warned. A request is
     ``("prepare" | "draft" | "layout", path, password, index, lines, rotate, turn, following)``. A page asked
     for with its lines is preceded by ``("lines", [OcrLine])`` messages as the drafter reads them.
     A page asked for with the index of the page asked for after it has that page prepared while
-    its lines are read (``core.drafters.ocr_ahead``), until ``drop`` (an event) is set."""
+    its lines are read (``core.drafters.ocr_ahead``), until ``drop`` (an event) is set. A page
+    drafted whole stops being read once ``cut`` is set (``stop_reading``)."""
     lower_priority(nice, idle)
     from core.drafters import get_drafter
 
@@ -334,7 +349,8 @@ def serve(connection, spec: str, nice: int, idle: bool = False, drop=None) -> No
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                value = _answer(request, drafter, opened, connection, drop.is_set if drop is not None else None)
+                value = _answer(request, drafter, opened, connection, drop.is_set if drop is not None else None,
+                                cut.is_set if cut is not None else None)
                 answer = ("ok", value)
             except Exception as exc:
                 answer = ("error", _sendable(exc))
@@ -368,7 +384,7 @@ def lower_priority(nice: int, idle: bool) -> str:
     return ""
 
 
-def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
+def _answer(request: tuple, drafter, opened: dict, connection, dropped=None, cut=None):
     what, path, password, index, lines, rotate, turn, following = request
     stat = os.stat(path)
     key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
@@ -394,6 +410,9 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
     if expected is not None and expected != (key, index):
         following = None
     reader = _expect(drafter, page, opened["document"], following, dropped)
+    if what == "layout":
+        cut = None
+    stopping = _stop_when(drafter, page, cut) if cut is not None else None
     try:
         if what == "layout":
             return layout_of(drafter, page)
@@ -401,6 +420,23 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None):
     finally:
         if reader is not None:
             reader.end_expecting()  # no thread of the look-ahead outlives the answer
+        if stopping is not None:
+            stopping.stop_when(None)  # the next page is read whole unless told too
+
+
+def _stop_when(drafter, page, cut):
+    """The OCR drafter that reads ``page`` told to stop reading it once ``cut()`` says so
+    (``RapidOCRDrafter.stop_when``); returns it, or None where the page is not read by one."""
+    from core.drafters.ocr_ahead import ocr_reader_of
+
+    try:
+        reader = ocr_reader_of(drafter, page)
+    except Exception:  # the page cannot say: its drafting will meet (and record) the same
+        return None
+    if reader is None or not callable(getattr(reader, "stop_when", None)):
+        return None
+    reader.stop_when(cut)
+    return reader
 
 
 def _expect(drafter, page, document, following: int | None, dropped):

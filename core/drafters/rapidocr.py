@@ -17,8 +17,11 @@ its detector while this page's lines are read (``core.drafters.ocr_ahead``).
 
 A page whose decode has ended before its drafting starts is asked only for its layout
 (``draft_layout``: render, detector and layout model, no recognition; ``core.draft_ahead``): its
-regions carry ``extra["unread"]``, the reason their text is empty. A page whose layout has a figure
-is read whole all the same: its figures and their places in the Markdown follow its text.
+regions carry ``extra["unread"]``, the reason their text is empty. A page whose decode ends while
+its lines are read (``stop_when``, asked between chunks of lines) keeps the lines read; the rest of
+the page becomes such layout-only regions, each at its place in the reading order. A page whose
+layout has a figure is read whole all the same: its figures and their places in the Markdown
+follow its text.
 
 Detection runs on the page scaled so its longer side is ``tuning.DET_MAX_SIDE`` pixels; recognition still
 reads each line from the full-resolution render. RapidOCR's own default detects on the whole render
@@ -94,6 +97,7 @@ class RapidOCRDrafter(DrafterBase):
         self._detected: dict[int, tuple] = {}  # the last page's lines: id -> the detector's box
         self._ahead = PageAhead()  # the next page, rendered and detected while this one is read
         self._layout_lock = threading.Lock()
+        self._stop_check = None  # ``stop_when``: whether the page being read may stop being read
 
     # -- engines -------------------------------------------------------------------------------
     def _ocr_engine(self):
@@ -178,7 +182,8 @@ class RapidOCRDrafter(DrafterBase):
             self._document = key
             self._ocr_engine().begin_document()
         pixels = np.asarray(image)
-        lines, fits = self._read_lines(pixels, scale, on_lines, found)
+        whole_layout: list = []  # the page's layout from its detected lines, where a stop asked for it
+        lines, fits, unread = self._read_lines(pixels, scale, on_lines, found, (page, image, whole_layout, cdla_boxes))
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
         figure_boxes: list[tuple] = []
@@ -241,7 +246,10 @@ class RapidOCRDrafter(DrafterBase):
                     region.label = "figure"
                     region.extra = {"role": "text_in_figure"}
         regions = self._cover(ocr_lines, regions, page, report)
-        return with_second_readings(regions, self._ocr_engine().words)
+        regions = with_second_readings(regions, self._ocr_engine().words)
+        if unread:
+            regions = with_unread(regions, whole_layout[0], unread, self.name)
+        return regions
 
     def draft_layout(self, page) -> list[Region]:
         """The page's layout without its text (``core.drafters.ocr_layout.UNREAD``): its decode has
@@ -262,9 +270,18 @@ class RapidOCRDrafter(DrafterBase):
         with self._ahead.beside(self, pipeline):  # the helper lets go of the document first
             if found is None:
                 found = pipeline.detect(pixels)
-        boxes = None
-        if self.layout == "cdla":
-            boxes = cdla_boxes = cdla_boxes if cdla_boxes is not None else self.layout_ahead(pixels, scale)
+        if self.layout == "cdla" and cdla_boxes is None:
+            cdla_boxes = self.layout_ahead(pixels, scale)
+        boxes = self._unread_layout(page, image, scale, found, cdla_boxes)
+        if any(label == "figure" for label, _ in boxes):
+            return self._draft_rendered(page, image, scale, found, cdla_boxes)
+        return unread_regions(boxes, self.name)
+
+    def _unread_layout(self, page, image, scale: float, found, cdla_boxes) -> list[tuple[str, tuple]]:
+        """``[(label, bbox in points)]``: the page's layout from its detected lines, their text
+        not read (``draft_layout``): the CDLA model's boxes, PyMuPDF's groups of the lines
+        (``scan_layout.unread_groups``), or the lines themselves without a layout model."""
+        boxes = cdla_boxes if self.layout == "cdla" else None
         lines = [TextLine(line_box(quad, scale), "", 0.0, False, i) for i, quad in enumerate(found.page_boxes)]
         if self.layout == "pymupdf" and lines and self._layout_engine() is not None:
             from core.drafters.scan_layout import CLASS_LABELS, unread_groups
@@ -272,9 +289,13 @@ class RapidOCRDrafter(DrafterBase):
                      for cls, box in unread_groups(page.width, page.height, image, lines)]
         if boxes is None:  # no layout model: the lines
             boxes = [("text", line.bbox) for line in lines]
-        if any(label == "figure" for label, _ in boxes):
-            return self._draft_rendered(page, image, scale, found, cdla_boxes)
-        return unread_regions(boxes, self.name)
+        return boxes
+
+    def stop_when(self, stopped=None) -> None:
+        """While ``stopped`` is set, the page being read stops being read once ``stopped()`` says so
+        (its decode has ended: ``core.drafters.process``), unless its layout has a figure; None:
+        pages are read whole again."""
+        self._stop_check = stopped
 
     def _recognised_table(self, pixels: np.ndarray, scale: float, box: tuple, inside: list[TextLine]) -> str | None:
         """rapid-table's HTML of the table in ``box`` (None without the model or a structure).
@@ -301,13 +322,27 @@ class RapidOCRDrafter(DrafterBase):
             regions[0].extra = {**regions[0].extra, "layout_repairs": report.summary()}
         return regions
 
-    def _read_lines(self, pixels: np.ndarray, scale: float, on_lines, found=None):
-        """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it. ``found``:
-        the detector's lines where the page was detected ahead; the page expected next is prepared
-        while these are recognised (``core.drafters.ocr_ahead``)."""
+    def _read_lines(self, pixels: np.ndarray, scale: float, on_lines, found=None, stoppable=None):
+        """``ocr_lines``, telling ``on_lines`` what the recogniser reads as it reads it, and the
+        boxes (points) of the detector's lines left unread where ``stop_when``'s check stopped the
+        reading. ``stoppable``: ``(page, image, whole_layout, cdla_boxes)`` where the page may be
+        stopped; on the first stop ``whole_layout`` gets the page's layout (``_unread_layout``),
+        and a page whose layout has a figure is read whole. ``found``: the detector's lines where
+        the page was detected ahead; the page expected next is prepared while these are
+        recognised (``core.drafters.ocr_ahead``)."""
         pipeline = self._ocr_engine()
         if found is None:
             found = pipeline.detect(pixels)
+        check, stopped = self._stop_check, None
+        if check is not None and stoppable is not None:
+            page, image, whole_layout, cdla_boxes = stoppable
+
+            def stopped() -> bool:
+                if not check():
+                    return False
+                if not whole_layout:  # asked once, on the first stop: the page's layout decides
+                    whole_layout.append(self._unread_layout(page, image, scale, found, cdla_boxes))
+                return not any(label == "figure" for label, _ in whole_layout[0])
         tell = None
         if on_lines is not None:
             from core.drafters.line_stream import clipped_quad
@@ -323,8 +358,9 @@ class RapidOCRDrafter(DrafterBase):
                 on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
 
         with self._ahead.beside(self, pipeline):
-            read = pipeline.recognise(found, tell)
-        return self.ocr_lines(pixels, scale, read)
+            read = pipeline.recognise(found, tell, stopped)
+        unread = [line_box(found.page_boxes[i], scale) for i in read.unread]
+        return (*self.ocr_lines(pixels, scale, read), unread)
 
     def layout_ahead(self, pixels: np.ndarray, scale: float) -> list | None:
         """The CDLA layout model's boxes of a page image: the one layout model that needs only the
@@ -388,6 +424,24 @@ class RapidOCRDrafter(DrafterBase):
         self._detected = {id(t): line.bbox for t, line in zip(tight, lines_out)}
         self._gutters = self._gutters + column_seams(tight) + seams
         return tight, fits
+
+
+def with_unread(regions: list[Region], layout: list[tuple[str, tuple]], unread: list[tuple], source: str) -> list[Region]:
+    """``regions`` of a page's read lines with its unread lines (``unread``: their boxes in points)
+    as layout-only regions (``ocr_layout.unread_regions``), each at its place in the reading
+    order (``layout_check.slot``): a ``layout`` box (``[(label, bbox)]``) that holds no read
+    region whole, one that holds one as the box of its unread lines."""
+    from core.drafters.ocr_layout import unread_regions
+
+    out = list(regions)
+    for label, box in layout:
+        inside = [b for b in unread if _center_inside(b, box)]
+        if not inside:
+            continue
+        read = any(_center_inside(r.bbox, box) for r in regions)
+        for region in unread_regions([(label, union_box(inside) if read else box)], source):
+            out.insert(slot(region.bbox, out), region)
+    return out
 
 
 def _to_ink(line: TextLine, spans: list[tuple[str, float, float]]) -> TextLine:

@@ -46,9 +46,9 @@ def recognised(monkeypatch):
     counts = []
     real = ocr_pipeline.OcrPipeline.recognise
 
-    def recognise(self, found, tell=None):
+    def recognise(self, found, tell=None, stopped=None):
         counts.append(len(found.crops))
-        return real(self, found, tell)
+        return real(self, found, tell, stopped)
 
     monkeypatch.setattr(ocr_pipeline.OcrPipeline, "recognise", recognise)
     return counts

@@ -1,0 +1,130 @@
+"""A page's reading stopped mid-way (``line_stream.PageReads``'s ``stopped``): its decode ended, so
+no further line is read; the lines read are kept, the rest are left unread; a document's first
+page still learns the document's script from its whole sample (``core.drafters.squeeze``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import tuning
+from core.drafters.line_stream import PageReads
+from core.drafters.squeeze import SqueezePolicy
+from tests.core.drafters.test_squeeze import ScriptedRecognizer, page
+
+
+class OneByOne:
+    """A reader that yields each line as it reads it (as the pipeline's workers do) and counts
+    the lines it was asked to read and those it read."""
+
+    def __init__(self, texts):
+        self.inner = ScriptedRecognizer(texts)
+        self.read = 0
+        self.closed = False
+
+    def __call__(self, crops):
+        try:
+            for crop in crops:
+                self.read += 1
+                yield self.inner([crop])[0]
+        finally:
+            self.closed = True
+
+
+@pytest.fixture(autouse=True)
+def chunks_of_four(monkeypatch):
+    monkeypatch.setattr(tuning, "EARLY_LINES_FIRST", 2)
+    monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
+
+
+def test_a_stop_keeps_the_lines_read_and_leaves_the_rest_unread():
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reader, told = OneByOne(texts), []
+    stop = {"now": False}
+
+    def tell(lines):
+        told.extend(lines)
+        stop["now"] = True  # the decode ends once the first chunk is told
+
+    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"])
+    reads.read(list(range(12)), 1.0)
+    assert reads.cut
+    assert reads.texts[:2] == [texts[1], texts[2]] and reads.texts[2:] == [None] * 10
+    assert reads.unread() == list(range(2, 12))
+    assert told == [(0, texts[1]), (1, texts[2])]
+    # the reader's pending lines were dropped: at most the line it had in hand beyond the chunk
+    assert reader.closed and reader.read <= 3
+    assert reads.factors == [1.0] * 12
+    # a later read of the same page reads nothing
+    reads.read([5, 6], 1.0)
+    assert reads.texts[5:7] == [None, None] and reader.read <= 3
+
+
+def test_without_a_stop_the_page_is_read_whole_and_nothing_is_unread():
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reads = PageReads(crops, OneByOne(texts), stopped=lambda: False)
+    reads.read(list(range(12)), 1.0)
+    assert not reads.cut and reads.unread() == []
+    assert reads.texts == [texts[t] for t in range(1, 13)]
+
+
+def test_a_stop_before_the_first_line_leaves_the_page_unread():
+    """The decode ended before the recogniser began (while the page was detected): no line is read."""
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reader = OneByOne(texts)
+    reads = PageReads(crops, reader, stopped=lambda: True)
+    reads.read(list(range(12)), 1.0)
+    assert reads.cut and reads.unread() == list(range(12)) and reader.read == 0
+
+
+def test_the_whole_first_read_is_not_cut_and_the_next_one_is():
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reads = PageReads(crops, OneByOne(texts), stopped=lambda: True, whole_first=True)
+    reads.read(list(range(6)), 1.0)
+    assert not reads.cut and reads.texts[:6] == [texts[t] for t in range(1, 7)]
+    reads.read(list(range(6, 12)), 1.0)
+    assert reads.cut and reads.unread() == list(range(6, 12))
+
+
+@pytest.mark.parametrize("cjk", [True, False])
+def test_a_first_page_stopped_at_once_learns_the_documents_script_from_its_sample(cjk):
+    """The decode of a document's first page ends before its OCR reads a line: the sample of six
+    lines is read whole, the rest of the page not at all, and the document's script is the
+    sample's: a CJK document's next page is read squeezed, a Latin one's at full width."""
+    crops, texts = page(range(1, 21), latin=set() if cjk else set(range(1, 21)))
+    reader = OneByOne(texts)
+    policy = SqueezePolicy()
+    reads = PageReads(crops, reader, tell=lambda lines: None, stopped=lambda: True, whole_first=True)
+    policy.read_page(reads)
+    assert reads.cut and len(reads.unread()) == 14
+    assert sum(text is not None for text in reads.texts) == 6
+    assert policy.learned and policy.squeeze_next is cjk and policy.squeezed_lines == 0
+    # no line left unread counts as read squeezed, and none was read at another width than its own
+    assert all(factor == 1.0 for factor in reads.factors)
+    # the next page follows the learned script
+    inner = ScriptedRecognizer(texts)
+    policy.read_page(PageReads(crops, inner))
+    widths = [width for call in inner.calls for _, width in call]
+    full = [crop.shape[1] for crop in crops]
+    assert len(inner.calls) == 1 and (sorted(widths) < sorted(full) if cjk else sorted(widths) == sorted(full))
+
+
+def test_a_squeezed_page_stopped_keeps_what_it_read_squeezed():
+    """A CJK document's later page, read squeezed, stopped after its first chunk: the lines read
+    keep their squeezed reading; the lines not read are not read again at full width."""
+    crops, texts = page(range(1, 13))
+    policy = SqueezePolicy()
+    policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
+    assert policy.squeeze_next
+    stop = {"now": False}
+    reader = OneByOne(texts)
+
+    def tell(lines):
+        stop["now"] = True
+
+    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"])
+    policy.read_page(reads)
+    read = [i for i, text in enumerate(reads.texts) if text is not None]
+    assert len(read) == 2 and reads.unread() == [i for i in range(12) if i not in read]
+    assert all(reads.factors[i] < 1.0 and reads.squeezed[i] for i in read)
+    assert all(reads.factors[i] == 1.0 and not reads.squeezed[i] for i in reads.unread())
+    assert policy.squeeze_next  # the lines read were dense

@@ -38,9 +38,10 @@ is asked only for its layout (``core.drafters.process.LayoutOnly``: an OCR draft
 detector and layout model, not its recogniser; regions with empty text and ``extra["unread"]``),
 and the drafter catches up with the decode. A page whose decode ends while the drafter reads it
 stops being read after the chunk of lines it reads (``stop_reading`` of a drafter reading in its
-process: the lines read are kept, the rest of the page is layout only, a page with a figure is
-read whole; ``core.drafters.rapidocr``): the pages after it get their drafts sooner, and the
-document's end waits for no text its decode could not use.
+process; an OCR drafter reading on this thread is given the page's check itself, ``stop_when``:
+the lines read are kept, the rest of the page is layout only, a page with a figure is read whole;
+``core.drafters.rapidocr``): the pages after it get their drafts sooner, and the document's end
+waits for no text its decode could not use.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
 and the decode is handed no page more than ``beyond_drafter`` beyond the one the drafter reads
@@ -247,10 +248,15 @@ class DraftAhead:
             stop_if_decoded()
 
         job = DraftJob.finished([], error="drafting did not run")
+        reading_here = None  # an OCR drafter reading on this thread, given the stop check itself
         try:
             self.emit(PageDrafting(page=number, drafter=drafter_name(self.drafter, page)))
             # its decode has ended (``PendingDrafts.end_decode``): its text could save no pass
             reader = LayoutOnly(self.reader) if pending.decode_ended() else self.reader
+            if stop_reading is None and reader is self.reader:
+                reading_here = _stoppable_reader(self.reader, page)
+                if reading_here is not None:
+                    reading_here.stop_when(pending.decode_ended)
             # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
             job = DraftJob(reader, page, background=False, lines=pending.lines, on_lines=told,
                            meanwhile=render_for_decode, waiting=waiting)
@@ -259,7 +265,21 @@ class DraftAhead:
                 drafted.seconds["draft"] = job.seconds
                 self.emit(RegionsDrafted(page=number, regions=job.result(), seconds=job.seconds))
         finally:
+            if reading_here is not None:
+                reading_here.stop_when(None)
             render_for_decode()
             pending.deliver(job)  # never leave the decode waiting for drafts
         if not self.beside and drafted.error is None:
             self._ready.put(drafted)
+
+
+def _stoppable_reader(drafter, page):
+    """The OCR drafter that reads ``page`` on this thread where it can stop reading a page whose
+    decode has ended (``RapidOCRDrafter.stop_when``), else None."""
+    from core.drafters.ocr_ahead import ocr_reader_of
+
+    try:
+        reader = ocr_reader_of(drafter, page)
+    except Exception:  # the page cannot say: its drafting will meet (and record) the same
+        return None
+    return reader if reader is not None and callable(getattr(reader, "stop_when", None)) else None

@@ -77,3 +77,52 @@ def test_a_page_whose_decode_ends_while_it_is_read_stops_being_read_and_the_next
     ahead.join()
     saver.wait()
     assert saved == [1]
+
+
+class HereOcr(DrafterBase):
+    """An OCR drafter reading on the drafting thread itself (no drafting process): given the stop
+    check (``stop_when``) for the page it reads; it reads its first two lines, then waits until
+    the check says stop or the test releases it (``go``)."""
+
+    name = "rapidocr"
+    streams_lines = True
+    reads_ahead = True
+
+    def __init__(self):
+        self.go = threading.Event()
+        self.reading = threading.Event()
+        self.checks: list = []  # the check given for each page (None: none)
+        self._check = None
+
+    def stop_when(self, stopped=None):
+        self._check = stopped
+        if stopped is not None:
+            self.checks.append(stopped)
+
+    def draft(self, page, on_lines=None):
+        on_lines([OcrLine(f"line 1 of page {page.number}", None)])
+        self.reading.set()
+        patience = threading.Event()
+        for _ in range(int(tuning.PATIENCE_SECONDS / 0.01)):
+            if self.go.is_set() or (self._check is not None and self._check()):
+                break
+            patience.wait(0.01)
+        read = LINES_A_PAGE if self.go.is_set() else 1
+        return [Region("text", (0, 10 * i, 90, 10 * i + 8), f"line {i + 1} of page {page.number}", self.name)
+                for i in range(read)]
+
+
+def test_an_ocr_reading_on_the_drafting_thread_is_given_the_pages_stop_check():
+    drafter = HereOcr()
+    ahead = DraftAhead(Document(2), [0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
+    first = ahead.next()
+    assert drafter.reading.wait(tuning.PATIENCE_SECONDS)
+    saver = PageSaver(lambda page, result: None, emit=lambda e: None, announce=lambda page, result: None)
+    saver.save(first, Decoded(first.drafts))
+    assert [r.text for r in first.drafts.result()] == ["line 1 of page 1"]  # stopped, not released
+    drafter.go.set()
+    second = ahead.next()
+    assert len(second.drafts.result()) == LINES_A_PAGE
+    ahead.join()
+    saver.wait()
+    assert len(drafter.checks) == 2 and drafter._check is None  # one check a page, none left after

@@ -101,8 +101,9 @@ class EagerRows:
         return self
 
     def tidy(self) -> None:
-        """Squeeze the holes out once they are more than ``compact_ratio`` of the cache."""
-        if self.valid.shape[0] and _hole_fraction(self.valid) > self.compact_ratio:
+        """Squeeze the holes out once squeezing would drop more than ``compact_ratio`` of the
+        cache's columns (``_removable_fraction``)."""
+        if self.valid.shape[0] and _removable_fraction(self.valid) > self.compact_ratio:
             self.valid = _compact(self.cache, self.valid)
 
     def close(self) -> None:
@@ -205,8 +206,15 @@ def _trim_tail(cache, valid: torch.Tensor) -> torch.Tensor:
     return valid
 
 
-def _hole_fraction(valid: torch.Tensor) -> float:
-    return 1.0 - valid.sum().item() / max(1, valid.numel())
+def _removable_fraction(valid: torch.Tensor) -> float:
+    """The share of the cache's columns a compaction would drop: all but the longest row's tokens.
+
+    Holes are counted by the columns they widen every later pass by, not one by one: a short row
+    beside a long one (a region's crop beside the page) is left padding up to the long row's
+    length, which no compaction removes; counted as holes, it had the batch compacted after almost
+    every pass, each time for a few columns."""
+    T = valid.shape[1]
+    return (T - int(valid.sum(dim=1).max())) / max(1, T)
 
 
 def _compact(cache, valid: torch.Tensor) -> torch.Tensor:

@@ -56,6 +56,7 @@ __all__ = ["NormalizedText", "Notation", "TextMatcher", "is_cjk", "min_window"]
 #: What lies between two kept characters of a raw text, markup included, as ``_learn`` records it:
 #: ``%</td><td>`` is one separator (the tag letters are not content), not ``%</``, ``>``, ``<``, ``>``.
 _SEPARATOR_RUN = re.compile(r"(?:" + _MARKUP.pattern + r"|[\W_])+")
+_SEPARATOR_SPLIT = re.compile("(" + _SEPARATOR_RUN.pattern + ")")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
 #: A separator that ends in a line's opening mark, written before its space: ``"\n\n###"``,
 #: ``"\n  -"`` (the drafter put no mark there, or another level of it).
@@ -92,6 +93,9 @@ class TextMatcher:
         # The output wrote the draft's last line break as a space: it joins a listing's lines, so a
         # break with no rewrite of its own is proposed as a space (back to breaks when it writes one).
         self.joins_lines = False
+        # draft separator -> as the output writes it, while ``rewrites`` and ``joins_lines`` stay
+        # as they are (``_learn_separators`` clears it when it changes either)
+        self._separators: dict[str, str] = {}
         self.notation = notation if notation is not None else Notation()
         # Rendered with what the notation already knows (a document's earlier pages taught it);
         # later changes re-render only the drafts they touch (``_render``).
@@ -385,12 +389,17 @@ class TextMatcher:
             mine, theirs = out.gap(o0 + k), draft.gap(d0 + k)
             if theirs.isspace() and ("$" in mine or "\\" in mine):
                 continue  # " " -> " $\\mathrm{": a formula's edge, the words' business (``Notation``)
-            if "\n" in theirs and "\n\n" not in theirs:
+            if "\n" in theirs and "\n\n" not in theirs and self.joins_lines != ("\n" not in mine):
                 self.joins_lines = "\n" not in mine
+                self._separators.clear()
+            key = _shape(theirs)
             if mine != theirs:
-                self.rewrites[_shape(theirs)] = mine
-            else:
-                self.rewrites.pop(_shape(theirs), None)
+                if self.rewrites.get(key) != mine:
+                    self.rewrites[key] = mine
+                    self._separators.clear()
+            elif key in self.rewrites:
+                del self.rewrites[key]
+                self._separators.clear()
 
     def _learn_words(self, out: NormalizedText, o0: int, draft: NormalizedText, d0: int, n: int, learn) -> None:
         """Words of the draft that lie inside the agreeing stretch (``n`` normalised characters from
@@ -461,7 +470,15 @@ class TextMatcher:
             return text
         if "\n" not in text and not any(key in text for key in self.rewrites):
             return text  # no separator of it is one the output writes otherwise (keys are whole runs)
-        return _SEPARATOR_RUN.sub(lambda m: self._separator(m.group(0)), text)
+        parts = _SEPARATOR_SPLIT.split(text)  # text, separator, text, ..., text
+        known = self._separators
+        for i in range(1, len(parts), 2):
+            gap = parts[i]
+            mine = known.get(gap)
+            if mine is None:
+                mine = known[gap] = self._separator(gap)
+            parts[i] = mine
+        return "".join(parts)
 
     def _raw_after(self, text: NormalizedText, norm_end: int, sep: str, limit: int) -> str:
         """``text`` after normalised position ``norm_end`` in the output's form (separators

@@ -45,7 +45,14 @@ class DraftTree:
 
     @property
     def is_chain(self) -> bool:
-        return all(p == i - 1 for i, p in enumerate(self.parents))
+        return self.parents == _chain_parents(len(self.parents))
+
+    def child(self) -> dict[tuple[int, int], int]:
+        """``(node, token) -> child``, the first such child where a tree built otherwise than by
+        ``build_tree`` (one child per token under a node) holds two: verification walks its
+        accepted path by lookups."""
+        n = len(self.tokens)
+        return dict(zip(zip(self.parents[::-1], self.tokens[::-1]), range(n - 1, -1, -1)))
 
     def children(self) -> list[list[int]]:
         kids: list[list[int]] = [[] for _ in self.tokens]
@@ -66,12 +73,29 @@ def ancestor_masks(trees: list[DraftTree], width: int) -> torch.Tensor:
     identity = _identity_rows(width)
     packed = []
     for tree in trees:
+        n = len(tree.parents)
+        if tree.parents == _chain_parents(n):  # a chain (most proposals): the lower triangle
+            packed.append(_chain_rows(width)[:n * row_bytes] + identity[n * row_bytes:])
+            continue
         sets: list[int] = []
         for i, p in enumerate(tree.parents):
             sets.append((sets[p] if p >= 0 else 0) | (1 << i))
         packed.append(b"".join(s.to_bytes(row_bytes, "little") for s in sets) + identity[len(tree) * row_bytes:])
     bits = np.unpackbits(np.frombuffer(b"".join(packed), dtype=np.uint8), bitorder="little")
     return torch.from_numpy(bits.reshape(len(trees), width, row_bytes * 8)[:, :, :width].astype(bool))
+
+
+@functools.lru_cache(maxsize=256)
+def _chain_parents(n: int) -> list[int]:
+    """A chain's parents, ``[-1, 0, 1, ..., n - 2]`` (shared: never changed)."""
+    return list(range(-1, n - 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _chain_rows(width: int) -> bytes:
+    """Bit rows ``j`` sees ``0 .. j``, for ``j`` in ``range(width)``, packed as ``ancestor_masks`` packs."""
+    row_bytes = (width + 7) // 8
+    return b"".join(((2 << j) - 1).to_bytes(row_bytes, "little") for j in range(width))
 
 
 @functools.lru_cache(maxsize=64)

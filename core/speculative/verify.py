@@ -43,12 +43,11 @@ def verify_greedy(tree: DraftTree, argmax: list[int]) -> Acceptance:
     """The exact rule (tau = 1) on the target's argmax ids: ``argmax[i]`` is its token after node
     ``i`` (ids past ``len(tree)``, a batch's padding, are never read). All a lossless pass needs of
     the target, so a target may answer ids instead of logits (``Target.forward(greedy=True)``)."""
-    kids = tree.children()
+    child = tree.child()
     path = [0]
     node = 0
-    while kids[node]:
-        want = argmax[node]
-        nxt = next((c for c in kids[node] if tree.tokens[c] == want), None)
+    while True:
+        nxt = child.get((node, argmax[node]))
         if nxt is None:
             break
         path.append(nxt)

@@ -107,3 +107,39 @@ def test_ancestor_masks_of_a_batch_pad_every_tree_to_the_width_with_rows_that_se
             assert torch.equal(m[:n, :n], ancestor_masks([tree], n)[0])
             assert not m[:n, n:].any() and not m[n:, :n].any()
             assert torch.equal(m[n:, n:], torch.eye(width - n, dtype=torch.bool))
+
+
+def _paths_mask(tree, width):
+    """Each node sees itself and its ancestors; padding rows see themselves (the definition)."""
+    want = [[False] * width for _ in range(width)]
+    for i in range(width):
+        node = i if i < len(tree) else None
+        if node is None:
+            want[i][i] = True
+        while node is not None and node >= 0:
+            want[i][node] = True
+            node = tree.parents[node]
+    return want
+
+
+def test_a_chains_mask_is_its_lower_triangle_beside_trees_in_one_batch():
+    chains = [build_tree(7, [(list(range(n)), None)]) for n in (0, 1, 7, 8, 15, 63)]
+    assert all(t.is_chain for t in chains)
+    forked = build_tree(4, [([5, 6, 7], None), ([5, 8], None)])
+    assert not forked.is_chain
+    for width in (64, 65, 130):
+        masks = ancestor_masks(chains + [forked], width)
+        for tree, m in zip(chains + [forked], masks):
+            assert m.tolist() == _paths_mask(tree, width)
+
+
+def test_a_trees_child_lookup_names_each_nodes_children_by_token():
+    import random
+
+    rng = random.Random(3)
+    for _ in range(30):
+        conts = [([rng.randrange(5) for _ in range(rng.randint(1, 12))], None) for _ in range(rng.randint(1, 5))]
+        tree = build_tree(0, conts, max_nodes=rng.choice([4, 16, 64]))
+        child = tree.child()
+        for node, kids in enumerate(tree.children()):
+            assert {tree.tokens[k]: k for k in kids} == {t: c for (p, t), c in child.items() if p == node}

@@ -60,3 +60,36 @@ def test_inside_math():
     assert inside_math("where \\(a")
     assert not inside_math("\\[ a \\] then")
     assert inside_math("\\begin{equation} x")
+
+
+def _walk_by_children(tree, argmax):
+    """The exact rule written plainly: from the root, the child holding the target's token."""
+    kids, path, node = tree.children(), [0], 0
+    while True:
+        nxt = next((c for c in kids[node] if tree.tokens[c] == argmax[node]), None)
+        if nxt is None:
+            return path, argmax[node]
+        path.append(nxt)
+        node = nxt
+
+
+def test_greedy_verification_walks_the_plain_rule_on_random_trees():
+    import random
+
+    from core.speculative.verify import verify_greedy
+
+    rng = random.Random(11)
+    for _ in range(200):
+        conts = [([rng.randrange(4) for _ in range(rng.randint(1, 10))], None) for _ in range(rng.randint(0, 4))]
+        tree = build_tree(rng.randrange(4), conts, max_nodes=rng.choice([2, 8, 32]))
+        argmax = [rng.randrange(4) for _ in range(len(tree) + 3)]
+        acc = verify_greedy(tree, argmax)
+        assert (acc.path, acc.bonus) == _walk_by_children(tree, argmax)
+
+
+def test_greedy_verification_takes_the_first_of_two_children_with_one_token():
+    from core.speculative.tree import DraftTree
+    from core.speculative.verify import verify_greedy
+
+    tree = DraftTree([4, 5, 5, 6], [-1, 0, 0, 2], [0, 1, 1, 2], [None] * 4)  # not build_tree's: 5 twice under 0
+    assert verify_greedy(tree, [5, 9, 6, 1]).path == [0, 1]

@@ -1,0 +1,43 @@
+"""The eager rows' cache (``core.speculative.row_caches.EagerRows``): when its holes are squeezed out."""
+
+import torch
+from transformers import DynamicCache
+
+from core.speculative.row_caches import EagerRows
+
+
+def _rows(valid: list[list[bool]], ratio: float = 0.25) -> EagerRows:
+    """Eager rows over a one-layer cache whose column ``t`` of row ``b`` holds ``100 * b + t``."""
+    B, T = len(valid), len(valid[0])
+    keys = (100 * torch.arange(B).view(B, 1, 1, 1) + torch.arange(T).view(1, 1, T, 1)).float()
+    cache = DynamicCache()
+    cache.update(keys.clone(), keys.clone(), 0)
+    return EagerRows(None, cache, torch.tensor(valid), ratio)
+
+
+def test_a_short_rows_left_padding_is_no_reason_to_compact():
+    # the page row (10 tokens) beside a region's crop (2): 40 % of the cells are padding, none removable
+    rows = _rows([[True] * 10, [False] * 8 + [True] * 2])
+    keys = rows.cache.layers[0].keys
+    rows.tidy()
+    assert rows.valid.shape == (2, 10)
+    assert rows.cache.layers[0].keys is keys  # not gathered again
+
+
+def test_holes_that_widen_every_row_are_squeezed_out_keeping_each_rows_order():
+    # rejected nodes at columns 4-6 of both rows: 3 of 10 columns removable (> 25 %)
+    page = [True] * 4 + [False] * 3 + [True] * 3
+    crop = [False] * 4 + [False] * 3 + [True] * 3
+    rows = _rows([page, crop])
+    rows.tidy()
+    assert rows.valid.tolist() == [[True] * 7, [False] * 4 + [True] * 3]
+    keys = rows.cache.layers[0].keys[:, 0, :, 0]
+    assert keys[0].tolist() == [0, 1, 2, 3, 7, 8, 9]
+    assert keys[1, 4:].tolist() == [107, 108, 109]
+
+
+def test_a_few_holes_stay_until_they_are_worth_a_gather():
+    rows = _rows([[True] * 4 + [False] * 2 + [True] * 4])  # 2 of 10 columns removable
+    keys = rows.cache.layers[0].keys
+    rows.tidy()
+    assert rows.valid.shape == (1, 10) and rows.cache.layers[0].keys is keys

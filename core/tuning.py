@@ -734,6 +734,13 @@ REVIEW_MOVED_RUN_WORDS = 3
 #: Departures of one region parted by at most this many agreeing words are one place to look at.
 REVIEW_MERGE_WORDS = 1
 
+# --- the CPU's threads (core/hardware.py) -------------------------------------------------------------
+
+#: How torch's OpenMP threads wait between two parallel pieces of work (``OMP_WAIT_POLICY``, set before
+#: torch loads unless the user set it): ``PASSIVE`` sleeps. OpenMP's default spins for a while first,
+#: which on a busy desktop takes cores from every other process (and from the decode's own threads).
+OPENMP_WAIT_POLICY = "PASSIVE"
+
 # --- the GPU memory cap (core/hardware.py, --max-gpu-memory) ------------------------------------------
 
 #: A model whose weights leave less than this share of ``--max-gpu-memory`` for decoding is refused

@@ -1,14 +1,21 @@
-"""The device a model goes to and the GPU memory cap, decided without any GPU: the choice logic,
-the refusal of a model whose weights leave no room, the share torch's allocator is held to."""
+"""The device a model goes to, the GPU memory cap and how torch's CPU threads wait, decided
+without any GPU: the choice logic, the refusal of a model whose weights leave no room, the share torch's
+allocator is held to, the OpenMP wait policy and that it reaches the runtime torch loads."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import warnings
 
 import pytest
 
+from core import tuning
 from core.errors import HSDError, HSDWarning
-from core.hardware import MemoryCap, apply_cap, choose_device, parse_memory, plan_cap, weights_bytes
+from core.hardware import (MemoryCap, apply_cap, calm_cpu_threads, choose_device, parse_memory, plan_cap,
+                           weights_bytes)
 
 GIB = 1 << 30
 
@@ -97,3 +104,34 @@ def test_the_command_line_and_the_engine_carry_the_cap():
     args = parser.parse_args(["convert", "x.pdf", "-o", "x.md", "--max-gpu-memory", "6GiB"])
     assert engine_config(args).max_gpu_memory == MemoryCap(bytes=6 * GIB)
     assert engine_config(parser.parse_args(["convert", "x.pdf", "-o", "x.md"])).max_gpu_memory is None
+
+
+def test_torch_threads_sleep_rather_than_spin_unless_the_user_chose():
+    environ = {}
+    calm_cpu_threads(environ)
+    assert environ == {"OMP_WAIT_POLICY": tuning.OPENMP_WAIT_POLICY} and tuning.OPENMP_WAIT_POLICY == "PASSIVE"
+    chosen = {"OMP_WAIT_POLICY": "ACTIVE"}
+    calm_cpu_threads(chosen)
+    assert chosen == {"OMP_WAIT_POLICY": "ACTIVE"}
+
+
+def _openmp_spin_count(code: str) -> str | None:
+    """GOMP_SPINCOUNT as the OpenMP runtime that torch loads reports it in a fresh process running
+    ``code`` (None where that runtime is not GNU OpenMP, which alone reports it this way)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"
+    done = subprocess.run([sys.executable, "-c", code + "; torch.ones(4) + 1"], env=env, capture_output=True,
+                          text=True, timeout=tuning.PATIENCE_SECONDS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r"GOMP_SPINCOUNT = '(\d+)'", done.stderr)
+    return found.group(1) if found else None
+
+
+def test_the_wait_policy_reaches_the_openmp_runtime_torch_loads_after_core():
+    """Each entry point (``hsd``, the app, the drafting process) imports ``core`` before torch:
+    the runtime then never spins (spin count 0); torch imported alone spins, which this probe sees."""
+    alone = _openmp_spin_count("import torch")
+    if alone is None:
+        pytest.skip("torch's OpenMP runtime here is not GNU OpenMP, which reports its spin count")
+    assert alone != "0"
+    assert _openmp_spin_count("import core.cli, torch") == "0"

@@ -12,7 +12,11 @@ seconds: the shared machine's load moves both engines alike):
 * fast: ``FastPasses.forward`` over the static cache, then ``accept`` of the verified path;
 * attention: every layer's attention arithmetic alone at that shape, what a pass pays for its
   cached tokens whatever the engine (on a CPU, real arithmetic: the growth left to an engine is
-  the rest, each round's fast pass less the attention timed right after it, the median of those).
+  the rest, each round's fast pass less the attention timed right after it, the median of those);
+* on a CPU, the fast pass at the fewest cached tokens right after reading as many bytes as the
+  attention at the most does (``cold_caches``): the CPU's caches hold none of the model's weights
+  then, as after a long cache's attention. Where the growth beside the attention were that
+  eviction, this pass would cost what the long one does beside its attention.
 
 Then a page of ``--page-tokens`` tokens decoded through the fast engine at tree sizes drawn from
 1 to 128: how many shapes it compiled (torch.compile's graphs) beside the compile seconds at load.
@@ -176,6 +180,27 @@ def attention_pass(target, tokens: int, cached: int):
     return (lambda: None), timed
 
 
+def sweep_bytes(target, tokens: int, cached: int) -> int:
+    """Bytes the attention of a pass of ``tokens`` after ``cached`` tokens reads: every layer's
+    keys and values over its visible columns, and the mask."""
+    text = target.model.config.get_text_config()
+    element = torch.tensor([], dtype=target.dtype).element_size()
+    columns = cached + tokens
+    return element * columns * (2 * text.num_hidden_layers * text.num_key_value_heads * text.head_dim + tokens)
+
+
+def cold_caches(run, sweep: torch.Tensor):
+    """``run`` (setup, timed) whose setup then reads all of ``sweep`` (untimed), so the timed pass
+    finds the CPU's caches full of other bytes."""
+    setup, timed = run
+
+    def cold_setup():
+        setup()
+        sweep.sum()
+
+    return cold_setup, timed
+
+
 def page_shapes(fast, page_tokens: int, seed: int = 0) -> tuple[int, int]:
     """Decode ``page_tokens`` tokens' worth of passes at tree sizes drawn from 1 to ``MAX_NODES``:
     (passes, torch.compile graphs compiled meanwhile)."""
@@ -242,6 +267,12 @@ def main(argv=None) -> int:
             runs["eager", t, c] = eager_pass(target, t, c)
             runs["fast", t, c] = fast_pass(fast, t, c)
             runs["attention", t, c] = attention_pass(target, t, c)
+    lo, hi = min(cached), max(cached)
+    cold = len(cached) > 1 and not clock.cuda
+    if cold:
+        sweep = torch.ones(max(sweep_bytes(target, t, hi) for t in tokens) // 4)
+        for t in tokens:
+            runs["fast, caches cold", t, lo] = cold_caches(fast_pass(fast, t, lo), sweep)
     with torch.no_grad():
         times = interleaved_times(runs, args.repeats, clock)
         ms = {key: 1000 * statistics.median(seconds) for key, seconds in times.items()}
@@ -249,6 +280,10 @@ def main(argv=None) -> int:
         # rounds the machine's load moves both of a pair alike, as it does not the medians of each.
         beside = {(t, c): 1000 * statistics.median(f - a for f, a in zip(times["fast", t, c], times["attention", t, c]))
                   for t in tokens for c in cached}
+        # The same of the pass at the fewest cached tokens with the CPU's caches cleared first.
+        beside_cold = {t: 1000 * statistics.median(f - a for f, a in zip(times["fast, caches cold", t, lo],
+                                                                         times["attention", t, lo]))
+                       for t in tokens} if cold else {}
         print(f"milliseconds a pass ({clock.name} time, the median of {args.repeats} interleaved rounds); "
               f"attention: every layer's attention arithmetic alone, the part of a pass that grows with the "
               f"cached tokens whatever the engine")
@@ -258,12 +293,16 @@ def main(argv=None) -> int:
                 eager, fast_ms, attention = ms["eager", t, c], ms["fast", t, c], ms["attention", t, c]
                 print(f"{t:>6} {c:>6} {eager:>9.2f} {fast_ms:>8.2f} {eager / fast_ms:>10.2f} {attention:>12.2f}")
         if len(cached) > 1:
-            lo, hi = min(cached), max(cached)
             for t in tokens:
                 grown = {engine: ms[engine, t, hi] / ms[engine, t, lo] - 1 for engine in ("eager", "fast")}
                 print(f"growth {lo} -> {hi} cached at {t} tokens: eager {grown['eager']:+.0%}, "
                       f"fast {grown['fast']:+.0%} (fast beside its attention arithmetic {beside[t, lo]:.1f} -> "
                       f"{beside[t, hi]:.1f} ms, {beside[t, hi] / beside[t, lo] - 1:+.0%})")
+            if cold:
+                print(f"fast beside its attention at {lo} cached, the CPU's caches cleared first (a read of "
+                      f"{sweep.numel() * 4 / 1e6:.0f} MB, what the attention at {hi} reads): "
+                      + ", ".join(f"{beside_cold[t]:.1f} ms at {t} tokens ({beside_cold[t] / beside[t, lo] - 1:+.0%})"
+                                  for t in tokens))
         passes, graphs = page_shapes(fast, args.page_tokens)
     print(f"a page of {args.page_tokens} tokens: {passes} passes at widths {sorted(fast.shapes)}, "
           f"{graphs} graphs compiled during it (all {len(fast.widths)} widths compiled at load in "

@@ -3,7 +3,7 @@ what ``tests/core/targets/test_fast_engine.py`` tests) and prints every row it p
 
 from __future__ import annotations
 
-from tools.bench.engine_cost import interleaved_times, main, thin_target
+from tools.bench.engine_cost import interleaved_times, main, sweep_bytes, thin_target
 
 
 def test_the_thin_model_has_the_asked_depth_and_a_small_head(tmp_path):
@@ -21,6 +21,8 @@ def test_every_width_and_cached_length_is_measured_and_a_page_compiles_no_new_sh
     assert [(int(r[0]), int(r[1])) for r in rows] == [(t, c) for c in (40, 90) for t in (1, 16, 64)]
     assert all(float(r[2]) > 0 and float(r[3]) > 0 for r in rows)
     assert "growth 40 -> 90 cached at 64 tokens" in out
+    cold = next(line for line in out.splitlines() if "caches cleared first" in line)
+    assert all(f"ms at {t} tokens" in cold for t in (1, 16, 64))
     assert "a page of 150 tokens" in out and "0 graphs compiled during it" in out
 
 
@@ -36,3 +38,10 @@ def test_each_round_times_every_run_once_one_after_the_other():
     times = interleaved_times(runs, 3, Ticks())
     assert order == ["fast", "attention"] * 4  # a first call each, then three rounds
     assert times == {"fast": [1, 1, 1], "attention": [1, 1, 1]}
+
+
+def test_the_sweep_reads_what_the_attention_at_the_most_cached_tokens_reads(tmp_path):
+    target = thin_target("hunyuan_vl", layers=3, folder=str(tmp_path))
+    text = target.model.config.get_text_config()
+    keys_and_values = 2 * 3 * text.num_key_value_heads * text.head_dim * (8000 + 64) * 4
+    assert sweep_bytes(target, 64, 8000) == keys_and_values + 64 * (8000 + 64) * 4  # and the fp32 mask

@@ -20,6 +20,8 @@ _DIGITS = re.compile(r"\d+")
 #: A word as punctuation around one run of letters and digits.
 _LETTER_RUN = re.compile(r"(\W*)(\w+)(\W*)")
 _RUN = re.compile(r"\w+")
+_LETTER_RUNS = re.compile(r"(\w+)")
+_SPACES = re.compile(r"(\s+)")
 
 
 class Notation:
@@ -54,9 +56,6 @@ class Notation:
         # word, letter, probability], ...]; set by the page (``core.stage1.page_drafts``).
         self.second_readings: dict[str, list] = {}
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
-        self._pattern: re.Pattern | None = None  # the words that may render (``render_text``)
-        self._misread_pattern: re.Pattern | None = None  # the misread runs of letters
-        self._pattern_version = -1
 
     @property
     def version(self) -> int:
@@ -169,22 +168,25 @@ class Notation:
 
     def render_text(self, text: str) -> str:
         """``text`` with every word (what lies between spaces) rendered, and every misread run of
-        letters put right. Only the words that may render are visited: the learned ones, and those
-        with digits where digit shapes are known."""
+        letters put right. The text is split once at its runs of letters (spaces) and each run
+        looked up: a pattern of the page's learned words would be compiled again at each word
+        learned (milliseconds for a page's few hundred) and tried word by word all the same."""
         if not self:
             return text
-        if self._pattern_version != self.version:
-            words = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
-            digits = r"\S*\d\S*" if self.shapes else ""
-            either = "|".join(a for a in (words, digits) if a)
-            self._pattern = re.compile(r"(?<!\S)(?:" + either + r")(?!\S)") if either else None
-            misread = "|".join(re.escape(w) for w in sorted(self.misread, key=len, reverse=True))
-            self._misread_pattern = re.compile(r"(?<!\w)(?:" + misread + r")(?!\w)") if misread else None
-            self._pattern_version = self.version
-        if self._misread_pattern is not None:
-            text = self._misread_pattern.sub(lambda m: self.misread[m.group(0)], text)
-        if self._pattern is not None:
-            text = self._pattern.sub(lambda m: self.render(m.group(0)), text)
+        if self.misread:
+            parts = _LETTER_RUNS.split(text)  # between, run, between, ..., between
+            misread = self.misread
+            parts[1::2] = [misread.get(run, run) for run in parts[1::2]]
+            text = "".join(parts)
+        if self.words or self.shapes:
+            parts = _SPACES.split(text)  # word, spaces, word, ..., word (words may be "")
+            get = self.words.get
+            if self.shapes:  # a word's form, else a word with digits in its shape's form (``render``)
+                digits, render = _DIGITS.search, self.render
+                parts[::2] = [render(w) if digits(w) else get(w, w) for w in parts[::2]]
+            else:
+                parts[::2] = [get(w, w) for w in parts[::2]]
+            text = "".join(parts)
         return text
 
     def render(self, word: str) -> str:

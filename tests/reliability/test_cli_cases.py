@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from core import tuning
 from tests.reliability import hostile as h
 from tests.reliability.conftest import FAST_AR, REPO, assert_clear_error, hsd_command, run_hsd
 
@@ -228,11 +229,11 @@ def test_an_empty_or_endless_page_range_is_one_line(pages, tmp_path):
     """``--pages ""`` drafted or converted every page (10,000 of them); ``--pages 1-<5000 nines>``
     ended in Python's integer conversion limit."""
     pdf = h.many_pages_pdf(tmp_path / "big.pdf", pages=50)
-    rc, out, err = run_hsd("draft", pdf, "--drafter", "textlayer", "--pages", pages, timeout=120)
+    rc, out, err = run_hsd("draft", pdf, "--drafter", "textlayer", "--pages", pages, timeout=tuning.PATIENCE_SECONDS)
     assert_clear_error(rc, err, "page range")
     assert out == "" and len(err) < 400
     rc, _, err = run_hsd("convert", pdf, "-o", tmp_path / "big.md", "--pages", pages, "--model", NO_MODEL,
-                         *FAST_AR, timeout=120)
+                         *FAST_AR, timeout=tuning.PATIENCE_SECONDS)
     assert_clear_error(rc, err, "page range")
     assert not (tmp_path / "big.md").exists()
 

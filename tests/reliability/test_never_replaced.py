@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 
+from core import tuning
 from tests.reliability import hostile as h
 from tests.reliability.conftest import ARCH, FAST_AR, assert_clear_error, run_hsd
 
@@ -106,7 +107,7 @@ def test_special_files_at_output_paths_are_refused_as_existing_files_are(tmp_pat
     for name, (args, words) in cases.items():
         for extra in ([], ["--overwrite"]) if "--overwrite" not in words else ([],):
             rc, _, err = run_hsd("convert", pdf, *args, "--model", model_dir, *FAST_AR, *extra, cwd=tmp_path,
-                                 timeout=120)
+                                 timeout=tuning.PATIENCE_SECONDS)
             assert_clear_error(rc, err, *words)
     assert (tmp_path / "fifo" / "out.md").is_fifo() and (tmp_path / "link" / "out.md").is_symlink()
     assert victim.read_text() == "someone's notes\n"

@@ -180,6 +180,14 @@ def attention_pass(target, tokens: int, cached: int):
     return (lambda: None), timed
 
 
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles of ``values`` (both the value itself where there is one)."""
+    if len(values) < 2:
+        return values[0], values[0]
+    first, _, third = statistics.quantiles(values, n=4, method="inclusive")
+    return first, third
+
+
 def sweep_bytes(target, tokens: int, cached: int) -> int:
     """Bytes the attention of a pass of ``tokens`` after ``cached`` tokens reads: every layer's
     keys and values over its visible columns, and the mask."""
@@ -278,8 +286,12 @@ def main(argv=None) -> int:
         ms = {key: 1000 * statistics.median(seconds) for key, seconds in times.items()}
         # A pass less its attention, the two timed one after the other in each round: over several
         # rounds the machine's load moves both of a pair alike, as it does not the medians of each.
-        beside = {(t, c): 1000 * statistics.median(f - a for f, a in zip(times["fast", t, c], times["attention", t, c]))
-                  for t in tokens for c in cached}
+        pairs = {(t, c): [1000 * (f - a) for f, a in zip(times["fast", t, c], times["attention", t, c])]
+                 for t in tokens for c in cached}
+        beside = {key: statistics.median(differences) for key, differences in pairs.items()}
+        # How far the rounds' differences spread (their middle half): at thousands of cached tokens the
+        # attention's own noise can be larger than what is left of a pass beside it.
+        spread = {key: quartiles(differences) for key, differences in pairs.items()}
         # The same of the pass at the fewest cached tokens with the CPU's caches cleared first.
         beside_cold = {t: 1000 * statistics.median(f - a for f, a in zip(times["fast, caches cold", t, lo],
                                                                          times["attention", t, lo]))
@@ -297,7 +309,8 @@ def main(argv=None) -> int:
                 grown = {engine: ms[engine, t, hi] / ms[engine, t, lo] - 1 for engine in ("eager", "fast")}
                 print(f"growth {lo} -> {hi} cached at {t} tokens: eager {grown['eager']:+.0%}, "
                       f"fast {grown['fast']:+.0%} (fast beside its attention arithmetic {beside[t, lo]:.1f} -> "
-                      f"{beside[t, hi]:.1f} ms, {beside[t, hi] / beside[t, lo] - 1:+.0%})")
+                      f"{beside[t, hi]:.1f} ms, {beside[t, hi] / beside[t, lo] - 1:+.0%}; the rounds' middle half "
+                      f"{spread[t, lo][0]:.1f}-{spread[t, lo][1]:.1f} -> {spread[t, hi][0]:.1f}-{spread[t, hi][1]:.1f} ms)")
             if cold:
                 print(f"fast beside its attention at {lo} cached, the CPU's caches cleared first (a read of "
                       f"{sweep.numel() * 4 / 1e6:.0f} MB, what the attention at {hi} reads): "

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.app.conftest import make_pdf, open_window
+from tests.app.conftest import PATIENCE_MS, make_pdf, open_window
 
 #: A name that Qt would take for HTML: a link and a picture if shown as rich text.
 HTML_NAME = "<a href=http:evil>Click here<img src=x.png>"  # no "/": it is a file name
@@ -134,7 +134,7 @@ def test_a_page_range_past_a_documents_end_converts_what_it_holds(qtbot, window,
     settings.pages = "2-3"
     window.app_settings.set_conversion(settings)
     one = make_pdf(tmp_path / "one.pdf", pages=1)
-    with qtbot.waitSignal(window.document_finished, timeout=300000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.add_files([one])
     doc = window.documents[0]
     assert finished.args == ["done"] and doc.status == "done" and doc.error is None, doc.error
@@ -142,7 +142,7 @@ def test_a_page_range_past_a_documents_end_converts_what_it_holds(qtbot, window,
     assert any("none of them in the page range 2-3" in n for n in doc.notices), doc.notices
 
     two = make_pdf(tmp_path / "two.pdf", pages=2)
-    with qtbot.waitSignal(window.document_finished, timeout=300000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.add_files([two])
     doc = window.documents[1]
     assert finished.args == ["done"] and doc.status == "done", doc.error
@@ -172,7 +172,7 @@ def test_a_hub_model_neither_cached_nor_reachable_fails_in_one_line(qtbot, windo
     settings.model = "nobody-here/no-such-model"
     window.app_settings.set_conversion(settings)
     window.app_settings.set_used_anyway(settings.model)  # past the app's own download offer
-    with qtbot.waitSignal(window.document_finished, timeout=300000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         window.add_files([make_pdf(tmp_path / "doc.pdf")])
     assert finished.args == ["failed"]
     message = window.last_error

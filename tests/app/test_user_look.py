@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core.drafters.base import DrafterBase, Region
 from core.results import RegionStats, TextSpan
-from tests.app.conftest import make_pdf, streaming
+from tests.app.conftest import PATIENCE_MS, make_pdf, streaming
 from tests.app.test_first_hour import page_result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def test_escape_asks_before_cancelling_and_no_goes_on_converting(qtbot, window, 
     slow_conversion(app_settings)
     assert window.cancel_action.shortcut() == QKeySequence("Esc")
     window.add_files([make_pdf(tmp_path / "long.pdf", pages=2)])
-    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
     asked: list = []
     answer_next_question(qtbot, QMessageBox.StandardButton.No, asked)
     window.cancel_action.trigger()  # what Esc and the toolbar's Cancel do
@@ -58,7 +58,7 @@ def test_escape_asks_before_cancelling_and_no_goes_on_converting(qtbot, window, 
     assert "long.pdf is converting" in text and "Finished pages are kept and converting again resumes" in text
     assert window.conversion.busy and window.documents[0].status == "converting"
     assert not window.conversion.worker.is_cancelled()
-    with qtbot.waitSignal(window.document_finished, timeout=60000) as finished:
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS) as finished:
         answer_next_question(qtbot, QMessageBox.StandardButton.Yes, asked)
         window.cancel_action.trigger()
     assert finished.args == ["cancelled"] and len(asked) == 2
@@ -78,8 +78,8 @@ def test_a_cancelled_pages_regions_are_coloured_as_the_inspector_tells_them(qtbo
     slow_conversion(app_settings)
     window.add_files([make_pdf(tmp_path / "long.pdf", pages=2)])
     doc = window.documents[0]
-    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
-    with qtbot.waitSignal(window.document_finished, timeout=60000):
+    qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         window.conversion.cancel()
     partial = [n for n, r in doc.pages.items() if r.phase == "partial"]
     assert partial
@@ -252,13 +252,13 @@ def test_delete_and_the_lists_menu_remove_a_document_asking_while_it_converts(qt
     # converting: asked first; No keeps it converting, Yes cancels and removes it
     slow_conversion(app_settings)
     window.convert_current()
-    qtbot.waitUntil(lambda: streaming(window), timeout=120000)
+    qtbot.waitUntil(lambda: streaming(window), timeout=PATIENCE_MS)
     asked: list = []
     answer_next_question(qtbot, QMessageBox.StandardButton.No, asked)
     window.remove_action.trigger()
     assert asked and asked[0][0] == "Remove while converting?" and "b.pdf is converting" in asked[0][1]
     assert window.documents == [b] and window.conversion.running is b
-    with qtbot.waitSignal(window.document_finished, timeout=60000):
+    with qtbot.waitSignal(window.document_finished, timeout=PATIENCE_MS):
         answer_next_question(qtbot, QMessageBox.StandardButton.Yes, asked)
         window.remove_action.trigger()
     assert window.documents == [] and window.queue.count() == 0
@@ -290,7 +290,7 @@ def test_a_scan_opened_without_converting_shows_its_preview_drafter_at_work(qtbo
         name = "rapidocr"
 
         def draft(self, page):
-            release.wait(60)
+            release.wait(PATIENCE_MS / 1000)
             return [Region("text", (20, 20, 300, 80), "OCR text", "rapidocr")]
 
     monkeypatch.setattr(core.api, "get_drafter", lambda name: SlowOCR())
@@ -304,7 +304,7 @@ def test_a_scan_opened_without_converting_shows_its_preview_drafter_at_work(qtbo
         assert "drafting (OCR)" in window.markdown_title.text()
     finally:
         release.set()
-    qtbot.waitUntil(lambda: bool(window.page_view.region_items), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.page_view.region_items), timeout=PATIENCE_MS)
     assert "drafting" not in window.status_label.text() and "drafting" not in window.markdown_title.text()
 
 

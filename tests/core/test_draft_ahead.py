@@ -48,7 +48,7 @@ class Drafter(DrafterBase):
     def draft(self, page):
         self.started.set()
         if self.gate is not None:
-            self.gate.wait(10)
+            self.gate.wait(tuning.PATIENCE_SECONDS)
         self.log.append(("draft", page.number, threading.get_ident()))
         return [Region("text", (0, 0, 10, 10), f"page {page.number}", "rapidocr")]
 
@@ -57,8 +57,8 @@ def _drafted(log) -> list[int]:
     return [n for what, n, _ in log if what == "draft"]
 
 
-def _wait_for(condition, seconds=5.0):
-    end = time.monotonic() + seconds
+def _wait_for(condition):
+    end = time.monotonic() + tuning.PATIENCE_SECONDS  # a busy machine's threads may wait long for a core
     while not condition() and time.monotonic() < end:
         time.sleep(0.01)
     assert condition()
@@ -130,7 +130,7 @@ def test_a_stopped_run_leaves_the_decode_waiting_for_nothing():
     doc, gate = Document(2), threading.Event()
     drafter = Drafter(doc.log, gate)
     ahead = DraftAhead(doc, [0, 1], drafter, 72, ahead=0, beside=False, emit=lambda e: None)
-    assert drafter.started.wait(5)
+    assert drafter.started.wait(tuning.PATIENCE_SECONDS)
     ahead.stop()
     gate.set()
     ahead.join()
@@ -325,7 +325,7 @@ def test_the_reader_is_told_the_runs_order_and_a_stop_at_once(monkeypatch):
     monkeypatch.setattr("core.draft_ahead.reader_for", lambda d: reader)
     ahead = DraftAhead(doc, [2, 0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
     assert reader.orders == [(doc, [2, 0, 1])]
-    assert drafter.started.wait(5)
+    assert drafter.started.wait(tuning.PATIENCE_SECONDS)
     ahead.stop()
     assert reader.stopped == [doc] and not _drafted(doc.log)  # told while page 3 is still being read
     gate.set()

@@ -8,6 +8,7 @@ import threading
 import torch
 from PIL import Image
 
+from core import tuning
 from core.drafters.background import DraftJob
 from core.drafters.base import DrafterBase, Region
 from core.errors import PageRangeError
@@ -29,7 +30,7 @@ class Drafter(DrafterBase):
 
     def draft(self, page):
         if self.gate is not None:
-            self.gate.wait(10)
+            self.gate.wait(tuning.PATIENCE_SECONDS)
         if self.fail:
             raise RuntimeError("no text layer")
         return [Region("text", (10, 10, 190, 40), "Total revenue", "textlayer")]

@@ -98,7 +98,7 @@ def test_sigterm_says_what_is_kept_and_how_to_continue(tmp_path, model_dir):
     while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=tuning.PATIENCE_SECONDS)
     err = err.decode("utf-8", errors="replace")
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
     lines = [ln for ln in err.splitlines() if ln.strip()]

@@ -241,7 +241,8 @@ def test_meanwhile_runs_once_while_the_process_drafts_the_page(served, tmp_path)
     with open_document(pdf) as document, warnings.catch_warnings():
         warnings.simplefilter("ignore", HSDWarning)
         # the served drafter starts the page while this thread is still in ``meanwhile``
-        regions = reader.draft(document.page(0), meanwhile=lambda: ran.append(drafter.drafting.wait(5)))
+        regions = reader.draft(document.page(0),
+                               meanwhile=lambda: ran.append(drafter.drafting.wait(tuning.PATIENCE_SECONDS)))
     assert ran == [True] and regions[0].text == "page 1"
 
 
@@ -255,7 +256,7 @@ def test_waiting_is_called_while_a_slow_drafter_has_not_answered(served, tmp_pat
     slow = drafter.draft
 
     def held(page):
-        assert gate.wait(10)  # a bound for a broken reader: ``waiting`` opens the gate
+        assert gate.wait(tuning.PATIENCE_SECONDS)  # a bound for a broken reader: ``waiting`` opens the gate
         return slow(page)
 
     monkeypatch.setattr(drafter, "draft", held)
@@ -422,7 +423,7 @@ def test_a_drafting_process_drafts_what_this_process_drafts(scan):
         assert not reader.broken
 
         reader._process.kill()  # a process that stops: this page and the next drafted here
-        reader._process.join(5)
+        reader._process.join(tuning.PATIENCE_SECONDS)
         with open_document(pdf) as document:
             with pytest.warns(HSDWarning, match="drafting process stopped"):
                 assert reader.draft(document.page(0)) == want

@@ -20,8 +20,8 @@ would cost more than HSD saves). On the CPU the cap has nothing to hold: one war
 **The CPU's threads.** torch's kernels run on OpenMP threads, which by default spin for a while after
 each parallel piece of work, waiting for the next. On an idle machine that costs nothing; on a
 desktop where other programs want the cores, the spinning threads take them, and the model itself
-gets slower (a tiny model's conversion of the sample: 4.5 times the CPU seconds and 4 times the
-wall-clock beside other work). ``calm_cpu_threads`` makes them sleep instead
+gets slower (a tiny model's conversion of the sample beside other work: over 4 times the CPU
+seconds and the wall-clock). ``calm_cpu_threads`` makes them sleep instead
 (``tuning.OPENMP_WAIT_POLICY``): importing ``core`` does it, before any entry point imports torch.
 """
 

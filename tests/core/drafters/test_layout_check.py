@@ -37,7 +37,8 @@ def drafter_with(monkeypatch, lines, boxes, table=None, layout="cdla"):
     drafter = RapidOCRDrafter(dpi=144, layout=layout)
     monkeypatch.setattr(drafter, "ocr_lines", lambda pixels, scale, read=None: (list(lines), [None] * len(lines)))
     monkeypatch.setattr(drafter, "_read_lines",  # no OCR model runs: the page's lines are ``lines``
-                        lambda pixels, scale, on_lines, found=None: (list(lines), [None] * len(lines)))
+                        lambda pixels, scale, on_lines, found=None, stoppable=None:
+                        (list(lines), [None] * len(lines), []))  # the lines, their fits, none unread
     monkeypatch.setattr(drafter, "_layout_engine", lambda: object())
     monkeypatch.setattr(drafter, "_table_engine", lambda: object())
     monkeypatch.setattr(ocr_layout, "detect_layout", lambda model, pixels, scale: boxes)

@@ -62,6 +62,7 @@ from typing import Callable
 
 from core import tuning
 from core.drafters.background import DraftJob
+from core.drafters.ocr_ahead import stoppable_reader_of
 from core.drafters.process import LayoutOnly, reader_for
 from core.errors import CancelledError
 from core.events import Notice, PageDrafting, RegionsDrafted
@@ -254,7 +255,7 @@ class DraftAhead:
             # its decode has ended (``PendingDrafts.end_decode``): its text could save no pass
             reader = LayoutOnly(self.reader) if pending.decode_ended() else self.reader
             if stop_reading is None and reader is self.reader:
-                reading_here = _stoppable_reader(self.reader, page)
+                reading_here = stoppable_reader_of(self.reader, page)
                 if reading_here is not None:
                     reading_here.stop_when(pending.decode_ended)
             # a crash is recorded, not raised; the lines it reads reach the decode as it reads them
@@ -272,14 +273,3 @@ class DraftAhead:
         if not self.beside and drafted.error is None:
             self._ready.put(drafted)
 
-
-def _stoppable_reader(drafter, page):
-    """The OCR drafter that reads ``page`` on this thread where it can stop reading a page whose
-    decode has ended (``RapidOCRDrafter.stop_when``), else None."""
-    from core.drafters.ocr_ahead import ocr_reader_of
-
-    try:
-        reader = ocr_reader_of(drafter, page)
-    except Exception:  # the page cannot say: its drafting will meet (and record) the same
-        return None
-    return reader if reader is not None and callable(getattr(reader, "stop_when", None)) else None

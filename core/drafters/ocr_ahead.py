@@ -67,6 +67,16 @@ def ocr_reader_of(drafter, page):
     return chosen if chosen.reads_ahead else None
 
 
+def stoppable_reader_of(drafter, page):
+    """The OCR drafter that reads ``page`` where it can stop reading a page whose decode has ended
+    (``RapidOCRDrafter.stop_when``: ``core.draft_ahead``, ``core.drafters.process``), else None."""
+    try:
+        reader = ocr_reader_of(drafter, page)
+    except Exception:  # the page cannot say: its drafting will meet (and record) the same
+        return None
+    return reader if reader is not None and callable(getattr(reader, "stop_when", None)) else None
+
+
 class PageAhead:
     """One OCR drafter's look-ahead (module docstring)."""
 

@@ -427,15 +427,11 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None, cut
 def _stop_when(drafter, page, cut):
     """The OCR drafter that reads ``page`` told to stop reading it once ``cut()`` says so
     (``RapidOCRDrafter.stop_when``); returns it, or None where the page is not read by one."""
-    from core.drafters.ocr_ahead import ocr_reader_of
+    from core.drafters.ocr_ahead import stoppable_reader_of
 
-    try:
-        reader = ocr_reader_of(drafter, page)
-    except Exception:  # the page cannot say: its drafting will meet (and record) the same
-        return None
-    if reader is None or not callable(getattr(reader, "stop_when", None)):
-        return None
-    reader.stop_when(cut)
+    reader = stoppable_reader_of(drafter, page)
+    if reader is not None:
+        reader.stop_when(cut)
     return reader
 
 

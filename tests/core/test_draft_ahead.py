@@ -272,6 +272,26 @@ def test_beside_a_slow_drafter_the_decode_gets_every_page_without_waiting_for_it
     ahead.join()
 
 
+def test_beside_a_slow_drafter_the_decodes_next_page_is_rendered_before_it_asks():
+    """The drafter holds page 1 and tells no lines: the page the decode asks for next is rendered
+    while it decodes the one before, not once it waits (its render, a scan's turn decided, would
+    be the decode's wait), and one page at a time beyond the decode."""
+    doc, gate = Document(3), threading.Event()
+    drafter = SlowElsewhere(doc.log, gate)
+    ahead = DraftAhead(doc, [0, 1, 2], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
+    drafter.ahead = ahead
+    first = ahead.next()
+    _wait_for(lambda: [n for what, n, _ in doc.log if what == "render"] == [1, 2])
+    assert not first.drafts.done()
+    second = ahead.next()
+    _wait_for(lambda: [n for what, n, _ in doc.log if what == "render"] == [1, 2, 3])
+    assert second.number == 2
+    gate.set()
+    assert [p.drafts.result()[0].text for p in (first, second, ahead.next())] == ["page 1", "page 2", "page 3"]
+    ahead.stop()
+    ahead.join()
+
+
 def test_beside_a_slow_drafter_the_decode_gets_pages_up_to_beyond_drafter_and_no_further():
     doc, gate = Document(5), threading.Event()
     drafter = SlowElsewhere(doc.log, gate)

@@ -150,6 +150,12 @@ def figure_link(images_dir_name: str, page: int, region: int) -> str:
     return quote(images_dir_name, safe="") + "/" + figure_filename(page, region)
 
 
+#: A figure's anchor: the last ``FIGURE_ANCHOR_CHARS`` normalised characters of the text before it,
+#: text with fewer than ``FIGURE_ANCHOR_MIN_CHARS`` passed over (the OCR drafter reads that much of a
+#: page whose decode ended: ``core.drafters.rapidocr.figure_lines``).
+FIGURE_ANCHOR_CHARS, FIGURE_ANCHOR_MIN_CHARS = 16, 4
+
+
 def _figure_anchor(markdown: str, result: PageResult, figure: int) -> int:
     """Where in ``markdown`` figure region ``figure`` goes: after the line that ends the nearest
     earlier text region (found by its last normalised characters), else at the start.
@@ -162,8 +168,8 @@ def _figure_anchor(markdown: str, result: PageResult, figure: int) -> int:
         region = result.regions[j]
         if region.label in FIGURE_LABELS:
             continue
-        key = normalize_for_match(region.text)[-16:]
-        if len(key) < 4:
+        key = normalize_for_match(region.text)[-FIGURE_ANCHOR_CHARS:]
+        if len(key) < FIGURE_ANCHOR_MIN_CHARS:
             continue
         norm_chars, raw_pos = [], []
         for k, ch in enumerate(markdown):

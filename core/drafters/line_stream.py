@@ -27,7 +27,12 @@ are read can use no more of them (``core.draft_ahead``); the lines read are kept
 left unread (``unread``: their text None) and no further line is read. Where the page reads a
 sample of its lines first to learn the document's script (``whole_first``: a document's first
 page, ``core.drafters.squeeze``), that sample is read whole before a stop is heeded, so the
-script is learned from the same lines however soon the decode ends.
+script is learned from the same lines however soon the decode ends. A stop may want some lines
+read all the same (``stopped()`` answers a function of the texts read so far instead of True,
+naming the detector's lines it wants; asked again after each of its reads until it wants no line
+unread: a figure's place in the Markdown follows the last characters of the text before it,
+``core.drafters.rapidocr.figure_lines``): those are still read, at the widths a whole read gives
+them (read squeezed and again at full width alike), without telling the listener; no other.
 
     reads = PageReads(crops, recogniser.read, boxes, tell=told.extend)   # told [(index, text)]
     reads.read(range(len(crops)), 1.0)                                   # or squeeze.SqueezePolicy
@@ -52,7 +57,8 @@ class PageReads:
     readings so far (``core.drafters.second_readings.keep_letters``). A listener that raises is
     dropped (the page is still read); its lines are then only in the regions. ``stopped()``:
     asked between chunks; once it says so, no further line is read (``cut``; module docstring),
-    except within the first ``read`` where ``whole_first``."""
+    except within the first ``read`` where ``whole_first``, and the lines it still wants where
+    it answers a function of the texts (``want``; module docstring)."""
 
     def __init__(self, crops: list[np.ndarray], reader, boxes=None, tell=None, stopped=None,
                  whole_first: bool = False):
@@ -69,6 +75,8 @@ class PageReads:
         self._boxes = boxes
         self.stopped = stopped
         self.cut = False  # a stop was heeded: the lines whose text is None were not read
+        self.want = None  # after a stop: texts -> the lines read all the same (module docstring)
+        self.wanted: set[int] = set()  # the lines read after the stop so far
         self._whole_reads = 1 if whole_first else 0  # ``read`` calls read whole whatever ``stopped`` says
 
     def unread(self) -> list[int]:
@@ -76,16 +84,24 @@ class PageReads:
         return [i for i, text in enumerate(self.texts) if text is None] if self.cut else []
 
     def _stop_now(self, whole: bool) -> bool:
-        if not self.cut and not whole and self.stopped is not None and self.stopped():
-            self.cut = True
+        if not self.cut and not whole and self.stopped is not None:
+            answer = self.stopped()
+            if answer is not None and answer is not False:
+                self.cut = True
+                if callable(answer):
+                    self.want = answer
         return self.cut
 
     def read(self, indices: list[int], factor: float) -> None:
         """Read the crops at ``indices``, squeezed to ``factor`` of their width
-        (``squeeze.crop_factor``), in reading order and in chunks while a listener is set."""
+        (``squeeze.crop_factor``), in reading order and in chunks while a listener is set; after
+        a stop, only those of them it wants (``want``)."""
         whole = self._whole_reads > 0
         self._whole_reads -= 1
-        if not indices or self._stop_now(whole):
+        if not indices:
+            return
+        if self._stop_now(whole):
+            self._read_wanted(indices, factor)
             return
         crops, before = [], [self.factors[i] for i in indices]
         for i in indices:
@@ -107,6 +123,7 @@ class PageReads:
                 close = getattr(lines, "close", None)
                 if close is not None:
                     close()  # the lines not started yet are not read (the reader's pending work cancelled)
+                self._read_wanted([indices[p] for later in parts[n:] for p in later], factor)
                 return
             for p in part:
                 line = next(lines)
@@ -115,6 +132,30 @@ class PageReads:
                 keep_letters(self.letters, line.torn)
             self._tell([(indices[p], self.texts[indices[p]]) for p in part
                         if self.texts[indices[p]] and self.texts[indices[p]].strip()])
+
+    def _read_wanted(self, indices: list[int], factor: float) -> None:
+        """After a stop: the lines of ``indices`` the stop wants (``want``), read at ``factor`` as a
+        whole read reads them (a line's reading depends on neither its batch nor its order), not
+        told (the decode that could use them has ended). ``want`` is asked again with what they
+        said until it wants no line of ``indices`` left unread."""
+        if self.want is None:
+            return
+        tried: set[int] = set()
+        while True:
+            want = set(self.want(self.texts))
+            wanted = [i for i in indices if i in want and i not in tried
+                      and (self.texts[i] is None or self.factors[i] != crop_factor(self.crops[i], factor))]
+            if not wanted:
+                return
+            tried.update(wanted)
+            self.wanted.update(wanted)
+            for i in wanted:
+                self.factors[i] = crop_factor(self.crops[i], factor)
+            crops = [self.crops[i] if self.factors[i] == 1.0 else squeeze_width(self.crops[i], self.factors[i])
+                     for i in wanted]
+            for i, line in zip(wanted, self._reader(crops)):
+                self.texts[i], self.scores[i], self.words[i] = line.text, line.score, line.info
+                keep_letters(self.letters, line.torn)
 
     def _reading_order(self, indices: list[int]) -> list[int]:
         """Positions of the detector's lines ``indices`` in the order they are read: their

@@ -19,9 +19,11 @@ A page whose decode has ended before its drafting starts is asked only for its l
 (``draft_layout``: render, detector and layout model, no recognition; ``core.draft_ahead``): its
 regions carry ``extra["unread"]``, the reason their text is empty. A page whose decode ends while
 its lines are read (``stop_when``, asked between chunks of lines) keeps the lines read; the rest of
-the page becomes such layout-only regions, each at its place in the reading order. A page whose
-layout has a figure is read whole all the same: its figures and their places in the Markdown
-follow its text.
+the page becomes such layout-only regions, each at its place in the reading order. Where the
+page's layout has a figure, a stop (and ``draft_layout``) still reads what the figure needs
+(``figure_lines``): its own lines (short text in a figure makes its regions) and, walking back
+the reading order, the nearest earlier text, whose last characters place the figure in the
+Markdown (``core.export``'s anchor); not the rest of the page.
 
 Detection runs on the page scaled so its longer side is ``tuning.DET_MAX_SIDE`` pixels; recognition still
 reads each line from the full-resolution render. RapidOCR's own default detects on the whole render
@@ -173,16 +175,19 @@ class RapidOCRDrafter(DrafterBase):
         image = page.render(dpi=dpi)
         return image, page.last_render_scale, None, None  # pixels per point, after the render cap
 
-    def _draft_rendered(self, page, image, scale, found, cdla_boxes, on_lines=None) -> list[Region]:
+    def _draft_rendered(self, page, image, scale, found, cdla_boxes, on_lines=None, layout_only=None) -> list[Region]:
         """``draft`` of ``page`` from its render (and its detection and CDLA boxes where made already):
-        its lines read, then the layout, tables and reading order."""
+        its lines read, then the layout, tables and reading order. ``layout_only``: the page's
+        layout from its detected lines (``_unread_layout``), its decode ended before its drafting
+        began: it is stopped before its first line (``draft_layout``)."""
         document = getattr(page, "document", None)
         key = (id(document), str(getattr(document, "path", "")))
         if key != self._document:
             self._document = key
             self._ocr_engine().begin_document()
         pixels = np.asarray(image)
-        whole_layout: list = []  # the page's layout from its detected lines, where a stop asked for it
+        # the page's layout from its detected lines, where a stop asked for it
+        whole_layout: list = [] if layout_only is None else [layout_only]
         lines, fits, unread = self._read_lines(pixels, scale, on_lines, found, (page, image, whole_layout, cdla_boxes))
         fit_of = {id(line): fit for line, fit in zip(lines, fits)}
         tables: list[tuple[tuple, str]] = []
@@ -194,8 +199,12 @@ class RapidOCRDrafter(DrafterBase):
         groups = None
         if layout_model is not None:
             if self.layout == "pymupdf":
-                from core.drafters.scan_layout import CLASS_LABELS, layout_groups
-                groups = layout_groups(page.width, page.height, image, lines)
+                from core.drafters.scan_layout import CLASS_LABELS, layout_groups, placeholder_lines
+                # A page read in part: the model sees its unread lines too, as placeholders, and
+                # groups the lines read as a whole read's model groups them (given only the lines
+                # read, it joins paragraphs that the lines after them keep apart)
+                unread_lines = [TextLine(box, "", 0.0, False, -1 - k) for k, box in enumerate(unread)]
+                groups = layout_groups(page.width, page.height, image, lines + placeholder_lines(unread_lines))
                 boxes = [(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups]
             else:
                 boxes = cdla_boxes if cdla_boxes is not None else self.layout_ahead(pixels, scale)
@@ -248,7 +257,10 @@ class RapidOCRDrafter(DrafterBase):
         regions = self._cover(ocr_lines, regions, page, report)
         regions = with_second_readings(regions, self._ocr_engine().words)
         if unread:
-            regions = with_unread(regions, whole_layout[0], unread, self.name)
+            # the unread lines' layout boxes: the groups the read lines were placed by, where the
+            # model grouped them, else the page's layout from its detected lines
+            layout = whole_layout[0] if groups is None else [(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups]
+            regions = with_unread(regions, layout, unread, self.name)
         return regions
 
     def draft_layout(self, page) -> list[Region]:
@@ -259,9 +271,10 @@ class RapidOCRDrafter(DrafterBase):
         line is recognised, no table's structure read. The page expected next is prepared
         meanwhile, as while a page's lines are read.
 
-        Where that layout finds a figure, the page is drafted whole after all (its render and
-        detection reused): a figure's regions and its place in the Markdown (after the text before
-        it, ``core.export.page_markdown``) come from the read text, and stay as a read page's."""
+        Where that layout finds a figure, the lines the figure needs are read after all
+        (``figure_lines``; its render and detection reused): a figure's regions and its place in
+        the Markdown (after the text before it, ``core.export.page_markdown``) come from read
+        text, and stay as a read page's."""
         from core.drafters.ocr_layout import unread_regions
 
         image, scale, found, cdla_boxes = self._rendered(page)
@@ -274,7 +287,7 @@ class RapidOCRDrafter(DrafterBase):
             cdla_boxes = self.layout_ahead(pixels, scale)
         boxes = self._unread_layout(page, image, scale, found, cdla_boxes)
         if any(label == "figure" for label, _ in boxes):
-            return self._draft_rendered(page, image, scale, found, cdla_boxes)
+            return self._draft_rendered(page, image, scale, found, cdla_boxes, layout_only=boxes)
         return unread_regions(boxes, self.name)
 
     def _unread_layout(self, page, image, scale: float, found, cdla_boxes) -> list[tuple[str, tuple]]:
@@ -293,8 +306,8 @@ class RapidOCRDrafter(DrafterBase):
 
     def stop_when(self, stopped=None) -> None:
         """While ``stopped`` is set, the page being read stops being read once ``stopped()`` says so
-        (its decode has ended: ``core.drafters.process``), unless its layout has a figure; None:
-        pages are read whole again."""
+        (its decode has ended: ``core.drafters.process``), but for the lines its figures need
+        (``figure_lines``); None: pages are read whole again."""
         self._stop_check = stopped
 
     def _recognised_table(self, pixels: np.ndarray, scale: float, box: tuple, inside: list[TextLine]) -> str | None:
@@ -327,22 +340,30 @@ class RapidOCRDrafter(DrafterBase):
         boxes (points) of the detector's lines left unread where ``stop_when``'s check stopped the
         reading. ``stoppable``: ``(page, image, whole_layout, cdla_boxes)`` where the page may be
         stopped; on the first stop ``whole_layout`` gets the page's layout (``_unread_layout``),
-        and a page whose layout has a figure is read whole. ``found``: the detector's lines where
-        the page was detected ahead; the page expected next is prepared while these are
-        recognised (``core.drafters.ocr_ahead``)."""
+        and where it has a figure the lines the figure needs are read all the same
+        (``figure_lines``). A ``whole_layout`` given already is a page whose decode ended before
+        its drafting began (``draft_layout``): stopped before its first line. ``found``: the
+        detector's lines where the page was detected ahead; the page expected next is prepared
+        while these are recognised (``core.drafters.ocr_ahead``)."""
         pipeline = self._ocr_engine()
         if found is None:
             found = pipeline.detect(pixels)
         check, stopped = self._stop_check, None
+        if stoppable is not None and stoppable[2]:
+            check = _ended  # ``draft_layout``: its decode has ended
         if check is not None and stoppable is not None:
             page, image, whole_layout, cdla_boxes = stoppable
 
-            def stopped() -> bool:
+            def stopped():
                 if not check():
                     return False
                 if not whole_layout:  # asked once, on the first stop: the page's layout decides
                     whole_layout.append(self._unread_layout(page, image, scale, found, cdla_boxes))
-                return not any(label == "figure" for label, _ in whole_layout[0])
+                layout = whole_layout[0]
+                if not any(label == "figure" for label, _ in layout):
+                    return True
+                boxes = [line_box(quad, scale) for quad in found.page_boxes]
+                return lambda texts: figure_lines(layout, boxes, texts)
         tell = None
         if on_lines is not None:
             from core.drafters.line_stream import clipped_quad
@@ -424,6 +445,56 @@ class RapidOCRDrafter(DrafterBase):
         self._detected = {id(t): line.bbox for t, line in zip(tight, lines_out)}
         self._gutters = self._gutters + column_seams(tight) + seams
         return tight, fits
+
+
+def _ended() -> bool:
+    return True
+
+
+def figure_lines(layout: list[tuple[str, tuple]], boxes: list[tuple], texts: list) -> set[int]:
+    """The detector's lines (indices into ``boxes``, their boxes in points) a page's figures need
+    read, its layout ``[(label, bbox)]`` in reading order, ``texts`` what is read so far (None:
+    not read):
+
+    - every line of a figure (short text in a figure makes its regions) and of a table before
+      the last figure (its structure needs all its cells);
+    - for each figure, walking back the reading order, the nearest earlier text
+      (``core.export``'s figure anchor: a region's last ``FIGURE_ANCHOR_CHARS`` normalised
+      characters, text with fewer than ``FIGURE_ANCHOR_MIN_CHARS`` passed over, as the anchor
+      passes it). Its layout box is read whole, not only its last lines: a figure's link is
+      numbered by its place among the page's regions, so each layout box before it must give as
+      many regions as a whole read's, and a box read in part gives one more (its unread lines);
+    - for the same reason, the rest of any box before the last figure that a stop cut in two.
+
+    Lines of unknown text end a walk: the caller reads them and asks again. A line goes to the
+    smallest layout box holding its centre (``layout.smallest_holder``)."""
+    from core.drafters.layout import smallest_holder
+    from core.drafters.normalize import normalize_for_match
+    from core.export import FIGURE_ANCHOR_MIN_CHARS
+
+    holders = [box for _, box in layout]
+    members: list[list[int]] = [[] for _ in layout]
+    for i, box in enumerate(boxes):
+        held = smallest_holder(box, holders, slack=1.0)
+        if held is not None:
+            members[held].append(i)
+    wanted: set[int] = set()
+    figures = [g for g, (label, _) in enumerate(layout) if label == "figure"]
+    for g, (label, _) in enumerate(layout[:figures[-1] + 1] if figures else []):
+        if label in ("figure", "table"):
+            wanted.update(members[g])
+        elif any(texts[i] is None for i in members[g]) and any(texts[i] is not None for i in members[g]):
+            wanted.update(members[g])  # cut in two by the stop
+    for g in figures:
+        for h in range(g - 1, -1, -1):
+            if layout[h][0] in ("figure", "table"):
+                continue  # read whole (above); a figure's own short text is no anchor
+            wanted.update(members[h])
+            if any(texts[i] is None for i in members[h]):
+                break
+            if sum(len(normalize_for_match(texts[i])) for i in members[h]) >= FIGURE_ANCHOR_MIN_CHARS:
+                break
+    return wanted
 
 
 def with_unread(regions: list[Region], layout: list[tuple[str, tuple]], unread: list[tuple], source: str) -> list[Region]:

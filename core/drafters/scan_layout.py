@@ -135,10 +135,15 @@ def unread_groups(width: float, height: float, image, lines: list[TextLine]) -> 
     run of placeholder letters about as many as its box holds (the model sees where text stands
     and how large, not what it says). The groups are close to those of the read lines, not the
     same: they serve the overlay and the figures of a page whose decode needs no text."""
-    placeholders = [TextLine(line.bbox, "x" * max(1, round((line.bbox[2] - line.bbox[0]) / max(0.5 * line.height, 1e-6))),
-                             line.height, False, line.source_index)
-                    for line in lines if line.height > 0]
-    return layout_groups(width, height, image, placeholders)
+    return layout_groups(width, height, image, placeholder_lines(lines))
+
+
+def placeholder_lines(lines: list[TextLine]) -> list[TextLine]:
+    """``lines`` not read, each written as a run of placeholder letters about as many as its box
+    holds (``unread_groups``; a page read in part gives the model its read lines beside these)."""
+    return [TextLine(line.bbox, "x" * max(1, round((line.bbox[2] - line.bbox[0]) / max(0.5 * line.height, 1e-6))),
+                     line.height, False, line.source_index)
+            for line in lines if line.height > 0]
 
 
 def assign_lines(lines: list[TextLine], groups: list[tuple[str, tuple]]) -> tuple[list[list[TextLine]], list[TextLine]]:

@@ -128,3 +128,72 @@ def test_a_squeezed_page_stopped_keeps_what_it_read_squeezed():
     assert all(reads.factors[i] < 1.0 and reads.squeezed[i] for i in read)
     assert all(reads.factors[i] == 1.0 and not reads.squeezed[i] for i in reads.unread())
     assert policy.squeeze_next  # the lines read were dense
+
+
+def test_a_stop_that_wants_lines_reads_those_and_no_other_and_tells_none():
+    """A stop that still wants some lines (a figure's, and the text before it): they are read in
+    one more call after the stop, not told; the other lines stay unread."""
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reader, told = OneByOne(texts), []
+    stop = {"now": False}
+
+    def tell(lines):
+        told.extend(lines)
+        stop["now"] = True
+
+    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: {9, 10}))
+    reads.read(list(range(12)), 1.0)
+    assert reads.cut and reads.wanted == {9, 10}
+    assert reads.texts[9:11] == [texts[10], texts[11]]
+    assert reads.unread() == [i for i in range(2, 12) if i not in (9, 10)]
+    assert told == [(0, texts[1]), (1, texts[2])]  # the lines read for the figure are not told
+    assert reader.read <= 3 + 2
+
+
+def test_a_stop_is_asked_again_with_what_its_lines_said_until_it_wants_no_line_unread():
+    """The text before a figure is known only once read: the stop names the last line first, then,
+    that line read, the one before it; it is never asked to read a line twice."""
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    asked = []
+
+    def want(known):
+        asked.append([i for i, text in enumerate(known) if text is not None])
+        return {11} if known[11] is None else {11, 7}
+
+    reader = OneByOne(texts)
+    reads = PageReads(crops, reader, stopped=lambda: want)
+    reads.read(list(range(12)), 1.0)
+    assert reads.cut and reader.read == 2
+    assert [i for i, text in enumerate(reads.texts) if text is not None] == [7, 11]
+    assert asked == [[], [11], [7, 11]]
+    # a later read of the page reads the wanted lines no more, and no other
+    reads.read(list(range(12)), 1.0)
+    assert reader.read == 2
+
+
+def test_a_squeezed_page_stopped_reads_the_wanted_lines_at_the_widths_a_whole_read_gives_them():
+    """A CJK document's later page: the lines a stop still wants are read squeezed and, where a
+    whole read reads them again at full width, read again too: their readings are a whole read's."""
+    crops, texts = page(range(1, 13), latin={4, 9})  # two Latin lines: read again at full width
+    whole_policy, stopped_policy = SqueezePolicy(), SqueezePolicy()
+    for policy in (whole_policy, stopped_policy):
+        policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
+    whole = PageReads(crops, ScriptedRecognizer(texts))
+    whole_policy.read_page(whole)
+    stop = {"now": False}
+
+    def tell(lines):
+        stop["now"] = True
+
+    wanted = {3, 8, 10}
+    reader = OneByOne(texts)
+    stopped = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: wanted))
+    stopped_policy.read_page(stopped)
+    assert stopped.cut and not wanted & set(stopped.unread())
+    assert any(whole.factors[i] == 1.0 for i in wanted) and any(whole.factors[i] < 1.0 for i in wanted)
+    for i in wanted:
+        assert (stopped.texts[i], stopped.factors[i], stopped.squeezed[i]) == \
+            (whole.texts[i], whole.factors[i], whole.squeezed[i])
+    # each wanted line read once squeezed, and again at full width only where the whole read did
+    reads_of = [tag - 1 for call in reader.inner.calls for tag, _ in call]
+    assert all(reads_of.count(i) == (2 if whole.factors[i] == 1.0 else 1) for i in wanted)

@@ -1,7 +1,8 @@
 """A scan page whose decode ends while the drafting process reads it (``core.drafters.process``'s
 ``cut``, ``RapidOCRDrafter.stop_when``), with real RapidOCR: the lines read before the stop are
 kept as regions, the rest of the page becomes layout-only regions (``extra["unread"]``) at their
-places; a page whose layout has a figure is read whole; the next page is read whole again."""
+places; a page whose layout has a figure reads what its figures need too; the next page is read
+whole again."""
 
 from __future__ import annotations
 
@@ -84,17 +85,25 @@ def test_a_page_stopped_mid_way_keeps_its_lines_read_and_the_rest_is_layout_only
     assert [r.to_dict() for r in again] == [r.to_dict() for r in _whole(pdf, 1)]
 
 
-def test_a_page_whose_layout_has_a_figure_is_read_whole_though_stopped(pdf, monkeypatch):
-    monkeypatch.setattr(scan_layout, "unread_groups", lambda *a: [("picture", (20, 30, 380, 120))])
+def test_a_page_whose_layout_has_a_figure_reads_what_the_figure_needs_and_no_more(pdf, monkeypatch):
+    """Rows 5-7 a figure, rows 1-4 the text before it (its anchor, read whole), the rest after it:
+    stopped after its first lines, the page reads the figure's lines and the text before it, and
+    leaves the rows after the figure unread (``rapidocr.figure_lines``;
+    ``test_stop_figures`` checks the exported Markdown on real figures)."""
+    monkeypatch.setattr(scan_layout, "unread_groups", lambda *a: [
+        ("text", (20, 20, 380, 130)), ("picture", (20, 135, 380, 215)), ("text", (20, 220, 380, 440))])
     drafter, opened = get_drafter("rapidocr"), {}
     try:
         _draft(pdf, drafter, opened, 0, Connection(), stops=False)
-        regions = _draft(pdf, drafter, opened, 1, Connection())
+        connection = Connection()
+        regions = _draft(pdf, drafter, opened, 1, connection)
     finally:
         if opened:
             opened["document"].close()
-    assert not any(r.extra.get("unread") for r in regions)
-    assert [r.to_dict() for r in regions] == [r.to_dict() for r in _whole(pdf, 1)]
+    text = " ".join(r.text for r in regions if not r.extra.get("unread"))
+    assert all(line in text for line in LINES[:7]), "the figure or the text before it was not read"
+    assert not any(line in text for line in LINES[7:]) and any(r.extra.get("unread") for r in regions)
+    assert len(connection.lines) < 7  # the lines read for the figure are not sent to the ended decode
 
 
 def test_a_documents_first_page_stopped_at_once_still_reads_its_sample(pdf):

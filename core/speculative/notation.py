@@ -56,6 +56,11 @@ class Notation:
         # word, letter, probability], ...]; set by the page (``core.stage1.page_drafts``).
         self.second_readings: dict[str, list] = {}
         self._changes: list[str | None] = []  # per change: the word, or None for a digit shape
+        # (word, form) -> the version just after ``learn`` took it: learning it again before any rule
+        # changed is a no-op (the rules it sets hold already; the letters it confirms and the
+        # confusions it counts are sets), and the matcher learns the same words from every pass's tail
+        self._learned: dict[tuple[str, str], int] = {}
+        self._forms = _Forms(self.render)  # each word between spaces as rendered (``render_text``)
 
     @property
     def version(self) -> int:
@@ -68,6 +73,13 @@ class Notation:
         return bool(self.words or self.shapes or self.misread)
 
     def learn(self, word: str, form: str) -> None:
+        key = (word, form)
+        if self._learned.get(key) == len(self._changes):
+            return
+        self._learn(word, form)
+        self._learned[key] = len(self._changes)
+
+    def _learn(self, word: str, form: str) -> None:
         if form != word and _norm(form) != _norm(word):
             self.learn_misreading(word, form)
             return  # a form keeps the word's letters and digits
@@ -180,14 +192,25 @@ class Notation:
             text = "".join(parts)
         if self.words or self.shapes:
             parts = _SPACES.split(text)  # word, spaces, word, ..., word (words may be "")
-            get = self.words.get
-            if self.shapes:  # a word's form, else a word with digits in its shape's form (``render``)
-                digits, render = _DIGITS.search, self.render
-                parts[::2] = [render(w) if digits(w) else get(w, w) for w in parts[::2]]
-            else:
-                parts[::2] = [get(w, w) for w in parts[::2]]
+            parts[::2] = map(self._forms_now().__getitem__, parts[::2])
             text = "".join(parts)
         return text
+
+    def _forms_now(self) -> "_Forms":
+        """The rendered words, those the rules changed since they were rendered forgotten: a
+        changed word's own entry, every entry with digits for a changed digit shape. A page's drafts
+        are rendered again at every change (the joined draft: the whole page), mostly words whose
+        form has not changed."""
+        forms = self._forms
+        if forms.version != len(self._changes):
+            changed = self._changes[forms.version:]
+            if None in changed:
+                for word in [w for w in forms if _DIGITS.search(w)]:
+                    del forms[word]
+            for word in changed:
+                forms.pop(word, None)
+            forms.version = len(self._changes)
+        return forms
 
     def render(self, word: str) -> str:
         form = self.words.get(word)
@@ -208,6 +231,19 @@ class Notation:
         else:
             rules[key] = value
         return True
+
+
+class _Forms(dict):
+    """Word -> ``Notation.render(word)``, filled as words are looked up; ``version``: the
+    notation's version the entries are true for."""
+
+    def __init__(self, render):
+        super().__init__()
+        self.render, self.version = render, 0
+
+    def __missing__(self, word: str) -> str:
+        form = self[word] = self.render(word)
+        return form
 
 
 def _same_stream(word: str, form: str) -> bool:

@@ -47,6 +47,7 @@ class EagerRows:
         self._kept_rows: list[int] = []
         self._kept_columns: list[int] = []
         self._q = 0
+        self._used: int | None = None  # columns up to the last one a row kept in the latest pass
 
     def fits(self, trees) -> bool:
         return True
@@ -88,11 +89,15 @@ class EagerRows:
                                                    device=self.valid.device)], dim=1)
         valid[long_tensor(self._kept_rows).to(valid.device), long_tensor(self._kept_columns).to(valid.device)] = True
         self.valid = valid
+        # Every row keeps its root, past every older column: the last column a row keeps is this
+        # pass's, and ``keep`` trims after it without reading ``valid`` back.
+        self._used = max(self._kept_columns) + 1 if self._kept_columns else None
         self._kept_rows, self._kept_columns = [], []
 
     def keep(self, indices: list[int]) -> None:
         """Only rows ``indices`` (in the batch's order) go on."""
-        self.valid = _trim_tail(self.cache, self.valid)
+        self.valid = _trim_tail(self.cache, self.valid, self._used)
+        self._used = None
         if len(indices) < self.valid.shape[0]:
             self.valid = select_rows(self.cache, self.valid, indices)
 
@@ -194,10 +199,13 @@ def select_rows(cache, valid: torch.Tensor, rows: list[int]) -> torch.Tensor:
     return valid.index_select(0, idx)
 
 
-def _trim_tail(cache, valid: torch.Tensor) -> torch.Tensor:
-    """Drop trailing columns that no row keeps (rejected draft nodes of every row)."""
-    used = valid.any(dim=0).nonzero()
-    keep = int(used.max()) + 1 if used.numel() else 0
+def _trim_tail(cache, valid: torch.Tensor, used: int | None = None) -> torch.Tensor:
+    """Drop trailing columns that no row keeps (rejected draft nodes of every row); ``used``: the
+    columns up to the last one a row keeps, where the caller knows it (else read from ``valid``)."""
+    if used is None:
+        kept = valid.any(dim=0).nonzero()
+        used = int(kept.max()) + 1 if kept.numel() else 0
+    keep = used
     if keep < valid.shape[1]:
         for layer in cache.layers:
             layer.keys = layer.keys[:, :, :keep]

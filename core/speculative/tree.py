@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import torch
@@ -80,7 +81,8 @@ def ancestor_masks(trees: list[DraftTree], width: int) -> torch.Tensor:
         sets: list[int] = []
         for i, p in enumerate(tree.parents):
             sets.append((sets[p] if p >= 0 else 0) | (1 << i))
-        packed.append(b"".join(s.to_bytes(row_bytes, "little") for s in sets) + identity[len(tree) * row_bytes:])
+        packed.append(b"".join(map(int.to_bytes, sets, repeat(row_bytes, n), repeat("little", n)))
+                      + identity[len(tree) * row_bytes:])
     bits = np.unpackbits(np.frombuffer(b"".join(packed), dtype=np.uint8), bitorder="little")
     return torch.from_numpy(bits.reshape(len(trees), width, row_bytes * 8)[:, :, :width].astype(bool))
 

@@ -1,6 +1,7 @@
 """The decode's own host CPU a pass, by phase, on a replayed corpus.
 
     python -m tools.bench.decode_host_cpu CORPUS [--docs a,b] [--drafts-cache DIR] [--out FILE.json]
+                                                 [--compact-ratio R]
 
 Runs ``hsd bench CORPUS --target replay --methods hsd`` (Qwen tokens unless ``--tokenizer``) with the decode's phases timed
 by the decoding thread's CPU clock (``time.thread_time``): each phase's time is its own, the phases
@@ -91,6 +92,15 @@ def instrument(clock: PhaseClock) -> None:
     clock.wrap(replay.ReplayTarget, "forward", "target (replay; not hsd)")
 
 
+def compact_at(clock: PhaseClock, ratio: float) -> None:
+    """Every decode's eager cache compacted at ``ratio`` (the share of columns a compaction would drop)."""
+    from core.speculative import decode
+
+    made = decode.row_caches
+    clock.replace(decode, "row_caches", lambda target, rows, cache, valid, _ratio: made(target, rows, cache, valid,
+                                                                                        ratio))
+
+
 def cache_drafts(folder: Path, clock: PhaseClock) -> None:
     """Each page's drafts pickled in ``folder`` once, read back after (``hsd bench`` drafts first)."""
     from core import page_pipeline
@@ -141,6 +151,8 @@ def main(argv=None) -> int:
     ap.add_argument("--drafts-cache", default=None)
     ap.add_argument("--out", default=None)
     ap.add_argument("--tokenizer", default="qwen", help="replay token granularity (hsd bench's --tokenizer)")
+    ap.add_argument("--compact-ratio", type=float, default=None,
+                    help="the eager cache's compaction threshold instead of tuning.COMPACT_HOLE_FRACTION")
     args = ap.parse_args(argv)
 
     from core.bench import runner
@@ -156,6 +168,8 @@ def _measure(args, clock: PhaseClock) -> int:
     from core.bench import runner
 
     instrument(clock)
+    if args.compact_ratio is not None:
+        compact_at(clock, args.compact_ratio)
     if args.drafts_cache:
         cache_drafts(Path(args.drafts_cache), clock)
     digests = {}
@@ -188,12 +202,14 @@ def _measure(args, clock: PhaseClock) -> int:
         "hsd_ms_per_pass": hsd_ms / max(1, decode_passes),
         "phases_ms_per_pass": {k: round(1000 * s / max(1, decode_passes), 4)
                                for k, s in sorted(clock.seconds.items(), key=lambda kv: -kv[1])},
+        "compactions": clock.calls.get("cache: compact", 0),
         "calls": dict(clock.calls), "page_passes": passes, "page_outputs": digests,
     }
     text = json.dumps(report, indent=1)
     if args.out:
         Path(args.out).write_text(text)
-    print(f"{len(pages)} pages, {decode_passes} decode passes, hsd host CPU {report['hsd_ms_per_pass']:.3f} ms a pass")
+    print(f"{len(pages)} pages, {decode_passes} decode passes, hsd host CPU {report['hsd_ms_per_pass']:.3f} ms a pass, "
+          f"{report['compactions']} compactions")
     for k, v in report["phases_ms_per_pass"].items():
         print(f"  {v:8.3f}  {k}")
     return 0

@@ -39,6 +39,31 @@ def test_rendering_a_text_follows_the_pattern_rule_on_random_texts():
         assert n.render_text(text) == _rendered_by_patterns(n, text), (text, n.words, n.misread, n.shapes)
 
 
+def test_rendering_follows_the_rules_as_they_change_between_renderings():
+    """Rendered words are remembered between texts; each change of the rules (a word's form, a digit
+    shape, a form forgotten) is seen by the next rendering as by a notation that never rendered."""
+    rng = random.Random(11)
+    lessons = [("wt%TiO2", "\\mathrm{wt} \\% \\mathrm{TiO}_{2}$"), ("wt%TiO2", "wt%TiO2"), ("700", "$700"),
+               ("700", "700"), ("12.5", "$12.5$"), ("Obrigteit.", "Obrigkeit."), ("Obrigteit.", "Obrigteit."),
+               ("x1", "$x_1$"), ("MPa", "\\mathrm{MPa}"), ("MPa", "MPa")]
+    pieces = ["wt%TiO2", "700", "12.5", "Obrigteit.", "x1", "MPa", "30", " ", "\n", "der", "7,"]
+    for _ in range(50):
+        n = Notation()
+        for _ in range(12):
+            n.learn(*rng.choice(lessons))
+            text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+            assert n.render_text(text) == _rendered_by_patterns(n, text), (text, n.words, n.misread, n.shapes)
+
+
+def test_learning_a_form_again_after_another_takes_it_back():
+    n = Notation()
+    n.learn("wt%", "\\mathrm{wt} \\%")
+    n.learn("wt%", "wt%")
+    assert "wt%" not in n.words
+    n.learn("wt%", "\\mathrm{wt} \\%")  # learned before, but the rules have changed since
+    assert n.words["wt%"] == "\\mathrm{wt} \\%"
+
+
 def test_a_learned_form_renders_the_word_wherever_it_stands_whole():
     n = Notation()
     n.learn("wt%TiO2", "\\mathrm{wt} \\% \\mathrm{TiO}_{2}$")

@@ -41,3 +41,22 @@ def test_a_few_holes_stay_until_they_are_worth_a_gather():
     keys = rows.cache.layers[0].keys
     rows.tidy()
     assert rows.valid.shape == (1, 10) and rows.cache.layers[0].keys is keys
+
+
+def test_a_pass_trims_the_columns_past_the_last_node_any_row_kept():
+    """After a pass of width 4, row 0 keeping nodes 0 and 1 and row 1 its root alone, the pass's last
+    two columns hold no row's token: they leave the cache (what ``valid`` says, read or not)."""
+    rows = _rows([[True] * 3, [False, True, True]])
+    rows._q = 4
+    B, H, T, D = rows.cache.layers[0].keys.shape
+    layer = rows.cache.layers[0]
+    layer.keys = torch.cat([layer.keys, torch.zeros(B, H, 4, D)], dim=2)
+    layer.values = torch.cat([layer.values, torch.zeros(B, H, 4, D)], dim=2)
+    rows.accept(0, [0, 1])
+    rows.accept(1, [0])
+    rows.end_pass()
+    rows.keep([0, 1])
+    assert rows.valid.tolist() == [[True] * 5, [False, True, True, True, False]]
+    assert rows.cache.layers[0].keys.shape[2] == 5
+    rows.keep([1])  # no pass since: read from ``valid`` (row 0 still holds column 4 when it is read)
+    assert rows.valid.tolist() == [[False, True, True, True, False]]

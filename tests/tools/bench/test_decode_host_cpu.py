@@ -52,3 +52,20 @@ def test_a_run_leaves_the_decode_and_the_benchmark_as_they_were(synthetic_corpus
                           "--drafts-cache", str(tmp_path / "drafts")])
     assert before == (decode.SpeculativeDecoder._pass, proposers.TextProposer.propose, runner.run_document,
                       runner.render_and_draft, runner._compare_methods)
+
+
+def test_a_compaction_threshold_changes_the_compactions_not_the_outputs(synthetic_corpus, tmp_path):
+    from core.speculative import decode
+
+    made = decode.row_caches
+    outs = []
+    for ratio in ("0", "1"):  # after every pass with a hole; never (no compaction drops every column)
+        out = tmp_path / f"ratio{ratio}.json"
+        assert decode_host_cpu.main([str(synthetic_corpus), "--docs", "beta_note", "--tokenizer", "tiny",
+                                     "--drafts-cache", str(tmp_path / "drafts"), "--compact-ratio", ratio,
+                                     "--out", str(out)]) == 0
+        outs.append(json.loads(out.read_text()))
+    always, never = outs
+    assert decode.row_caches is made
+    assert never["compactions"] == 0 < always["compactions"]
+    assert always["page_passes"] == never["page_passes"] and always["page_outputs"] == never["page_outputs"]

@@ -607,15 +607,22 @@ _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{")
 
 
 def _word_start(raw: str, i: int) -> int:
+    """Where the word around ``raw[i]`` starts: after the last white space before ``i`` (or 0).
+    The last space or line break found by a search from the end, then only the stretch after it
+    checked for other white space (``\\s`` is ``str.isspace``): a text without spaces (CJK) is one
+    word, not walked a character at a time for every word learned in it."""
+    last = max(raw.rfind(" ", 0, i), raw.rfind("\n", 0, i))
+    if _SPACE.search(raw, last + 1, i) is None:
+        return last + 1
     while i > 0 and not raw[i - 1].isspace():
         i -= 1
     return i
 
 
 def _word_end(raw: str, i: int) -> int:
-    while i < len(raw) and not raw[i].isspace():
-        i += 1
-    return i
+    """Where the word around ``raw[i]`` ends: at the first white space from ``i`` (or the end)."""
+    space = _SPACE.search(raw, i)
+    return space.start() if space is not None else len(raw)
 
 
 #: A draft word that is prose, not a formula's symbols: three letters or more (a math function's

@@ -430,3 +430,26 @@ def test_a_misread_opening_is_read_past_where_the_output_is_the_whole_text_so_fa
     assert d == 0 and text == " der Neuen Kirche"
     # an output that has just left a draft is no misreading of its opening
     assert m.continuations_past_misreading("Which poemth", whole=True) == []
+
+
+def test_a_words_ends_are_where_white_space_is_on_random_texts():
+    """``_word_start`` / ``_word_end`` find the white space around a position by searches, as a walk
+    character by character would (spaces of every kind, CJK with none)."""
+    import random
+
+    from core.speculative.textmatch import _word_end, _word_start
+
+    def walked(raw, i, step):
+        while 0 < i if step < 0 else i < len(raw):
+            if raw[i - 1 if step < 0 else i].isspace():
+                break
+            i += step
+        return i
+
+    rng = random.Random(5)
+    alphabet = ["a", "7", " ", "\n", "\t", "\r", "\xa0", "\u3000", "\x1c", "中", "文", "$"]
+    for _ in range(3000):
+        raw = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        for i in range(len(raw) + 1):
+            assert _word_start(raw, i) == walked(raw, i, -1), (raw, i)
+            assert _word_end(raw, i) == walked(raw, i, 1), (raw, i)

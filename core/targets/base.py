@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
-from core.targets.cpu_head import real_positions_only
+from core.targets.cpu_head import greedy_ids, real_positions_only
 from core.targets.profiles.base import Profile
 
 
@@ -267,5 +267,5 @@ class Target:
                 use_cache=True,
             )
         if greedy:
-            return out.logits.argmax(dim=-1)  # exact in the model's dtype: float32 orders them alike
+            return greedy_ids(out.logits)  # exact in the model's dtype: float32 orders them alike
         return out.logits.float()

@@ -20,6 +20,13 @@ position then costs only its share of the layers.
 
 ``install_skinny_head(model)`` switches the model's output head to this product in place (same
 parameters, so tied embeddings stay tied); ``Target`` does it for every model placed on a CPU.
+
+``greedy_ids(logits)`` is ``logits.argmax(-1)`` (the first of equal maxima, NaN above all) read
+faster on a CPU, where torch's ``argmax`` costs about a nanosecond a logit and ``amax`` a tenth of
+that: the maximum of every block of ``ARGMAX_BLOCK`` words, the first block holding the row's
+maximum, then the argmax inside that block alone. On the skinny head's transposed result the blocks
+run down its contiguous columns. One thread, 64 rows: a 4 096-word head 0.55 -> 0.13 ms (transposed),
+0.26 -> 0.11 ms (contiguous); a 151 000-word head 63 -> 2.6 ms (transposed), 9.9 -> 3.0 ms.
 """
 
 from __future__ import annotations
@@ -30,6 +37,47 @@ import torch
 from torch import nn
 
 from core import tuning
+
+
+#: Words a block of ``greedy_ids``: each row's argmax runs over one block after its blocks' maxima.
+ARGMAX_BLOCK = 128
+#: ``greedy_ids`` reads by blocks from this many rows of contiguous logits (below it, and for one
+#: row, torch's argmax is as fast) ...
+ARGMAX_BLOCKED_ROWS = 8
+#: ... and from this many of the skinny head's transposed ones (blocks down so few columns are slower).
+ARGMAX_BLOCKED_COLUMNS = 32
+
+
+def greedy_ids(logits: torch.Tensor) -> torch.Tensor:
+    """``logits.argmax(dim=-1)``, the same ids (the first of equal maxima; a NaN counts above every
+    number), read by blocks on a CPU (see the module docstring). ``logits``: ``(..., V)``."""
+    words = logits.shape[-1]
+    blocks = words // ARGMAX_BLOCK
+    flat = logits.reshape(-1, words)
+    rows = flat.shape[0]
+    columns = flat.stride(-1) != 1 and flat.stride(0) == 1  # the skinny head's (W @ x.T).T
+    fewest = ARGMAX_BLOCKED_COLUMNS if columns else ARGMAX_BLOCKED_ROWS
+    if logits.device.type != "cpu" or blocks < 2 or rows < fewest:
+        return logits.argmax(dim=-1)
+    at_rows = torch.arange(rows, device=flat.device)
+    if columns:
+        by_block = flat.T[: blocks * ARGMAX_BLOCK].unflatten(0, (blocks, ARGMAX_BLOCK))  # (blocks, B, rows)
+        maxima = by_block.amax(dim=1).T  # (rows, blocks)
+        block = maxima.argmax(dim=-1)
+        inside = by_block[block, :, at_rows]  # (rows, B): each row's block
+    else:
+        by_block = flat[:, : blocks * ARGMAX_BLOCK].unflatten(-1, (blocks, ARGMAX_BLOCK))  # (rows, blocks, B)
+        maxima = by_block.amax(dim=-1)
+        block = maxima.argmax(dim=-1)
+        inside = by_block[at_rows, block]
+    ids = block * ARGMAX_BLOCK + inside.argmax(dim=-1)
+    rest = blocks * ARGMAX_BLOCK
+    if rest < words:  # the last words, fewer than a block: theirs where their maximum is above
+        tail = flat[:, rest:]
+        tail_max, best = tail.amax(dim=-1), maxima[at_rows, block]
+        above = (tail_max > best) | (tail_max.isnan() & ~best.isnan())
+        ids = torch.where(above, rest + tail.argmax(dim=-1), ids)
+    return ids.reshape(logits.shape[:-1])
 
 
 class SkinnyLinear(nn.Linear):

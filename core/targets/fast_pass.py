@@ -32,6 +32,7 @@ import time
 import torch
 
 from core import tuning
+from core.targets.cpu_head import greedy_ids
 from core.targets.static_kv import PassCache, SlotsDoNotFit, StaticPageCache
 
 log = logging.getLogger(__name__)
@@ -238,7 +239,7 @@ class FastPasses:
             hidden = hidden[torch.tensor(rows, device=hidden.device)]
         logits = self._head(hidden[:, :size])
         if greedy:
-            return logits.argmax(dim=-1)
+            return greedy_ids(logits)
         return logits.float()
 
     def _mark_shapes(self, tokens, position_ids, mask, write_at) -> None:

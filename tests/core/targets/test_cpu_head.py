@@ -112,3 +112,48 @@ def test_real_positions_only_is_a_no_op_without_a_skinny_head():
     holder = type("Holder", (), {"get_output_embeddings": lambda self: head})()
     with real_positions_only(holder, None):
         assert head.real is None
+
+
+def _argmax_cases():
+    """Logits with ties, NaNs, infinities and rows of -inf, at word counts around the blocks (a
+    short tail, none, fewer words than two blocks), contiguous and transposed as the skinny head
+    gives them, at row counts below and above where the blocks are read."""
+    from core.targets.cpu_head import ARGMAX_BLOCK, ARGMAX_BLOCKED_COLUMNS
+
+    g = torch.Generator().manual_seed(0)
+    for words in (ARGMAX_BLOCK - 1, 2 * ARGMAX_BLOCK, 5 * ARGMAX_BLOCK + 3, 4099):
+        for rows in (1, 9, ARGMAX_BLOCKED_COLUMNS, 70):
+            for kind in range(5):
+                x = torch.randint(0, 3, (rows, words), generator=g).float()  # many equal maxima
+                if kind == 1:
+                    x = torch.randn(rows, words, generator=g)
+                if kind == 2:
+                    x[torch.rand(rows, words, generator=g) < 0.01] = float("nan")
+                if kind == 3:
+                    x[torch.rand(rows, words, generator=g) < 0.05] = float("inf")
+                    x[0] = float("-inf")
+                if kind == 4:
+                    x[:, -1] = 5.0  # the maximum in the tail alone
+                yield x
+                yield x.T.contiguous().T  # the skinny head's layout
+
+
+def test_greedy_ids_are_argmax_exactly():
+    from core.targets.cpu_head import greedy_ids
+
+    for x in _argmax_cases():
+        assert torch.equal(greedy_ids(x), x.argmax(-1)), (x.shape, x.stride())
+        batched = x[None]
+        assert torch.equal(greedy_ids(batched), batched.argmax(-1))
+
+
+def test_greedy_ids_of_the_skinny_head():
+    from core.targets.cpu_head import greedy_ids
+
+    torch.manual_seed(1)
+    head = nn.Linear(32, 3000, bias=False)
+    head.__class__ = SkinnyLinear
+    x = torch.randn(1, tuning.CPU_HEAD_MAX_ROWS, 32)
+    logits = head(x)
+    assert logits.stride(-1) != 1  # the transposed product, read by blocks down its columns
+    assert torch.equal(greedy_ids(logits), logits.argmax(-1))

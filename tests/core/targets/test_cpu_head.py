@@ -121,7 +121,7 @@ def _argmax_cases():
     from core.targets.cpu_head import ARGMAX_BLOCK, ARGMAX_BLOCKED_COLUMNS
 
     g = torch.Generator().manual_seed(0)
-    for words in (ARGMAX_BLOCK - 1, 2 * ARGMAX_BLOCK, 5 * ARGMAX_BLOCK + 3, 4099):
+    for words in (ARGMAX_BLOCK - 1, 2 * ARGMAX_BLOCK, 5 * ARGMAX_BLOCK + 3, 4099, 25_003):
         for rows in (1, 9, ARGMAX_BLOCKED_COLUMNS, 70):
             for kind in range(5):
                 x = torch.randint(0, 3, (rows, words), generator=g).float()  # many equal maxima
@@ -138,9 +138,11 @@ def _argmax_cases():
                 yield x.T.contiguous().T  # the skinny head's layout
 
 
-def test_greedy_ids_are_argmax_exactly():
+def test_greedy_ids_are_argmax_exactly(monkeypatch):
+    from core.targets import cpu_head
     from core.targets.cpu_head import greedy_ids
 
+    monkeypatch.setattr(cpu_head, "ARGMAX_BLOCKED_LOGITS", 1)  # the blocks at every size but the columns'
     for x in _argmax_cases():
         assert torch.equal(greedy_ids(x), x.argmax(-1)), (x.shape, x.stride())
         batched = x[None]

@@ -16,7 +16,12 @@ seconds: the shared machine's load moves both engines alike):
 * on a CPU, the fast pass at the fewest cached tokens right after reading as many bytes as the
   attention at the most does (``cold_caches``): the CPU's caches hold none of the model's weights
   then, as after a long cache's attention. Where the growth beside the attention were that
-  eviction, this pass would cost what the long one does beside its attention.
+  eviction, this pass would cost what the long one does beside its attention;
+* on a CPU, the fast pass less its own attention kernels (``beside_own_attention``): the profiler's
+  times of the attention calls inside the very pass, taken from the pass's time. The attention
+  column is the same kernel (the CPU's flash attention, the key/value heads shared inside it, a
+  float mask) timed apart, and at 8,000 cached tokens its round-to-round noise is larger than what
+  a pass does beside it; inside the pass the two are read off one run of it.
 
 Then a page of ``--page-tokens`` tokens decoded through the fast engine at tree sizes drawn from
 1 to 128: how many shapes it compiled (torch.compile's graphs) beside the compile seconds at load.
@@ -209,6 +214,32 @@ def cold_caches(run, sweep: torch.Tensor):
     return cold_setup, timed
 
 
+#: The profiler's names of a pass's attention kernels (the compiled pass calls the CPU's flash
+#: attention itself; an uncompiled one goes through ``scaled_dot_product_attention`` to it).
+ATTENTION_KERNELS = ("scaled_dot_product",)
+
+
+def beside_own_attention(fast, tokens: list[int], cached: list[int], repeats: int) -> dict:
+    """Milliseconds of each fast pass less its own attention kernels, ``(tokens, cached) -> [per
+    round]``: every pass timed whole (a profiler range around it) and its attention calls inside
+    it, by the profiler's clock; rounds run every case once, as ``interleaved_times`` does."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    runs = {(t, c): fast_pass(fast, t, c) for c in cached for t in tokens}
+    rest: dict = {key: [] for key in runs}
+    for _ in range(repeats):
+        for key, (setup, timed) in runs.items():
+            setup()
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                with record_function("hsd fast pass"):
+                    timed()
+            events = prof.key_averages()
+            whole = next(e.cpu_time_total for e in events if e.key == "hsd fast pass")
+            attention = sum(e.self_cpu_time_total for e in events if any(k in e.key for k in ATTENTION_KERNELS))
+            rest[key].append((whole - attention) / 1000)
+    return rest
+
+
 def page_shapes(fast, page_tokens: int, seed: int = 0) -> tuple[int, int]:
     """Decode ``page_tokens`` tokens' worth of passes at tree sizes drawn from 1 to ``MAX_NODES``:
     (passes, torch.compile graphs compiled meanwhile)."""
@@ -316,6 +347,15 @@ def main(argv=None) -> int:
                       f"{sweep.numel() * 4 / 1e6:.0f} MB, what the attention at {hi} reads): "
                       + ", ".join(f"{beside_cold[t]:.1f} ms at {t} tokens ({beside_cold[t] / beside[t, lo] - 1:+.0%})"
                                   for t in tokens))
+        if cold:
+            own = beside_own_attention(fast, tokens, [lo, hi], args.repeats)
+            print("fast beside its own attention kernels (the profiler's times inside each pass, wall clock; "
+                  "the median of the rounds, their middle half):")
+            for t in tokens:
+                low, high = statistics.median(own[t, lo]), statistics.median(own[t, hi])
+                (a, b), (c, d) = quartiles(own[t, lo]), quartiles(own[t, hi])
+                print(f"  at {t} tokens: {low:.1f} -> {high:.1f} ms from {lo} to {hi} cached, {high / low - 1:+.0%} "
+                      f"(middle half {a:.1f}-{b:.1f} -> {c:.1f}-{d:.1f} ms)")
         passes, graphs = page_shapes(fast, args.page_tokens)
     print(f"a page of {args.page_tokens} tokens: {passes} passes at widths {sorted(fast.shapes)}, "
           f"{graphs} graphs compiled during it (all {len(fast.widths)} widths compiled at load in "

@@ -5,8 +5,9 @@
 
 Runs ``hsd bench CORPUS --target replay --methods hsd`` (Qwen tokens unless ``--tokenizer``) with the decode's phases timed
 by the decoding thread's CPU clock (``time.thread_time``): each phase's time is its own, the phases
-it calls left out, so the phases add up to the whole pass. ``target`` is the replay target's forward,
-which stands for the model and is no part of hsd's own cost; everything else is hsd's. Only the
+it calls left out, so the phases add up to the whole pass, and the admissions between passes
+(``admit``: Stage 1's newcomers, their crops and drafts). ``target`` is the replay target's forward
+and prefill, which stand for the model and are no part of hsd's own cost; everything else is hsd's. Only the
 ``hsd`` method's runs are timed (the benchmark runs ``ar`` beside it).
 
 ``--drafts-cache``: each page's drafts are pickled there the first time and read back after, so that
@@ -23,6 +24,7 @@ import hashlib
 import json
 import pickle
 import sys
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -35,8 +37,15 @@ class PhaseClock:
         self.on = False  # only hsd's runs are timed (``hsd bench`` always runs ar beside)
         self.seconds: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
-        self._stack: list[list] = []  # [phase, start, seconds of nested phases]
+        self._threads = threading.local()  # per thread: its stack of [phase, start, seconds of nested phases]
         self._replaced: list[tuple[object, str, object]] = []  # what ``restore`` puts back
+
+    def _stack(self) -> list[list]:
+        """The calling thread's phases (a page's drafts may be built on another thread than the decode's)."""
+        stack = getattr(self._threads, "stack", None)
+        if stack is None:
+            stack = self._threads.stack = []
+        return stack
 
     def replace(self, owner, attr: str, new) -> None:
         """``owner.attr = new`` until ``restore``."""
@@ -55,17 +64,18 @@ class PhaseClock:
         def timed(*args, **kwargs):
             if not self.on:
                 return inner(*args, **kwargs)
+            stack = self._stack()
             frame = [phase, time.thread_time(), 0.0]
-            self._stack.append(frame)
+            stack.append(frame)
             try:
                 return inner(*args, **kwargs)
             finally:
-                self._stack.pop()
+                stack.pop()
                 spent = time.thread_time() - frame[1]
                 self.seconds[phase] += spent - frame[2]
                 self.calls[phase] += 1
-                if self._stack:
-                    self._stack[-1][2] += spent
+                if stack:
+                    stack[-1][2] += spent
 
         self.replace(owner, attr, timed)
 
@@ -75,6 +85,9 @@ def instrument(clock: PhaseClock) -> None:
     from core.speculative import decode, page_drafts, proposers, row_caches, textmatch
 
     clock.wrap(decode.SpeculativeDecoder, "_pass", "pass (rest: policy, loop)")
+    # between passes, on the decoding thread too: newcomers' crops, prefill and drafts (Stage 1's regions)
+    clock.wrap(decode, "_admit", "admit (rest: crops, drafts)")
+    clock.wrap(page_drafts.PageDrafts, "__init__", "admit: page drafts")
     clock.wrap(decode.SpeculativeDecoder, "_keep_path", "keep path")
     clock.wrap(decode, "verify_greedy", "verify")
     for name in ("TokenNgramProposer", "TextProposer", "MisreadProposer", "OpeningProposer",
@@ -90,6 +103,8 @@ def instrument(clock: PhaseClock) -> None:
         clock.wrap(row_caches.EagerRows, attr, f"cache: {attr}")
     clock.wrap(row_caches, "_compact", "cache: compact")
     clock.wrap(replay.ReplayTarget, "forward", "target (replay; not hsd)")
+    for attr in ("prefill", "prefill_batch"):
+        clock.wrap(replay.ReplayTarget, attr, "target: prefill (replay; not hsd)")
 
 
 def compact_at(clock: PhaseClock, ratio: float) -> None:

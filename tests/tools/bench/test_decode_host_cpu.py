@@ -40,6 +40,8 @@ def test_two_runs_on_pickled_drafts_decode_alike(synthetic_corpus, tmp_path):
     assert first["page_passes"] == second["page_passes"] and first["page_outputs"] == second["page_outputs"]
     assert first["decode_passes"] > 0 and "propose: UnionProposal" in first["phases_ms_per_pass"]
     assert first["calls"]["cache: forward"] == first["decode_passes"]
+    assert first["calls"]["admit (rest: crops, drafts)"] >= first["decode_passes"]  # asked after every pass
+    assert "target: prefill (replay; not hsd)" in first["phases_ms_per_pass"]
 
 
 def test_a_run_leaves_the_decode_and_the_benchmark_as_they_were(synthetic_corpus, tmp_path):

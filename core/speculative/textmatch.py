@@ -428,10 +428,10 @@ class TextMatcher:
             if b >= n - 1:
                 break  # the word runs past the stretch: its end is not seen yet
             before, after = (out.gap(o0 + a - 1) if a else opening), out.gap(o0 + b)
-            cut_b = max((i for i, c in enumerate(before) if c.isspace()), default=-1)
-            cut_a = next((i for i, c in enumerate(after) if c.isspace()), -1)
-            if cut_b < 0 or cut_a < 0:
+            last, first = _LAST_SPACE.search(before), _SPACE.search(after)
+            if last is None or first is None:
                 continue  # the output ran this word into a neighbour
+            cut_b, cut_a = last.start(), first.start()
             word = draft.raw[_word_start(draft.raw, di[a]):_word_end(draft.raw, di[b])]
             form = out.raw[out.raw_index[o0 + a]:out.raw_end[o0 + b]]
             learn(word, before[cut_b + 1:] + form + after[:cut_a])
@@ -505,6 +505,7 @@ class TextMatcher:
 
 
 _SPACE = re.compile(r"\s")
+_LAST_SPACE = re.compile(r"\s(?=\S*\Z)")
 
 
 def _common_suffix(a: str, b: str, known: int = 0) -> int:

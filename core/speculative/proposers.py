@@ -460,7 +460,7 @@ class UnionProposal:
 def _paths(tree: DraftTree) -> list[tuple[list[int], tuple[int, int] | None]]:
     """Root-to-leaf continuations of ``tree`` (root excluded), each with its first node's origin."""
     parents, tokens = tree.parents, tree.tokens
-    if tree.is_chain:  # most proposals: one continuation, no walk
+    if parents[-1] == len(parents) - 2 and tree.is_chain:  # most proposals: one continuation, no walk
         return [(tokens[1:], tree.origins[1])]
     inner = set(parents)  # nodes with a child
     out = []

@@ -40,8 +40,8 @@ detector and layout model, not its recogniser; regions with empty text and ``ext
 and the drafter catches up with the decode. A page whose decode ends while the drafter reads it
 stops being read after the chunk of lines it reads (``stop_reading`` of a drafter reading in its
 process; an OCR drafter reading on this thread is given the page's check itself, ``stop_when``:
-the lines read are kept, the rest of the page is layout only, a page with a figure is read whole;
-``core.drafters.rapidocr``): the pages after it get their drafts sooner, and the document's end
+the lines read are kept, the rest of the page is layout only, a page with a figure reads only the
+lines its figures need; ``core.drafters.rapidocr``): the pages after it get their drafts sooner, and the document's end
 waits for no text its decode could not use.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),

@@ -1,8 +1,8 @@
 """A scan page's layout without its text (``RapidOCRDrafter.draft_layout``), as the drafting process
 answers a ``layout`` request (``core.drafters.process._answer``) for a page whose decode has ended:
 the detector and the layout model run, the recogniser reads no line; the page after it is still
-prepared ahead; a page whose layout has a figure is read whole, as ``draft`` reads it; a text layer
-page is drafted as ever."""
+prepared ahead; a page whose layout has a figure reads the lines its figures need (here, where the
+figure covers every line, the whole page, as ``draft`` reads it); a text layer page is drafted as ever."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_a_layout_request_recognises_no_line_and_still_prepares_the_next_page(pd
     assert [r.to_dict() for r in read] == [r.to_dict() for r in alone]
 
 
-def test_a_page_whose_layout_has_a_figure_is_read_whole(pdf, recognised, monkeypatch):
+def test_a_figure_covering_every_line_has_every_line_read(pdf, recognised, monkeypatch):
     monkeypatch.setattr(scan_layout, "unread_groups", lambda *a: [("picture", (20, 30, 300, 120))])
     with open_document(pdf) as document:
         page = document.page(0)

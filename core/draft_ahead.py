@@ -41,8 +41,8 @@ and the drafter catches up with the decode. A page whose decode ends while the d
 stops being read after the chunk of lines it reads (``stop_reading`` of a drafter reading in its
 process; an OCR drafter reading on this thread is given the page's check itself, ``stop_when``:
 the lines read are kept, the rest of the page is layout only, a page with a figure reads only the
-lines its figures need; ``core.drafters.rapidocr``): the pages after it get their drafts sooner, and the document's end
-waits for no text its decode could not use.
+lines its figures need; ``core.drafters.rapidocr``): the pages after it get their drafts sooner,
+and the document's end waits for no text its decode could not use.
 
 Memory: at most ``ahead`` rendered pages wait, besides the one decoding (``tuning.DRAFT_AHEAD_PAGES``),
 and the decode is handed no page more than ``beyond_drafter`` beyond the one the drafter reads

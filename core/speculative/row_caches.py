@@ -205,12 +205,11 @@ def _trim_tail(cache, valid: torch.Tensor, used: int | None = None) -> torch.Ten
     if used is None:
         kept = valid.any(dim=0).nonzero()
         used = int(kept.max()) + 1 if kept.numel() else 0
-    keep = used
-    if keep < valid.shape[1]:
+    if used < valid.shape[1]:
         for layer in cache.layers:
-            layer.keys = layer.keys[:, :, :keep]
-            layer.values = layer.values[:, :, :keep]
-        valid = valid[:, :keep]
+            layer.keys = layer.keys[:, :, :used]
+            layer.values = layer.values[:, :, :used]
+        valid = valid[:, :used]
     return valid
 
 

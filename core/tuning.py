@@ -35,6 +35,10 @@ DEFAULT_BACKGROUND_DRAFTING = "auto"
 #: drafter was built from a spec (``core.drafters.process``): its Python and model threads then
 #: take neither the interpreter lock nor the cores the decode's thread needs between passes.
 DRAFTING_PROCESS = True
+#: Beside a drafting process, the decode's page images are rendered and scan pages' turns decided
+#: (OCR where the ink cannot tell) in a process of their own (``core.drafters.render_process``):
+#: PyMuPDF's render and the turn's OCR then take no interpreter lock from the decode.
+RENDER_PROCESS = True
 #: Whether the drafting process runs only on CPU time nothing else wants (Linux's ``SCHED_IDLE``).
 #: Off: on a user's machine something else nearly always wants a core (a browser, a build), and
 #: under that policy the drafter then got none, so a page's drafts came long after its decode

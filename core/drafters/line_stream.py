@@ -33,6 +33,10 @@ naming the detector's lines it wants; asked again after each of its reads until 
 unread: a figure's place in the Markdown follows the last characters of the text before it,
 ``core.drafters.rapidocr.figure_lines``): those are still read, at the widths a whole read gives
 them (read squeezed and again at full width alike), without telling the listener; no other.
+While a stop is asked, a reader that can be held (``hold``/``release``:
+``core.drafters.ocr_pipeline.LineReads``) starts no line, and a stop heeded hands back the lines
+it read ahead of the chunk told (``close``): a line the stop still wants is taken from those where
+it was read at the width it wants, never recognised twice.
 
     reads = PageReads(crops, recogniser.read, boxes, tell=told.extend)   # told [(index, text)]
     reads.read(range(len(crops)), 1.0)                                   # or squeeze.SqueezePolicy
@@ -77,19 +81,31 @@ class PageReads:
         self.cut = False  # a stop was heeded: the lines whose text is None were not read
         self.want = None  # after a stop: texts -> the lines read all the same (module docstring)
         self.wanted: set[int] = set()  # the lines read after the stop so far
+        # lines the reader read ahead of a stop, not taken: index -> (width factor, its read)
+        self._spare: dict[int, tuple[float, object]] = {}
         self._whole_reads = 1 if whole_first else 0  # ``read`` calls read whole whatever ``stopped`` says
 
     def unread(self) -> list[int]:
         """The detector's lines left unread by a stop (none where the page was read whole)."""
         return [i for i, text in enumerate(self.texts) if text is None] if self.cut else []
 
-    def _stop_now(self, whole: bool) -> bool:
-        if not self.cut and not whole and self.stopped is not None:
+    def _stop_now(self, whole: bool, lines=None) -> bool:
+        """Whether a stop is heeded now. ``lines``: the reader's reads under way, held while the
+        stop is decided (no line started that a stop would throw away) where they can be."""
+        if self.cut or whole or self.stopped is None:
+            return self.cut
+        hold = getattr(lines, "hold", None)
+        if hold is not None:
+            hold()
+        try:
             answer = self.stopped()
             if answer is not None and answer is not False:
                 self.cut = True
                 if callable(answer):
                     self.want = answer
+        finally:
+            if hold is not None and not self.cut:
+                lines.release()
         return self.cut
 
     def read(self, indices: list[int], factor: float) -> None:
@@ -115,23 +131,31 @@ class PageReads:
         # One call for all the chunks, in the order they are told: the reader's threads go on to
         # the next chunk's lines while the last of a chunk is read (a wait at each chunk's end
         # left a core idle), and a chunk is told once its lines have come.
-        lines = iter(self._reader([crops[p] for part in parts for p in part]))
-        for n, part in enumerate(parts):
-            if n and self._stop_now(whole):
-                for p in [p for later in parts[n:] for p in later]:
-                    self.factors[indices[p]] = before[p]  # not read again: as it was last read
-                close = getattr(lines, "close", None)
-                if close is not None:
-                    close()  # the lines not started yet are not read (the reader's pending work cancelled)
-                self._read_wanted([indices[p] for later in parts[n:] for p in later], factor)
-                return
-            for p in part:
-                line = next(lines)
-                i = indices[p]
-                self.texts[i], self.scores[i], self.words[i] = line.text, line.score, line.info
-                keep_letters(self.letters, line.torn)
-            self._tell([(indices[p], self.texts[indices[p]]) for p in part
-                        if self.texts[indices[p]] and self.texts[indices[p]].strip()])
+        flat = [p for part in parts for p in part]
+        lines = iter(self._reader([crops[p] for p in flat]))
+        close = getattr(lines, "close", None)
+        try:
+            for n, part in enumerate(parts):
+                if n and self._stop_now(whole, lines):
+                    # the lines not started yet are not read (the reader's pending work dropped);
+                    # those it read ahead are kept for the stop's wanted lines
+                    ahead = close() if close is not None else None
+                    close = None
+                    for at, line in (ahead.items() if isinstance(ahead, dict) else ()):
+                        i = indices[flat[at]]
+                        self._spare[i] = (self.factors[i], line)
+                    later = [p for rest in parts[n:] for p in rest]
+                    for p in later:
+                        self.factors[indices[p]] = before[p]  # not taken: as it was last read
+                    self._read_wanted([indices[p] for p in later], factor)
+                    return
+                for p in part:
+                    self._take(indices[p], next(lines))
+                self._tell([(indices[p], self.texts[indices[p]]) for p in part
+                            if self.texts[indices[p]] and self.texts[indices[p]].strip()])
+        finally:
+            if close is not None:
+                close()  # nothing left running where the reading ended early (a raise)
 
     def _read_wanted(self, indices: list[int], factor: float) -> None:
         """After a stop: the lines of ``indices`` the stop wants (``want``), read at ``factor`` as a
@@ -151,11 +175,19 @@ class PageReads:
             self.wanted.update(wanted)
             for i in wanted:
                 self.factors[i] = crop_factor(self.crops[i], factor)
+            # a line read ahead of the stop at this width is taken, not read again
+            got = {i: self._spare.pop(i)[1] for i in wanted if self._spare.get(i, (None,))[0] == self.factors[i]}
+            fresh = [i for i in wanted if i not in got]
             crops = [self.crops[i] if self.factors[i] == 1.0 else squeeze_width(self.crops[i], self.factors[i])
-                     for i in wanted]
-            for i, line in zip(wanted, self._reader(crops)):
-                self.texts[i], self.scores[i], self.words[i] = line.text, line.score, line.info
-                keep_letters(self.letters, line.torn)
+                     for i in fresh]
+            if fresh:
+                got.update(zip(fresh, self._reader(crops)))
+            for i in wanted:
+                self._take(i, got[i])
+
+    def _take(self, i: int, line) -> None:
+        self.texts[i], self.scores[i], self.words[i] = line.text, line.score, line.info
+        keep_letters(self.letters, line.torn)
 
     def _reading_order(self, indices: list[int]) -> list[int]:
         """Positions of the detector's lines ``indices`` in the order they are read: their

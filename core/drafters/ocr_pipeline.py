@@ -8,9 +8,10 @@ The stages, and what each costs on a scan page (2 CPU cores, generated scan set,
    Runtime run, ``DBPostProcess``, rapidocr's box sort). 0.2-0.5 s.
 3. **crop**: each detected quadrilateral cut out upright (``get_rotate_crop_image``). Tens of ms.
 4. **recognise**: each crop scaled to 48 px high and read by the CTC recogniser, in reading order,
-   each line handed to the next free one of ``workers`` threads (ONNX Runtime releases the GIL
-   while it runs) and told a chunk at a time as the chunks' lines come (``core.drafters.line_stream``;
-   no worker waits for the rest of a chunk: 7 % of the recognition's wall on 2 cores, simulated
+   each line taken by the next free one of ``workers`` threads (ONNX Runtime releases the GIL
+   while it runs; ``LineReads``: none starts a line while a stop is decided) and told a chunk at
+   a time as the chunks' lines come (``core.drafters.line_stream``; no worker waits for the rest
+   of a chunk: 7 % of the recognition's wall on 2 cores, simulated
    on the 52 pages of the generated scan set's stratified subset); CJK documents' lines squeezed
    (``core.drafters.squeeze``); each read's runner-up letters kept (``core.drafters.second_readings``).
    Most of a page: 10-40 ms a line.
@@ -267,11 +268,13 @@ class OcrPipeline:
 
     def _read(self, crops: list[np.ndarray]):
         """``crops`` read in batches of ``tuning.OCR_REC_BATCH``, spread over the workers. One a
-        batch (the default): an iterator of the reads in the crops' order, each line handed to the
-        next free worker in that order and yielded as soon as it and the lines before it are read
-        (``line_stream.PageReads`` tells a chunk while the workers read the next)."""
-        run = self._pool.map if self._pool is not None and len(crops) > 1 else map
+        batch (the default): the reads in the crops' order, each line taken by the next free worker
+        in that order and yielded as soon as it and the lines before it are read
+        (``line_stream.PageReads`` tells a chunk while the workers read the next; ``LineReads``)."""
         batch = max(1, tuning.OCR_REC_BATCH)
+        if batch == 1 and self._pool is not None and len(crops) > 1:
+            return LineReads(self._recogniser.read, crops, self._pool, self.workers)
+        run = self._pool.map if self._pool is not None and len(crops) > 1 else map
         if batch == 1:
             return (reads[0] for reads in run(self._recogniser.read, [[crop] for crop in crops]))
         return self._recogniser.read_batches(crops, batch, run)
@@ -306,3 +309,85 @@ class OcrPipeline:
     def words(self) -> dict:
         """The second readings of the page read last (``core.drafters.second_readings``)."""
         return self._reads.letters if self._reads is not None else {}
+
+
+class LineReads:
+    """An iterator of ``read([crop])[0]`` for each of ``crops`` in their order, the crops taken in
+    that order by ``workers`` tasks on ``pool`` (each reads the next crop not started), each read
+    yielded once it and those before it are read. For a page whose reading may stop
+    (``line_stream.PageReads``): ``hold`` keeps the tasks from starting a crop until ``release``
+    (while the stop is decided, no line is started that the stop would throw away), and ``close``
+    starts no further crop and returns the reads done beyond those yielded (the lines the workers
+    read ahead: a stop that still wants one of them takes it instead of reading it again).
+    A read that raises raises where it is yielded."""
+
+    def __init__(self, read, crops: list[np.ndarray], pool, workers: int):
+        self._read, self._crops = read, crops
+        self._lines: list = [None] * len(crops)
+        self._errors: list = [None] * len(crops)
+        self._done = [False] * len(crops)
+        self._started = self._yielded = self._running = 0
+        self._held = self._closed = False
+        self._turn = threading.Condition()
+        for _ in range(min(max(1, workers), len(crops))):
+            pool.submit(self._work)
+
+    def _work(self) -> None:
+        while True:
+            with self._turn:
+                while self._held and not self._closed:
+                    self._turn.wait()
+                if self._closed or self._started >= len(self._crops):
+                    return
+                at = self._started
+                self._started += 1
+                self._running += 1
+            line = error = None
+            try:
+                line = self._read([self._crops[at]])[0]
+            except BaseException as exc:  # raised where the line is yielded
+                error = exc
+            with self._turn:
+                self._lines[at], self._errors[at], self._done[at] = line, error, True
+                self._running -= 1
+                self._turn.notify_all()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        with self._turn:
+            at = self._yielded
+            if at >= len(self._crops) or self._closed:  # closed: what was read ahead went back
+                raise StopIteration
+            if self._held:
+                self._let_go()
+            while not self._done[at]:
+                self._turn.wait()
+            self._yielded += 1
+            if self._errors[at] is not None:
+                raise self._errors[at]
+            return self._lines[at]
+
+    def hold(self) -> None:
+        with self._turn:
+            self._held = True
+
+    def release(self) -> None:
+        with self._turn:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        self._held = False
+        self._turn.notify_all()
+
+    def close(self) -> dict[int, object]:
+        """No further crop started; ``{position: read}`` of the crops read beyond those yielded,
+        those being read waited for."""
+        with self._turn:
+            self._closed = True
+            self._turn.notify_all()
+            while self._running:
+                self._turn.wait()
+            return {at: self._lines[at] for at in range(self._yielded, len(self._crops))
+                    if self._done[at] and self._errors[at] is None}

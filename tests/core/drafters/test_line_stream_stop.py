@@ -197,3 +197,98 @@ def test_a_squeezed_page_stopped_reads_the_wanted_lines_at_the_widths_a_whole_re
     # each wanted line read once squeezed, and again at full width only where the whole read did
     reads_of = [tag - 1 for call in reader.inner.calls for tag, _ in call]
     assert all(reads_of.count(i) == (2 if whole.factors[i] == 1.0 else 1) for i in wanted)
+
+
+class ReadAhead:
+    """A reader whose threads have read every crop it is handed before the first is taken (as the
+    pipeline's ``LineReads`` may, its threads ahead of a slow listener): ``close`` hands back the
+    reads not taken; ``hold`` and ``release`` are counted."""
+
+    def __init__(self, texts):
+        self.inner = ScriptedRecognizer(texts)
+        self.holds = self.releases = 0
+
+    def __call__(self, crops):
+        reader = self
+
+        class Reads:
+            def __init__(self):
+                self.lines = reader.inner(list(crops)) if crops else []
+                self.taken = 0
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                if self.taken >= len(self.lines):
+                    raise StopIteration
+                self.taken += 1
+                return self.lines[self.taken - 1]
+
+            def hold(self):
+                reader.holds += 1
+
+            def release(self):
+                reader.releases += 1
+
+            def close(self):
+                return {at: line for at, line in enumerate(self.lines) if at >= self.taken}
+
+        return Reads()
+
+    def tags_read(self) -> list[int]:
+        return [tag - 1 for call in self.inner.calls for tag, _ in call]
+
+
+def test_the_lines_read_ahead_of_a_stop_are_taken_for_its_wanted_lines_not_read_again():
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reader = ReadAhead(texts)
+    stop = {"now": False}
+
+    def tell(lines):
+        stop["now"] = True
+
+    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: {9, 10}))
+    reads.read(list(range(12)), 1.0)
+    assert reads.cut and reads.wanted == {9, 10}
+    assert reads.texts[9:11] == [texts[10], texts[11]]
+    assert reads.unread() == [i for i in range(2, 12) if i not in (9, 10)]
+    assert sorted(reader.tags_read()) == list(range(12))  # each line once: those wanted were read ahead
+    # the reader was held while the stop was decided, and let go where it went on
+    assert reader.holds == 1 and reader.releases == 0
+
+
+def test_a_stop_not_heeded_lets_the_reader_go_on():
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reader = ReadAhead(texts)
+    reads = PageReads(crops, reader, tell=lambda lines: None, stopped=lambda: False)
+    reads.read(list(range(12)), 1.0)
+    assert not reads.cut and reads.texts == [texts[t] for t in range(1, 13)]
+    assert reader.holds == reader.releases == 3  # asked before each chunk after the first
+
+
+def test_a_squeezed_line_read_ahead_is_taken_only_at_the_width_it_was_read():
+    """A CJK page read squeezed, stopped: a wanted line read ahead squeezed is taken for its
+    squeezed reading; where a whole read reads it again at full width, that is read anew."""
+    crops, texts = page(range(1, 13), latin={4, 9})
+    whole_policy, stopped_policy = SqueezePolicy(), SqueezePolicy()
+    for policy in (whole_policy, stopped_policy):
+        policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
+    whole = PageReads(crops, ScriptedRecognizer(texts))
+    whole_policy.read_page(whole)
+    stop = {"now": False}
+
+    def tell(lines):
+        stop["now"] = True
+
+    wanted = {3, 8, 10}
+    reader = ReadAhead(texts)
+    stopped = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: wanted))
+    stopped_policy.read_page(stopped)
+    assert stopped.cut and not wanted & set(stopped.unread())
+    for i in wanted:
+        assert (stopped.texts[i], stopped.factors[i], stopped.squeezed[i]) == \
+            (whole.texts[i], whole.factors[i], whole.squeezed[i])
+    reads_of = reader.tags_read()
+    # every line read once squeezed (ahead); a wanted line read again only at full width
+    assert all(reads_of.count(i) == (2 if i in wanted and whole.factors[i] == 1.0 else 1) for i in range(12))

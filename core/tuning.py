@@ -50,6 +50,13 @@ DRAFTING_PROCESS_IDLE = False
 #: work at the normal priority the drafter still gets about a quarter of a core's share (Linux's
 #: weights: 335 at nice 5 against 1024 at 0; 110 at nice 10).
 DRAFTING_PROCESS_NICE = 5
+#: Whether a scan page read beside its decode (its reading stoppable when the decode ends) reads its
+#: lines on one thread fewer than ``core.drafters.ocr_pipeline.default_workers`` gives (one at
+#: least; ``OcrPipeline.read_workers``): the decode's thread, waking between passes, then finds a
+#: core no recognition thread holds, where niced threads on every core still kept it waiting
+#: (15.9 s over the 54-page scanned-document set at 5 ms a pass, 4.5 s in ``ar``). A page drafted
+#: alone reads on every core either way. Off until measured idle, paired, on 50 pages or more.
+OCR_LEAVE_DECODE_CORE = False
 #: How often the thread that renders a document's pages looks up from waiting for the drafting
 #: process's answer (``core.drafters.process``), seconds: a decode that wants its next page while
 #: the drafter still reads an earlier one gets it rendered within this (``core.draft_ahead``); a

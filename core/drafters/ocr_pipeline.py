@@ -153,6 +153,7 @@ class OcrPipeline:
         self._lock = threading.Lock()
         self._det = self._pre = self._post = self._recogniser = self._pool = None
         self._reads: line_stream.PageReads | None = None  # the page being read
+        self._beside_decode = False  # the page being read may be stopped: its decode runs meanwhile
         self._shared_from: OcrPipeline | None = None  # the pipeline whose models this one uses
 
     # -- models --------------------------------------------------------------------------------
@@ -249,6 +250,7 @@ class OcrPipeline:
         ``stopped()``: no more lines read once it says so (``line_stream.PageReads``: the lines
         left are the page's ``unread``; a document's sample of its script is read whole)."""
         start = time.perf_counter()
+        self._beside_decode = stopped is not None
         learning = self.squeeze is not None and not self.squeeze.learned
         reads = self._reads = line_stream.PageReads(found.crops, self._read, found.quads, tell, stopped,
                                                     whole_first=learning)
@@ -273,11 +275,20 @@ class OcrPipeline:
         (``line_stream.PageReads`` tells a chunk while the workers read the next; ``LineReads``)."""
         batch = max(1, tuning.OCR_REC_BATCH)
         if batch == 1 and self._pool is not None and len(crops) > 1:
-            return LineReads(self._recogniser.read, crops, self._pool, self.workers)
+            return LineReads(self._recogniser.read, crops, self._pool, self.read_workers(self._beside_decode))
         run = self._pool.map if self._pool is not None and len(crops) > 1 else map
         if batch == 1:
             return (reads[0] for reads in run(self._recogniser.read, [[crop] for crop in crops]))
         return self._recogniser.read_batches(crops, batch, run)
+
+    def read_workers(self, beside_decode: bool) -> int:
+        """The threads that read a page's lines: all ``workers``, but one fewer (one at least)
+        where ``tuning.OCR_LEAVE_DECODE_CORE`` is on and the page is read beside its decode (its
+        reading may be stopped when the decode ends): the decode's thread, waking between two
+        passes, finds a core no recognition thread holds."""
+        if tuning.OCR_LEAVE_DECODE_CORE and beside_decode:
+            return max(1, self.workers - 1)
+        return self.workers
 
     def _finish(self, found: Detection, reads: "line_stream.PageReads") -> PageText:
         """rapidocr's last steps (``RapidOCR.build_final_output``): lines read empty dropped, the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 
@@ -84,3 +85,40 @@ def test_a_read_that_raises_raises_where_its_line_comes(pool):
     with pytest.raises(ValueError, match="line 2"):
         next(reads)
     assert next(reads) == "line 3"
+
+
+class CountingPool:
+    """A thread pool that counts the tasks handed to it (a ``LineReads`` hands it one a thread)."""
+
+    def __init__(self, executor):
+        self.executor, self.tasks = executor, 0
+
+    def submit(self, task):
+        self.tasks += 1
+        return self.executor.submit(task)
+
+
+@pytest.mark.parametrize("leave", [False, True])
+def test_a_page_read_beside_its_decode_leaves_it_a_core_where_asked(monkeypatch, pool, leave):
+    """``OCR_LEAVE_DECODE_CORE``: a page whose reading may be stopped (its decode runs meanwhile)
+    is read on one thread fewer; a page drafted alone on all of them; never on none."""
+    import numpy as np
+
+    from core.drafters.ocr_pipeline import Detection, OcrPipeline
+
+    monkeypatch.setattr(tuning, "OCR_LEAVE_DECODE_CORE", leave)
+    pipeline = OcrPipeline(workers=2, squeeze_cjk=False)
+    assert pipeline.read_workers(beside_decode=False) == 2
+    assert pipeline.read_workers(beside_decode=True) == (1 if leave else 2)
+    assert OcrPipeline(workers=1, squeeze_cjk=False).read_workers(beside_decode=True) == 1
+
+    blank = Detection([], np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), (10, 10), (1.0, 1.0))
+    counting = pipeline._pool = CountingPool(pool)
+    read = Gated(1)
+    read.go.set()
+    pipeline._recogniser = SimpleNamespace(read=read)
+    for stopped, threads in ((None, 2), (lambda: False, 1 if leave else 2)):
+        pipeline.recognise(blank, stopped=stopped)  # the page: read beside a decode where stoppable
+        counting.tasks = 0
+        assert list(pipeline._read(list(range(5)))) == [f"line {k}" for k in range(5)]
+        assert counting.tasks == threads

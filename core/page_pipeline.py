@@ -4,7 +4,9 @@ one machine, on Ray and in the benchmark) and the benchmark's first drafting (``
 prepare pages here; a ``DraftedPage`` is the record a page decoder (``Engine.decode_image``) takes.
 Nothing here calls the engine.
 
-    render(page, dpi)                                  ->  (image, seconds)   PyMuPDF, timed
+    render(page, dpi)                                  ->  (image, seconds)   PyMuPDF, timed; in
+                                                                              the rendering process
+                                                                              beside a drafting one
     render_and_draft(page, dpi, drafter, background)   ->  DraftedPage        the drafter now, or on
                                                                               a thread of its own
     PendingDrafts                                      a page's drafts handed to the decode before
@@ -47,9 +49,14 @@ class DraftedPage:
 
 
 def render(page, dpi: int) -> tuple[object, dict]:
-    """``page`` (a ``core.documents.Page``) rendered at ``dpi``, and its ``seconds`` record."""
+    """``page`` (a ``core.documents.Page``) rendered at ``dpi``, and its ``seconds`` record: in the
+    rendering process where one renders the page's document (``core.drafters.render_process``),
+    the same pixels and turn as here."""
+    from core.drafters.render_process import renderer_of
+
     t0 = time.perf_counter()
-    image = page.render(dpi)
+    renderer = renderer_of(getattr(page, "document", None))  # beside a drafting process: rendered (and turned) there
+    image = renderer.render(page, dpi) if renderer is not None else page.render(dpi)
     return image, page_seconds(render=time.perf_counter() - t0)
 
 

@@ -40,7 +40,10 @@ speculation, not a page's time.
                                     decode has ended, so the text could save no pass
     read_in_order(document, indices) the pages of ``document`` will be asked for in this order:
                                     while the process's OCR reads one scan page's lines, it
-                                    renders the next and runs its detector (``core.drafters.ocr_ahead``)
+                                    renders the next and runs its detector (``core.drafters.ocr_ahead``);
+                                    the decode's images of its pages are rendered, and their
+                                    turns decided, in a rendering process of this drafter's
+                                    (``core.drafters.render_process``), not in this one
     stop_ahead(document)            nothing more of ``document`` prepared ahead: its order
                                     forgotten, and the look-ahead the process runs for it now
                                     stopped after its current step (a cancelled run)
@@ -150,6 +153,7 @@ class ProcessDrafter(DrafterBase):
         self._asking = None  # the document whose page the process reads now
         self._drop = None  # set: the process stops preparing the page ahead (``stop_ahead``)
         self._cut = None  # set: the process stops reading the page it drafts (``stop_reading``)
+        self._renderer = None  # the decode's pages rendered elsewhere (``read_in_order``)
 
     @property
     def here(self) -> Drafter:
@@ -183,8 +187,25 @@ class ProcessDrafter(DrafterBase):
         return self._ask("layout", page, None, meanwhile, waiting)
 
     def read_in_order(self, document, indices: list[int]) -> None:
-        """The pages ``indices`` of ``document`` will be drafted in this order (module docstring)."""
+        """The pages ``indices`` of ``document`` will be drafted in this order (module docstring);
+        the decode's images of its pages are rendered, and their turns decided, in the rendering
+        process (``core.drafters.render_process``, ``tuning.RENDER_PROCESS``)."""
         self._following[document] = dict(zip(indices, indices[1:]))
+        if tuning.RENDER_PROCESS and not self.broken:
+            from core.drafters.render_process import RenderProcess, attach
+
+            if self._renderer is None:
+                self._renderer = RenderProcess()
+            if attach(document, self._renderer):
+                self._renderer.start()  # it imports while the run goes on
+
+    @staticmethod
+    def _turn(page) -> int:
+        """``page``'s turn: the rendering process's where it renders the page's document."""
+        from core.drafters.render_process import renderer_of
+
+        renderer = renderer_of(page.document)
+        return renderer.turn(page) if renderer is not None else page.turn
 
     def stop_ahead(self, document) -> None:
         """Prepare no page of ``document`` ahead any more (module docstring)."""
@@ -210,6 +231,8 @@ class ProcessDrafter(DrafterBase):
     def close(self) -> None:
         with self._lock:
             self._stop()
+        if self._renderer is not None:
+            self._renderer.close()
 
     # -- this side --------------------------------------------------------------------------------
 
@@ -218,7 +241,7 @@ class ProcessDrafter(DrafterBase):
         following = self._following.get(document, {}).get(page.index) if what != "prepare" else None
         # the page's turn goes with it: the process sees the page as this side does (``Page.turn``)
         request = (what, str(document.path), document.password, page.index, on_lines is not None,
-                   document.rotate, page.turn, following)
+                   document.rotate, self._turn(page), following)
         with self._lock:
             if not self.broken:
                 try:

@@ -1,0 +1,218 @@
+"""The decode's page images rendered, and scan pages' turns decided, in a process of their own.
+
+Beside a drafting process (``core.drafters.process``) the decode's process still rendered each
+page for the model and decided each scan page's turn (``Page.turn``): PyMuPDF holds the
+interpreter lock while it renders, and where a scan's ink cannot tell its turn OCR reads it
+(``core.drafters.orientation.scan_reading``: 0.6-1.6 s of a slide or Chinese page on two cores),
+all on the drafting thread of the decode's process, taking the lock from the decode between two
+passes. Where a drafting process reads a document's pages (``ProcessDrafter.read_in_order``), this
+process renders them for the decode and decides their turns instead: the decode's process only
+waits for the answer (the lock free) and copies the pixels in.
+
+    RenderProcess()             render(page, dpi) -> PIL image, as ``page.render(dpi)`` gives it
+                                turn(page)        -> the page's turn, decided there
+                                Both record the turn in ``page.document.turns`` (``Page.turn``
+                                then asks nothing more), ``render`` the render's dpi and scale on
+                                ``page``. Render warnings are warned again here, errors raised
+                                again here. Where the process cannot start or stops answering,
+                                the page is rendered (and turned) here, with one warning.
+    attach(document, renderer)  ``renderer`` renders ``document``'s pages for the decode (a file)
+    renderer_of(document)       the renderer attached to ``document``, or None
+
+The process is spawned on first use (nothing of this process is copied into it) and runs at the
+decode's priority, not niced: the decode waits for its answers. It keeps one document open, for
+all its pages. The same ``open_document`` and ``Page.render`` as here give the same pixels, the
+same ``orientation.page_turn`` the same turn.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+import weakref
+
+from core.errors import CorruptDocumentError, HSDWarning
+
+_attached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def attach(document, renderer: "RenderProcess") -> bool:
+    """``renderer`` renders ``document``'s pages for the decode, where it is a file (the process
+    opens it again); returns whether it does."""
+    if document.path is None or not os.path.isfile(document.path):
+        return False
+    _attached[document] = renderer
+    return True
+
+
+def renderer_of(document) -> "RenderProcess | None":
+    """The renderer attached to ``document``; None where there is none (or no document)."""
+    try:
+        renderer = _attached.get(document)
+    except TypeError:  # not a document: nothing renders it elsewhere
+        return None
+    return renderer if renderer is not None and not renderer.broken else None
+
+
+def known_turn(page) -> int | None:
+    """``page``'s turn where it is decided already (a view's own, or its document's), else None."""
+    own = getattr(page, "_turn", None)
+    if own is not None:
+        return own
+    return page.document.turns.get(page.index)
+
+
+class RenderProcess:
+    """Renders pages and decides their turns in a process of its own (module docstring)."""
+
+    def __init__(self):
+        self.broken: str | None = None
+        self._process = None
+        self._connection = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Spawn the process now (it imports while this side goes on)."""
+        with self._lock:
+            if not self.broken:
+                try:
+                    self._start()
+                except OSError as exc:
+                    self._give_up(f"{type(exc).__name__}: {exc}")
+
+    def turn(self, page) -> int:
+        """``page``'s turn (``Page.turn``), decided in the process where it is not decided yet."""
+        known = known_turn(page)
+        if known is not None:
+            return known
+        answer = self._ask(("turn", page, None, None))
+        if answer is None:
+            return page.turn
+        page.document.turns[page.index] = answer[0]
+        return answer[0]
+
+    def render(self, page, dpi: int):
+        """``page.render(dpi)``, rendered (and, where not decided yet, turned) in the process."""
+        answer = self._ask(("render", page, known_turn(page), dpi))
+        if answer is None:
+            return page.render(dpi)
+        from PIL import Image
+
+        turn, render_dpi, size, pixels = answer
+        page.document.turns.setdefault(page.index, turn)
+        page.last_render_dpi, page.last_render_scale = render_dpi, render_dpi / 72.0
+        return Image.frombytes("RGB", size, pixels)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def _ask(self, request: tuple):
+        """The process's answer to ``(what, page, turn, dpi)``, or None where it cannot give one
+        (then this side does the work)."""
+        what, page, turn, dpi = request
+        document = page.document
+        message = (what, str(document.path), document.password, document.rotate, page.index, turn, dpi)
+        with self._lock:
+            if self.broken:
+                return None
+            try:
+                self._start()
+                self._connection.send(message)
+                status, value, caught = self._connection.recv()
+                pixels = self._connection.recv_bytes() if status == "ok" and what == "render" else None
+            except (EOFError, OSError) as exc:
+                self._give_up(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                return None
+        for category, text in caught:
+            warnings.warn(text, category, stacklevel=4)
+        if status == "error":
+            if isinstance(value, CorruptDocumentError):
+                document.unreadable_pages.add(page.number)
+            raise value
+        return (*value, pixels) if pixels is not None else value
+
+    def _start(self) -> None:
+        if self._process is not None:
+            return
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        mine, theirs = context.Pipe()
+        self._process = context.Process(target=serve, args=(theirs,), name="hsd-render", daemon=True)
+        self._process.start()
+        theirs.close()  # this side sees EOF once the process is gone
+        self._connection = mine
+
+    def _give_up(self, why: str) -> None:
+        self.broken = why
+        self._stop()
+        warnings.warn(f"rendering pages in the decode's process: the rendering process stopped ({why})",
+                      HSDWarning, stacklevel=5)
+
+    def _stop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join(timeout=5)
+            self._process = None
+
+
+# -- the rendering process -----------------------------------------------------------------------
+
+
+def serve(connection) -> None:
+    """Answer requests ``(what, path, password, rotate, index, turn, dpi)`` until the other side
+    closes the connection: ``("ok", value, warnings)`` or ``("error", exception, warnings)``;
+    ``value``: ``(turn,)`` for ``"turn"``, ``(turn, render dpi, (width, height))`` for
+    ``"render"``, whose RGB bytes follow as a message of their own."""
+    from core.drafters.process import _sendable
+
+    opened: dict = {}
+    while True:
+        try:
+            request = connection.recv()
+        except (EOFError, OSError):
+            break
+        pixels = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                value, pixels = _answer(request, opened)
+                answer = ("ok", value)
+            except Exception as exc:
+                answer = ("error", _sendable(exc))
+        reported = [(w.category, str(w.message)) for w in caught if issubclass(w.category, HSDWarning)]
+        try:
+            connection.send((*answer, reported))
+            if pixels is not None:
+                connection.send_bytes(pixels)
+        except (EOFError, OSError):
+            break
+    if opened:
+        opened["document"].close()
+
+
+def _answer(request: tuple, opened: dict) -> tuple:
+    what, path, password, rotate, index, turn, dpi = request
+    stat = os.stat(path)
+    key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
+    if opened.get("key") != key:
+        from core.documents import open_document
+
+        if opened:
+            opened.pop("document").close()
+            opened.clear()
+        opened["document"] = open_document(path, password=password, rotate=rotate)
+        opened["key"] = key
+    page = opened["document"].page(index)
+    if turn is not None:  # decided on the other side (a view turned further keeps its own)
+        page._turn = turn
+    if what == "turn":
+        return (page.turn,), None
+    image = page.render(dpi)
+    return (page.turn, page.last_render_dpi, image.size), image.tobytes()

@@ -105,6 +105,11 @@ DRAFT_AHEAD_PAGES = 2
 #: rendered image, about 6 MB for A4 at 144 dpi), since the drafter reads in order and waiting for it
 #: only delays pages that would decode without drafts either way.
 DECODE_AHEAD_OF_DRAFTER_PAGES = 8
+#: In the drafting process, a page with no page expected after it (a document's last) has its layout
+#: from its detected lines made on a thread while its lines are recognised, so that a stop of its
+#: reading finds it made (``core.drafters.rapidocr._Beside``): the layout model's run after the
+#: decode's end was most of what a document's end waited for.
+STOP_LAYOUT_BESIDE = True
 
 # --- Stage 1 (regions on their crops) -----------------------------------------------------------
 

@@ -94,6 +94,10 @@ class PageAhead:
         self._expected = (page, wanted or _always, dropped or _never)
         self._dropped = dropped or _never
 
+    def idle(self) -> bool:
+        """No page expected and no helper thread: nothing of it touches PyMuPDF until ``expect``."""
+        return self._expected is None and self._thread is None
+
     def take(self, page, dpi: float) -> PreparedPage | None:
         """``page`` as prepared at ``dpi``, or None (then it is rendered and detected now); either
         way nothing prepared is kept after."""

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -348,17 +349,21 @@ class RapidOCRDrafter(DrafterBase):
         pipeline = self._ocr_engine()
         if found is None:
             found = pipeline.detect(pixels)
-        check, stopped = self._stop_check, None
+        check, stopped, beside = self._stop_check, None, None
         if stoppable is not None and stoppable[2]:
             check = _ended  # ``draft_layout``: its decode has ended
         if check is not None and stoppable is not None:
             page, image, whole_layout, cdla_boxes = stoppable
+            if not whole_layout and self._ahead.idle() and _in_drafting_process() and tuning.STOP_LAYOUT_BESIDE:
+                size = SimpleNamespace(width=page.width, height=page.height)  # the page stays this thread's
+                beside = _Beside(self._unread_layout, size, image, scale, found, cdla_boxes)
 
             def stopped():
                 if not check():
                     return False
                 if not whole_layout:  # asked once, on the first stop: the page's layout decides
-                    whole_layout.append(self._unread_layout(page, image, scale, found, cdla_boxes))
+                    whole_layout.append(beside.result() if beside is not None
+                                        else self._unread_layout(page, image, scale, found, cdla_boxes))
                 layout = whole_layout[0]
                 if not any(label == "figure" for label, _ in layout):
                     return True
@@ -378,8 +383,12 @@ class RapidOCRDrafter(DrafterBase):
                                          readings_of(text, pipeline.words) or None))
                 on_lines(stack_lines(lines))  # a paragraph's lines in threes: Stage 1 reads each on one crop
 
-        with self._ahead.beside(self, pipeline):
-            read = pipeline.recognise(found, tell, stopped)
+        try:
+            with self._ahead.beside(self, pipeline):
+                read = pipeline.recognise(found, tell, stopped)
+        finally:
+            if beside is not None:
+                beside.join()  # PyMuPDF is this thread's again before the layout below
         unread = [line_box(found.page_boxes[i], scale) for i in read.unread]
         return (*self.ocr_lines(pixels, scale, read), unread)
 
@@ -445,6 +454,45 @@ class RapidOCRDrafter(DrafterBase):
         self._detected = {id(t): line.bbox for t, line in zip(tight, lines_out)}
         self._gutters = self._gutters + column_seams(tight) + seams
         return tight, fits
+
+
+def _in_drafting_process() -> bool:
+    """Whether this is the drafting process (``core.drafters.process``), where no other thread
+    touches PyMuPDF while a page's lines are recognised but the look-ahead's (``_Beside``)."""
+    import multiprocessing
+
+    return multiprocessing.current_process().name == "hsd-drafting"
+
+
+class _Beside:
+    """A stoppable page's layout from its detected lines (``RapidOCRDrafter._unread_layout``), made
+    on a thread while its lines are recognised, where no page is expected after it (a document's
+    last page: the look-ahead is idle) in the drafting process: a page whose decode ends while it
+    is read, as a last page nearly always is where the drafter is slower than the decode, then
+    finds it made at its stop instead of running PyMuPDF's layout model once more after it (the
+    document's end waited 2.8-4.1 s for it on two busy cores; the same call on the same inputs,
+    so the same layout). A page read to its end has spent one layout model run for nothing."""
+
+    def __init__(self, layout, *args):
+        self._out: list = []
+        self._thread = threading.Thread(target=self._run, args=(layout, args), name="hsd-stop-layout", daemon=True)
+        self._thread.start()
+
+    def _run(self, layout, args) -> None:
+        try:
+            self._out.append((layout(*args), None))
+        except Exception as exc:  # raised where the stop asks for it
+            self._out.append((None, exc))
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self):
+        self.join()
+        value, error = self._out[0]
+        if error is not None:
+            raise error
+        return value
 
 
 def _ended() -> bool:

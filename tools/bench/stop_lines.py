@@ -8,17 +8,19 @@ others as one of: ``whole`` (no stop), ``layout`` (the decode ended before draft
 ``draft_layout``), ``stopped`` (the decode ends once the first lines are told:
 ``core.drafters.line_stream.PageReads``' stop after its first chunk). Per page and mode it counts the
 lines recognised (each crop handed to the recogniser), those recognised more than once at the
-same width, and those recognised but not kept (read ahead of a stop and wanted by nothing). A
+same width, those recognised but not kept (read ahead of a stop and wanted by nothing), and the
+drafting's CPU seconds (``time.process_time``, every thread) and wall seconds. A
 page counts as a figure page where its whole read has a figure. ``--json`` writes the counts and
 each page's drafts (label, box, text of every region), so two trees can be checked for the same
-drafts. Counts, not seconds: they do not depend on the machine's load, except for how far the
-recogniser's threads ran ahead of a stop.
+drafts. The counts hardly depend on the machine's load (only how far the recogniser's threads
+ran ahead of a stop); the seconds do.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -58,6 +60,7 @@ def draft_document(pdf: Path, mode: str, workers: int | None) -> list[dict]:
             page = document.page(index)
             told: list = []
             pipeline._reads = None
+            cpu0, wall0 = time.process_time(), time.perf_counter()
             if index == 0 or mode == "whole":
                 regions = drafter.draft(page)
             elif mode == "layout":
@@ -68,12 +71,14 @@ def draft_document(pdf: Path, mode: str, workers: int | None) -> list[dict]:
                     regions = drafter.draft(page, on_lines=told.append)
                 finally:
                     drafter.stop_when(None)
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
             seen = counter.take()
             reads = pipeline._reads
             kept = sum(text is not None for text in reads.texts) if reads is not None else 0
             pages.append({"page": index + 1, "recognised": sum(seen.values()),
                           "twice": sum(n - 1 for n in seen.values()),
                           "not_kept": max(0, len(seen) - kept), "told": sum(len(t) for t in told),
+                          "cpu_seconds": round(cpu, 3), "wall_seconds": round(wall, 3),
                           "figure": any(r.label == "figure" for r in regions),
                           "regions": [[r.label, [round(v, 3) for v in r.bbox], r.text] for r in regions]})
     return pages
@@ -96,7 +101,8 @@ def main(argv=None) -> int:
         print(f"{mode:8s} figure pages: recognised {sum(p['recognised'] for p in on)}, "
               f"twice {sum(p['twice'] for p in on)}, not kept {sum(p['not_kept'] for p in on)}; per page "
               + ", ".join(f"{p['page']}: {p['recognised']}" for p in on)
-              + f"; other pages {sum(p['recognised'] for p in runs[mode] if p['page'] not in figures)}")
+              + f"; other pages {sum(p['recognised'] for p in runs[mode] if p['page'] not in figures)}"
+              + f"; figure pages' CPU {sum(p['cpu_seconds'] for p in on):.1f} s, wall {sum(p['wall_seconds'] for p in on):.1f} s")
     if args.json:
         args.json.write_text(json.dumps(runs, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

@@ -39,6 +39,9 @@ DRAFTING_PROCESS = True
 #: (OCR where the ink cannot tell) in a process of their own (``core.drafters.render_process``):
 #: PyMuPDF's render and the turn's OCR then take no interpreter lock from the decode.
 RENDER_PROCESS = True
+#: How much lower the rendering process's priority is (``os.nice``): its OCR for a scan's turn then
+#: takes no more of a busy machine's cores than the drafter beside it.
+RENDER_PROCESS_NICE = 5
 #: Whether the drafting process runs only on CPU time nothing else wants (Linux's ``SCHED_IDLE``).
 #: Off: on a user's machine something else nearly always wants a core (a browser, a build), and
 #: under that policy the drafter then got none, so a page's drafts came long after its decode

@@ -32,6 +32,7 @@ import threading
 import warnings
 import weakref
 
+from core import tuning
 from core.errors import CorruptDocumentError, HSDWarning
 
 _attached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -140,7 +141,8 @@ class RenderProcess:
 
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe()
-        self._process = context.Process(target=serve, args=(theirs,), name="hsd-render", daemon=True)
+        self._process = context.Process(target=serve, args=(theirs, tuning.RENDER_PROCESS_NICE), name="hsd-render",
+                                        daemon=True)
         self._process.start()
         theirs.close()  # this side sees EOF once the process is gone
         self._connection = mine
@@ -165,13 +167,14 @@ class RenderProcess:
 # -- the rendering process -----------------------------------------------------------------------
 
 
-def serve(connection) -> None:
+def serve(connection, nice: int = 0) -> None:
     """Answer requests ``(what, path, password, rotate, index, turn, dpi)`` until the other side
     closes the connection: ``("ok", value, warnings)`` or ``("error", exception, warnings)``;
     ``value``: ``(turn,)`` for ``"turn"``, ``(turn, render dpi, (width, height))`` for
     ``"render"``, whose RGB bytes follow as a message of their own."""
-    from core.drafters.process import _sendable
+    from core.drafters.process import _sendable, lower_priority
 
+    lower_priority(nice, False)
     opened: dict = {}
     while True:
         try:

@@ -158,17 +158,13 @@ class ClusterDrafter(DrafterBase):
         return reference
 
     def close(self) -> None:
-        """Give up the tasks still drafting (the run has stopped)."""
-        import ray
-
+        """Give up the tasks still drafting (the run has stopped): their results are dropped,
+        the tasks are left to end. Not ``ray.cancel``: a cancel that meets a task's reply in the
+        driver's Ray core worker fails one of its internal checks ("Tried to complete task that
+        was not pending") and aborts the whole driver process, and a page's drafting ends in
+        seconds on its own."""
         with self._lock:
-            sent = {id(reference): reference for reference in [*self._sent.values(), *self._for_decode.values()]}
             self._sent, self._for_decode = {}, {}
-        for reference in sent.values():
-            try:
-                ray.cancel(reference)
-            except Exception:
-                pass
 
 
 class ClusterDrafts:

@@ -120,3 +120,18 @@ def test_the_decode_takes_a_page_s_drafting_task_sent_or_not(ray_local, scale_in
         assert drafter.reference(1) is None  # gone past: its drafts are the run's
         assert drafter.draft(document.page(2)) == want[2]
     drafter.close()
+
+
+def test_closing_gives_up_its_tasks_without_cancelling_them(monkeypatch):
+    """A stopped run drops its drafting tasks' results and leaves the tasks to end: a
+    ``ray.cancel`` that met a task's reply aborted the driver inside Ray's core worker ("Tried to
+    complete task that was not pending"), killing the run's whole process."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'hsd-studio[ray]')")
+    from core.scale.drafting import ClusterDrafter
+
+    cancelled = []
+    monkeypatch.setattr(ray, "cancel", lambda reference, **kw: cancelled.append(reference))
+    drafter = ClusterDrafter("textlayer", get_drafter("textlayer"), window=2, task=None)
+    drafter._sent, drafter._for_decode = {1: "task of page 2"}, {1: "task of page 2", 2: "task of page 3"}
+    drafter.close()
+    assert cancelled == [] and drafter._sent == {} and drafter._for_decode == {}

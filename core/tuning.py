@@ -37,11 +37,14 @@ DEFAULT_BACKGROUND_DRAFTING = "auto"
 DRAFTING_PROCESS = True
 #: Beside a drafting process, the decode's page images are rendered and scan pages' turns decided
 #: (OCR where the ink cannot tell) in a process of their own (``core.drafters.render_process``):
-#: PyMuPDF's render and the turn's OCR then take no interpreter lock from the decode.
-RENDER_PROCESS = True
-#: How much lower the rendering process's priority is (``os.nice``): its OCR for a scan's turn then
-#: takes no more of a busy machine's cores than the drafter beside it.
-RENDER_PROCESS_NICE = 5
+#: PyMuPDF's render and the turn's OCR then take no interpreter lock from the decode. Off: on the
+#: multi-page scan set (simulated GPU, 2 loaded cores) it saved the decode's process CPU, but the
+#: Chinese pages' drafts came later (their turns' OCR then ran beside the decode on a core of its
+#: own, not in the decode's lock): hsd 17.1 -> 23.5 s on those 5 pages (docs/drafters.md).
+RENDER_PROCESS = False
+#: How much lower the rendering process's priority is (``os.nice``). 0: niced by 5 its renders and
+#: turns came later still (the same 5 pages 26.1 s; the decode waited 9.4 s for renders, not 5.2).
+RENDER_PROCESS_NICE = 0
 #: Whether the drafting process runs only on CPU time nothing else wants (Linux's ``SCHED_IDLE``).
 #: Off: on a user's machine something else nearly always wants a core (a browser, a build), and
 #: under that policy the drafter then got none, so a page's drafts came long after its decode

@@ -19,8 +19,9 @@ waits for the answer (the lock free) and copies the pixels in.
     attach(document, renderer)  ``renderer`` renders ``document``'s pages for the decode (a file)
     renderer_of(document)       the renderer attached to ``document``, or None
 
+Off by default (``tuning.RENDER_PROCESS``: it delayed the drafts of scans whose turn takes OCR).
 The process is spawned on first use (nothing of this process is copied into it) and runs at the
-decode's priority, not niced: the decode waits for its answers. It keeps one document open, for
+decode's priority (``tuning.RENDER_PROCESS_NICE``): the decode waits for its answers. It keeps one document open, for
 all its pages. The same ``open_document`` and ``Page.render`` as here give the same pixels, the
 same ``orientation.page_turn`` the same turn.
 """

@@ -26,7 +26,8 @@ TURNS = (0, 90, 180, 270)
 
 
 @pytest.fixture(autouse=True)
-def no_shared_readers():
+def no_shared_readers(monkeypatch):
+    monkeypatch.setattr(tuning, "RENDER_PROCESS", True)  # off by default (docs/tuning.md)
     yield
     for reader in process_module._shared.values():
         reader.close()

@@ -114,8 +114,11 @@ DECODE_AHEAD_OF_DRAFTER_PAGES = 8
 #: In the drafting process, a page with no page expected after it (a document's last) has its layout
 #: from its detected lines made on a thread while its lines are recognised, so that a stop of its
 #: reading finds it made (``core.drafters.rapidocr._Beside``): the layout model's run after the
-#: decode's end was most of what a document's end waited for.
-STOP_LAYOUT_BESIDE = True
+#: decode's end was most of what a document's end waited for. Off: a document of one page (every
+#: page its last) read to its end pays a layout run beside its recogniser; on the 12 one-page
+#: OmniDocBench scans at 5 ms a pass, idle, the drafting took 34.3 s instead of 28.0 and hsd 41.4 s
+#: instead of 36.6, and the 54-page scanned-document set idle gained nothing (docs/tuning.md).
+STOP_LAYOUT_BESIDE = False
 
 # --- Stage 1 (regions on their crops) -----------------------------------------------------------
 

@@ -302,15 +302,11 @@ class ProcessDrafter(DrafterBase):
             return
         import multiprocessing
 
-        context = multiprocessing.get_context("spawn")
-        mine, theirs = context.Pipe()
         priority = (tuning.DRAFTING_PROCESS_NICE, tuning.DRAFTING_PROCESS_IDLE)
+        context = multiprocessing.get_context("spawn")
         self._drop, self._cut = DropFlag(context), DropFlag(context)
-        self._process = context.Process(target=serve, args=(theirs, self.spec, *priority, self._drop, self._cut),
-                                        name="hsd-drafting", daemon=True)
-        self._process.start()
-        theirs.close()  # this side sees EOF once the process is gone
-        self._connection = mine
+        self._process, self._connection = spawn_server(serve, (self.spec, *priority, self._drop, self._cut),
+                                                       "hsd-drafting")
 
     def _give_up(self, why: str) -> None:
         self.broken = why
@@ -319,14 +315,31 @@ class ProcessDrafter(DrafterBase):
                       HSDWarning, stacklevel=4)
 
     def _stop(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.terminate()
-            self._process.join(timeout=5)
-            self._process = None
+        end_server(self._process, self._connection)
+        self._process = self._connection = None
+
+
+def spawn_server(serve, args: tuple, name: str):
+    """A spawned daemon process named ``name`` running ``serve(connection, *args)``, and this
+    side's end of its pipe, which sees EOF once the process is gone."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    mine, theirs = context.Pipe()
+    process = context.Process(target=serve, args=(theirs, *args), name=name, daemon=True)
+    process.start()
+    theirs.close()
+    return process, mine
+
+
+def end_server(process, connection) -> None:
+    """This side's pipe closed, then ``process`` ended (terminated where it still runs)."""
+    if connection is not None:
+        connection.close()
+    if process is not None:
+        if process.is_alive():
+            process.terminate()
+        process.join(timeout=5)
 
 
 class DropFlag:

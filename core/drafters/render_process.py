@@ -138,15 +138,9 @@ class RenderProcess:
     def _start(self) -> None:
         if self._process is not None:
             return
-        import multiprocessing
+        from core.drafters.process import spawn_server
 
-        context = multiprocessing.get_context("spawn")
-        mine, theirs = context.Pipe()
-        self._process = context.Process(target=serve, args=(theirs, tuning.RENDER_PROCESS_NICE), name="hsd-render",
-                                        daemon=True)
-        self._process.start()
-        theirs.close()  # this side sees EOF once the process is gone
-        self._connection = mine
+        self._process, self._connection = spawn_server(serve, (tuning.RENDER_PROCESS_NICE,), "hsd-render")
 
     def _give_up(self, why: str) -> None:
         self.broken = why
@@ -155,14 +149,10 @@ class RenderProcess:
                       HSDWarning, stacklevel=5)
 
     def _stop(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.terminate()
-            self._process.join(timeout=5)
-            self._process = None
+        from core.drafters.process import end_server
+
+        end_server(self._process, self._connection)
+        self._process = self._connection = None
 
 
 # -- the rendering process -----------------------------------------------------------------------

@@ -78,6 +78,10 @@ from core import tuning
 from core.drafters.base import Drafter, DrafterBase, Region, draft_page
 from core.errors import HSDWarning
 
+#: The drafting process's name (``multiprocessing.current_process().name`` there): code that runs in
+#: it and elsewhere tells by it where it runs (``core.drafters.rapidocr``).
+DRAFTING_PROCESS_NAME = "hsd-drafting"
+
 _shared: dict[str, "ProcessDrafter"] = {}
 _shared_lock = threading.Lock()
 
@@ -131,13 +135,36 @@ class LayoutOnly(DrafterBase):
         return layout_of(self.reader, page)
 
 
-class ProcessDrafter(DrafterBase):
+class ServerEnd:
+    """This side of a process spawned by ``spawn_server``: ``_process`` and ``_connection`` while it
+    runs, ``broken`` (why) once given up. ``_give_up`` ends it and warns once: ``stopped`` (what
+    the warning says, then why), ``stopped_stacklevel`` (where the warning points, counted from
+    ``_give_up``'s caller)."""
+
+    broken: str | None = None
+    _process = None
+    _connection = None
+    stopped = "the process stopped"
+    stopped_stacklevel = 3
+
+    def _give_up(self, why: str) -> None:
+        self.broken = why
+        self._stop()
+        warnings.warn(f"{self.stopped} ({why})", HSDWarning, stacklevel=self.stopped_stacklevel + 1)
+
+    def _stop(self) -> None:
+        end_server(self._process, self._connection)
+        self._process = self._connection = None
+
+
+class ProcessDrafter(ServerEnd, DrafterBase):
     """Drafts pages in a process of its own, with the drafter ``spec`` builds there (once, with
     its first page). Where the process cannot draft a page, the same spec's drafter drafts it
     here: ``here`` where the caller has built it already, else built on first need."""
 
     streams_lines = True  # where the process's drafter does; it says so by sending lines
     drafts_elsewhere = True  # ``draft(page, meanwhile=...)``: this thread is free while it drafts
+    stopped = "drafting beside the decode in this process: the drafting process stopped"
 
     def __init__(self, spec: str, here: Drafter | None = None):
         from core.drafters import parse_drafter_spec
@@ -306,17 +333,7 @@ class ProcessDrafter(DrafterBase):
         context = multiprocessing.get_context("spawn")
         self._drop, self._cut = DropFlag(context), DropFlag(context)
         self._process, self._connection = spawn_server(serve, (self.spec, *priority, self._drop, self._cut),
-                                                       "hsd-drafting")
-
-    def _give_up(self, why: str) -> None:
-        self.broken = why
-        self._stop()
-        warnings.warn(f"drafting beside the decode in this process: the drafting process stopped ({why})",
-                      HSDWarning, stacklevel=4)
-
-    def _stop(self) -> None:
-        end_server(self._process, self._connection)
-        self._process = self._connection = None
+                                                       DRAFTING_PROCESS_NAME)
 
 
 def spawn_server(serve, args: tuple, name: str):
@@ -378,26 +395,38 @@ def serve(connection, spec: str, nice: int, idle: bool = False, drop=None, cut=N
 
     drafter = get_drafter(spec)
     opened: dict = {}  # the open document: {"key": (path, password, mtime, size), "document": ...}
+    dropped = drop.is_set if drop is not None else None
+    stopped = cut.is_set if cut is not None else None
+    answer_requests(connection, lambda request: (_answer(request, drafter, opened, connection, dropped, stopped), None))
+    if opened:
+        opened["document"].close()
+
+
+def answer_requests(connection, answer) -> None:
+    """Answer each request that comes on ``connection`` until the other side closes it:
+    ``answer(request)`` gives ``(value, data)``, sent as ``("ok", value, warnings)`` and then, where
+    ``data`` is not None, ``data`` as bytes of its own; what it raises is sent as ``("error",
+    exception, warnings)``. ``warnings``: (category, message) of the ``HSDWarning``s it warned."""
     while True:
         try:
             request = connection.recv()
         except (EOFError, OSError):
-            break
+            return
+        data = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                value = _answer(request, drafter, opened, connection, drop.is_set if drop is not None else None,
-                                cut.is_set if cut is not None else None)
-                answer = ("ok", value)
+                value, data = answer(request)
+                reply = ("ok", value)
             except Exception as exc:
-                answer = ("error", _sendable(exc))
+                reply = ("error", _sendable(exc))
         reported = [(w.category, str(w.message)) for w in caught if issubclass(w.category, HSDWarning)]
         try:
-            connection.send((*answer, reported))
+            connection.send((*reply, reported))
+            if data is not None:
+                connection.send_bytes(data)
         except (EOFError, OSError):
-            break
-    if opened:
-        opened["document"].close()
+            return
 
 
 def lower_priority(nice: int, idle: bool) -> str:

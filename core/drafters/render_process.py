@@ -34,7 +34,8 @@ import warnings
 import weakref
 
 from core import tuning
-from core.errors import CorruptDocumentError, HSDWarning
+from core.drafters.process import ServerEnd
+from core.errors import CorruptDocumentError
 
 _attached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -65,8 +66,11 @@ def known_turn(page) -> int | None:
     return page.document.turns.get(page.index)
 
 
-class RenderProcess:
+class RenderProcess(ServerEnd):
     """Renders pages and decides their turns in a process of its own (module docstring)."""
+
+    stopped = "rendering pages in the decode's process: the rendering process stopped"
+    stopped_stacklevel = 4
 
     def __init__(self):
         self.broken: str | None = None
@@ -142,18 +146,6 @@ class RenderProcess:
 
         self._process, self._connection = spawn_server(serve, (tuning.RENDER_PROCESS_NICE,), "hsd-render")
 
-    def _give_up(self, why: str) -> None:
-        self.broken = why
-        self._stop()
-        warnings.warn(f"rendering pages in the decode's process: the rendering process stopped ({why})",
-                      HSDWarning, stacklevel=5)
-
-    def _stop(self) -> None:
-        from core.drafters.process import end_server
-
-        end_server(self._process, self._connection)
-        self._process = self._connection = None
-
 
 # -- the rendering process -----------------------------------------------------------------------
 
@@ -163,30 +155,11 @@ def serve(connection, nice: int = 0) -> None:
     closes the connection: ``("ok", value, warnings)`` or ``("error", exception, warnings)``;
     ``value``: ``(turn,)`` for ``"turn"``, ``(turn, render dpi, (width, height))`` for
     ``"render"``, whose RGB bytes follow as a message of their own."""
-    from core.drafters.process import _sendable, lower_priority
+    from core.drafters.process import answer_requests, lower_priority
 
     lower_priority(nice, False)
     opened: dict = {}
-    while True:
-        try:
-            request = connection.recv()
-        except (EOFError, OSError):
-            break
-        pixels = None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                value, pixels = _answer(request, opened)
-                answer = ("ok", value)
-            except Exception as exc:
-                answer = ("error", _sendable(exc))
-        reported = [(w.category, str(w.message)) for w in caught if issubclass(w.category, HSDWarning)]
-        try:
-            connection.send((*answer, reported))
-            if pixels is not None:
-                connection.send_bytes(pixels)
-        except (EOFError, OSError):
-            break
+    answer_requests(connection, lambda request: _answer(request, opened))
     if opened:
         opened["document"].close()
 

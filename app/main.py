@@ -31,13 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow
     from app.settings import AppSettings
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    app.setApplicationName("HSD Studio")
+    app = application()
     settings = AppSettings(QSettings(args.settings, QSettings.Format.IniFormat) if args.settings else None)
     if args.model:
         conversion = settings.conversion()
@@ -59,6 +57,21 @@ def main(argv: list[str] | None = None) -> int:
     code = app.exec()
     end_process(code, settings)
     return code  # not reached
+
+
+def application():
+    """The process's QApplication, named, with Python's reference cycles collected on its thread
+    only (``app.cycle_collector``): a window freed by a collection on a conversion's thread would
+    hang or crash the app."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.cycle_collector import GuiThreadCollector
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName("HSD Studio")
+    if app.findChild(GuiThreadCollector) is None:
+        GuiThreadCollector(parent=app).start()
+    return app
 
 
 def end_process(code: int, settings) -> None:

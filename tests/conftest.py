@@ -53,6 +53,24 @@ def shared_targets_left_as_loaded(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def cycles_collected_on_the_gui_thread(request):
+    """A Qt test collects Python's reference cycles on its own thread only, as the app does
+    (``app.main.application``): a widget freed by a collection on a conversion's thread hangs or
+    crashes the test process. After the test (its widgets closed), one collection here frees what it
+    left in cycles, so that no later test's thread meets one of its widgets."""
+    if "qapp" not in request.fixturenames or request.node.get_closest_marker("own_cycle_collection"):
+        yield
+        return
+    from app.cycle_collector import GuiThreadCollector
+
+    request.getfixturevalue("qapp")
+    collector = GuiThreadCollector()
+    collector.start()
+    yield
+    collector.stop()
+
+
+@pytest.fixture(autouse=True)
 def drafting_in_this_process(request, monkeypatch):
     """Document runs draft in the test's own process, where a test can patch a drafter (a crash, a
     warning, extra regions): a drafting process builds its own, unpatched. Tests marked

@@ -22,6 +22,13 @@ passes whether it is done (``ray.wait`` with no timeout), and speculates from th
 next pass on, as it does on one machine. The drafting thread waits for the same task and announces
 its regions and warnings in the driver.
 
+A document's run that has ended (stopped, failed or done) leaves no task drafting for long: each
+task asks the run's ``RunEnds`` (a Ray actor of no CPU, one a Ray run) once it has opened the
+document (before it builds its drafter and drafts) and, where an OCR drafter reads the page,
+between its chunks of lines (``RapidOCRDrafter.stop_when``: the lines read are kept, no further
+line is read); told that the run has ended (``ClusterDrafter.close``), it returns early. Nothing is
+cancelled from the driver (``close``: a ``ray.cancel`` aborted it).
+
 The document travels once (its file's bytes, put in Ray's object store with its first page): the
 tasks open it again from them (``_Opened``), so the input files need only be readable by the
 driver. A worker keeps the last document and the drafter of each spec it built between tasks.
@@ -34,6 +41,7 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 from pathlib import Path
 
@@ -47,16 +55,18 @@ class ClusterDrafter(DrafterBase):
     """A drafter that reads a document's pages on Ray CPU tasks (module docstring). ``spec``: the
     run's drafter spec (what the tasks build); ``here``: that drafter built in the driver (its
     name; a spec that cannot build one fails the run before any task); ``window``: pages drafting
-    at once; ``task``: ``draft_on_worker`` as a Ray task (``drafting_task``), with ``cpus`` CPUs."""
+    at once; ``task``: ``draft_on_worker`` as a Ray task (``drafting_task``), with ``cpus`` CPUs;
+    ``end``: the run's end as its tasks ask it (``RunEnd``; None: they draft their pages whole)."""
 
     drafts_elsewhere = True  # ``draft(page, meanwhile=..., waiting=...)``: the driver's thread is free
     # ``spec`` stays None: this drafter is not one a spec builds (a drafting process would take a
     # spec and draft in the driver); the spec it drafts with is ``drafter_spec``.
 
-    def __init__(self, spec: str, here, window: int, task, cpus: float = 1):
+    def __init__(self, spec: str, here, window: int, task, cpus: float = 1, end: "RunEnd | None" = None):
         self.drafter_spec, self.name, self.window = spec, here.name, max(1, window)
         self._here = here
         self._task = task
+        self._end = end
         self._cpus = max(1, int(cpus))  # an OCR drafter's workers in a task
         self._order: list[int] = []          # the pages the run drafts, in order (0-based)
         self._position: dict[int, int] = {}  # page index -> its place in ``_order``
@@ -154,17 +164,21 @@ class ClusterDrafter(DrafterBase):
         self._source = document
         path, data = self._document
         where = (Path(path).name, document.password, document.rotate, index, turn)
-        reference = self._for_decode[index] = self._task.remote(self.drafter_spec, [data], where, self._cpus)
+        reference = self._for_decode[index] = self._task.remote(self.drafter_spec, [data], where, self._cpus,
+                                                                self._end)
         return reference
 
     def close(self) -> None:
-        """Give up the tasks still drafting (the run has stopped): their results are dropped,
-        the tasks are left to end. Not ``ray.cancel``: a cancel that meets a task's reply in the
-        driver's Ray core worker fails one of its internal checks ("Tried to complete task that
-        was not pending") and aborts the whole driver process, and a page's drafting ends in
-        seconds on its own."""
+        """Give up the tasks still drafting (the run has ended): their results are dropped, and
+        the tasks are told the run's end (``end``), so that each returns early, at its next stage
+        or chunk of lines. Not ``ray.cancel``: a cancel that meets a task's reply in the driver's
+        Ray core worker fails one of its internal checks ("Tried to complete task that was not
+        pending") and aborts the whole driver process."""
         with self._lock:
             self._sent, self._for_decode = {}, {}
+            sent_any = self._document is not None
+        if sent_any and self._end is not None:
+            self._end.tell()
 
 
 class ClusterDrafts:
@@ -224,27 +238,129 @@ def drafting_task(cpus: float, memory: int, retries: int):
     return ray.remote(draft_on_worker).options(num_cpus=cpus, memory=memory, max_retries=retries)
 
 
+# -- a run's end, as its tasks ask it -----------------------------------------------------------
+
+
+class RunEnds:
+    """The document runs of a Ray run that have ended (``end``), as their drafting tasks ask
+    (``ended``). Plain Python: Ray makes it an actor (``run_ends``)."""
+
+    def __init__(self):
+        self._ended: set[str] = set()
+
+    def end(self, key: str) -> None:
+        self._ended.add(key)
+
+    def ended(self, key: str) -> bool:
+        return key in self._ended
+
+
+def run_ends():
+    """A ``RunEnds`` actor (Ray must be connected). It holds no CPU (it answers a set lookup), and
+    ends once no handle of it is left: the driver's and those its runs' tasks hold."""
+    import ray
+
+    return ray.remote(RunEnds).options(num_cpus=0).remote()
+
+
+class RunEnd:
+    """One document run's end: ``tell()`` in the driver once the run has ended
+    (``ClusterDrafter.close``); ``check()`` in a drafting task, the ``EndCheck`` it asks. It
+    travels with each of the run's tasks (the ``RunEnds`` actor's handle and the run's key)."""
+
+    def __init__(self, ends, key: str | None = None):
+        self.ends = ends
+        self.key = key or uuid.uuid4().hex
+
+    def tell(self) -> None:
+        try:
+            self.ends.end.remote(self.key)
+        except Exception:  # Ray has gone, and the run's tasks with it
+            pass
+
+    def check(self) -> "EndCheck":
+        return EndCheck(self.ends, self.key)
+
+
+class EndCheck:
+    """Whether a task's run has ended, asked between the task's stages and chunks of lines; it
+    never waits: each call takes the answer to the question the call before sent, where it has
+    come, and sends the next (an actor's answer takes a round trip; a chunk of lines takes
+    hundreds of milliseconds). A ``RunEnds`` that cannot answer ends nothing: the page is
+    drafted whole."""
+
+    def __init__(self, ends, key: str):
+        self._ends, self._key = ends, key
+        self._question = None
+        self.ended = False
+
+    def __call__(self) -> bool:
+        if self.ended or self._ends is None:
+            return self.ended
+        if self._question is not None:
+            import ray
+
+            if not ray.wait([self._question], timeout=0)[0]:
+                return False
+            try:
+                self.ended = bool(ray.get(self._question))
+            except Exception:
+                self._ends = None
+            self._question = None
+            if self.ended or self._ends is None:
+                return self.ended
+        self._question = self._ends.ended.remote(self._key)
+        return False
+
+
+class RunEndedError(RuntimeError):
+    """A drafting task told that its run had ended before it drafted its page."""
+
+
 # -- the worker's side ---------------------------------------------------------------------------
 
 
-def draft_on_worker(spec: str, data: list, where: tuple, cpus: int = 1) -> tuple:
+def draft_on_worker(spec: str, data: list, where: tuple, cpus: int = 1, end: RunEnd | None = None) -> tuple:
     """A Ray task: draft page ``where`` = (file name, password, rotate, index, turn) of the document
     whose file's bytes are ``data[0]`` (a reference, fetched only where this worker has not opened
     that document) with the drafter ``spec`` builds (an OCR drafter's lines read by ``cpus``
     workers, the task's CPUs). Returns (regions, [(warning category, message)], the drafter's
-    error or None), as the drafting process answers."""
+    error or None), as the drafting process answers. ``end``: the run's end (``RunEnd``), asked
+    once the document is open (before the drafter is built: a worker's first builds load models)
+    and between an OCR drafter's chunks of lines: once the run has ended, the page is not drafted
+    (``RunEndedError``) or no further line is read."""
     name, password, rotate, index, turn = where
+    ended = end.check() if end is not None else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         error, regions = None, []
         try:
+            if ended is not None:
+                ended()  # the question goes out while the document opens
             document = _OPENED.document(data[0], name, password, rotate)
             document.turns[index] = turn
-            regions = list(draft_page(_drafter(spec, cpus), document.page(index)))
+            if ended is not None and ended():
+                raise RunEndedError("not drafted: its run has ended")
+            regions = _draft(_drafter(spec, cpus), document.page(index), ended)
         except Exception as exc:
             error = _sendable(exc)
     warned = [(w.category, str(w.message)) for w in caught if issubclass(w.category, HSDWarning)]
     return regions, warned, error
+
+
+def _draft(drafter, page, ended) -> list[Region]:
+    """``page``'s regions; where an OCR drafter that can stop reads it, it stops reading once
+    ``ended()`` says so (``RapidOCRDrafter.stop_when``)."""
+    from core.drafters.ocr_ahead import stoppable_reader_of
+
+    reader = stoppable_reader_of(drafter, page) if ended is not None else None
+    if reader is None:
+        return list(draft_page(drafter, page))
+    reader.stop_when(ended)
+    try:
+        return list(draft_page(drafter, page))
+    finally:
+        reader.stop_when(None)  # the worker's next page, maybe another run's, is read whole unless told
 
 
 _drafters: dict[tuple, object] = {}
@@ -314,4 +430,5 @@ def _remove(path: Path, folder: Path) -> None:
 _OPENED = _Opened()
 
 
-__all__ = ["ClusterDrafter", "ClusterDrafts", "draft_on_worker", "drafting_task"]
+__all__ = ["ClusterDrafter", "ClusterDrafts", "RunEnd", "RunEndedError", "RunEnds", "draft_on_worker",
+           "drafting_task", "run_ends"]

@@ -355,6 +355,7 @@ class ModelActors:
         self._model = None
         self._window = 1  # pages of a document drafting at once
         self._drafting = None  # the drafting task (``core.scale.drafting.drafting_task``)
+        self._ends = None  # the documents' runs that have ended, as their tasks ask (``RunEnds``)
 
     def _connect(self) -> None:
         if self._error is not None:
@@ -395,9 +396,10 @@ class ModelActors:
         self._model = ray.remote(ModelActor).options(num_gpus=per_gpu if gpus else 0,
                                                      num_cpus=options.cpus_per_actor, max_restarts=-1,
                                                      max_task_retries=options.max_task_retries)
-        from core.scale.drafting import drafting_task
+        from core.scale.drafting import drafting_task, run_ends
 
         self._drafting = drafting_task(options.render_cpus, tuning.RAY_RENDER_TASK_MEMORY, options.max_task_retries)
+        self._ends = run_ends()
         self._slots = actors
 
     def loaded(self, slot: int) -> bool:
@@ -406,11 +408,12 @@ class ModelActors:
     def drafter(self, spec: str, here):
         """A document's drafter (``ClusterDrafter``) drafting with ``spec`` on Ray CPU tasks
         (``here``: the drafter ``spec`` builds in the driver); connects to Ray."""
-        from core.scale.drafting import ClusterDrafter
+        from core.scale.drafting import ClusterDrafter, RunEnd
 
         with self._lock:
             self._connect()
-        return ClusterDrafter(spec, here, self._window, self._drafting, self.options.render_cpus)
+            ends = self._ends
+        return ClusterDrafter(spec, here, self._window, self._drafting, self.options.render_cpus, RunEnd(ends))
 
     def actor(self, slot: int):
         """The actor of ``slot``, started and its model loaded."""
@@ -441,6 +444,7 @@ class ModelActors:
         with self._lock:
             actors, self._actors = list(self._actors.values()), {}
             started, self._started = self._started, None
+            self._ends = None  # it ends with the last task that holds it
         if started is None:
             return
         import ray

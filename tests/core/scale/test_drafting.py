@@ -123,15 +123,25 @@ def test_the_decode_takes_a_page_s_drafting_task_sent_or_not(ray_local, scale_in
 
 
 def test_closing_gives_up_its_tasks_without_cancelling_them(monkeypatch):
-    """A stopped run drops its drafting tasks' results and leaves the tasks to end: a
-    ``ray.cancel`` that met a task's reply aborted the driver inside Ray's core worker ("Tried to
-    complete task that was not pending"), killing the run's whole process."""
+    """A stopped run drops its drafting tasks' results and tells its tasks the run's end, so that
+    they end by themselves (``tests/core/scale/test_run_end.py``): a ``ray.cancel`` that met a
+    task's reply aborted the driver inside Ray's core worker ("Tried to complete task that was not
+    pending"), killing the run's whole process."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'hsd-studio[ray]')")
     from core.scale.drafting import ClusterDrafter
 
-    cancelled = []
+    class Told:
+        times = 0
+
+        def tell(self):
+            self.times += 1
+
+    cancelled, end = [], Told()
     monkeypatch.setattr(ray, "cancel", lambda reference, **kw: cancelled.append(reference))
-    drafter = ClusterDrafter("textlayer", get_drafter("textlayer"), window=2, task=None)
+    drafter = ClusterDrafter("textlayer", get_drafter("textlayer"), window=2, task=None, end=end)
+    drafter.close()
+    assert end.times == 0  # no task sent: nothing to tell
+    drafter._document = ("page.pdf", "the file's bytes in the object store")
     drafter._sent, drafter._for_decode = {1: "task of page 2"}, {1: "task of page 2", 2: "task of page 3"}
     drafter.close()
-    assert cancelled == [] and drafter._sent == {} and drafter._for_decode == {}
+    assert cancelled == [] and drafter._sent == {} and drafter._for_decode == {} and end.times == 1

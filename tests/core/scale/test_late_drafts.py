@@ -52,7 +52,7 @@ def held_drafting(folder: str):
     """A drafting task (``draft_on_worker``'s signature) that drafts a page only once the file
     ``go-<file name>-<page index>`` is in ``folder``, then gives ``_regions()``."""
 
-    def draft(spec, data, where, cpus=1):
+    def draft(spec, data, where, cpus=1, end=None):
         go = Path(folder) / f"go-{where[0]}-{where[3]}"
         _wait_for(go.exists, f"{go} never came")
         return _regions(), [], None

@@ -171,10 +171,11 @@ def test_a_stop_is_asked_again_with_what_its_lines_said_until_it_wants_no_line_u
     assert reader.read == 2
 
 
-def test_a_squeezed_page_stopped_reads_the_wanted_lines_at_the_widths_a_whole_read_gives_them():
-    """A CJK document's later page: the lines a stop still wants are read squeezed and, where a
-    whole read reads them again at full width, read again too: their readings are a whole read's."""
-    crops, texts = page(range(1, 13), latin={4, 9})  # two Latin lines: read again at full width
+def squeezed_page_read_whole_and_stopped(reader_class, wanted: set[int]) -> tuple:
+    """A CJK document's later page, two of its lines Latin (read again at full width), read whole
+    and read by a ``reader_class`` stopped once its first chunk is told, the stop wanting the
+    lines ``wanted``: ``(whole reads, stopped reads, the stopped read's reader)``."""
+    crops, texts = page(range(1, 13), latin={4, 9})
     whole_policy, stopped_policy = SqueezePolicy(), SqueezePolicy()
     for policy in (whole_policy, stopped_policy):
         policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
@@ -185,10 +186,17 @@ def test_a_squeezed_page_stopped_reads_the_wanted_lines_at_the_widths_a_whole_re
     def tell(lines):
         stop["now"] = True
 
-    wanted = {3, 8, 10}
-    reader = OneByOne(texts)
+    reader = reader_class(texts)
     stopped = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: wanted))
     stopped_policy.read_page(stopped)
+    return whole, stopped, reader
+
+
+def test_a_squeezed_page_stopped_reads_the_wanted_lines_at_the_widths_a_whole_read_gives_them():
+    """A CJK document's later page: the lines a stop still wants are read squeezed and, where a
+    whole read reads them again at full width, read again too: their readings are a whole read's."""
+    wanted = {3, 8, 10}
+    whole, stopped, reader = squeezed_page_read_whole_and_stopped(OneByOne, wanted)
     assert stopped.cut and not wanted & set(stopped.unread())
     assert any(whole.factors[i] == 1.0 for i in wanted) and any(whole.factors[i] < 1.0 for i in wanted)
     for i in wanted:
@@ -270,21 +278,8 @@ def test_a_stop_not_heeded_lets_the_reader_go_on():
 def test_a_squeezed_line_read_ahead_is_taken_only_at_the_width_it_was_read():
     """A CJK page read squeezed, stopped: a wanted line read ahead squeezed is taken for its
     squeezed reading; where a whole read reads it again at full width, that is read anew."""
-    crops, texts = page(range(1, 13), latin={4, 9})
-    whole_policy, stopped_policy = SqueezePolicy(), SqueezePolicy()
-    for policy in (whole_policy, stopped_policy):
-        policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
-    whole = PageReads(crops, ScriptedRecognizer(texts))
-    whole_policy.read_page(whole)
-    stop = {"now": False}
-
-    def tell(lines):
-        stop["now"] = True
-
     wanted = {3, 8, 10}
-    reader = ReadAhead(texts)
-    stopped = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: wanted))
-    stopped_policy.read_page(stopped)
+    whole, stopped, reader = squeezed_page_read_whole_and_stopped(ReadAhead, wanted)
     assert stopped.cut and not wanted & set(stopped.unread())
     for i in wanted:
         assert (stopped.texts[i], stopped.factors[i], stopped.squeezed[i]) == \

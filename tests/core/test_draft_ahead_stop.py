@@ -16,6 +16,19 @@ from tests.core.test_draft_ahead_unread import Decoded, Document
 LINES_A_PAGE = 6
 
 
+def first_page_decoded_while_read(drafter, saved: list | None = None) -> tuple:
+    """A two-page document drafted beside its decode by ``drafter`` (which sets ``reading`` once
+    it reads page 1's lines): page 1's decode ends while its lines are read. Returns ``(ahead,
+    page 1, its saver)``; the saver adds the page numbers it saves to ``saved``."""
+    ahead = DraftAhead(Document(2), [0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
+    first = ahead.next()
+    assert drafter.reading.wait(tuning.PATIENCE_SECONDS)
+    save = (lambda page, result: saved.append(page.number)) if saved is not None else (lambda page, result: None)
+    saver = PageSaver(save, emit=lambda e: None, announce=lambda page, result: None)
+    saver.save(first, Decoded(first.drafts))  # page 1's decode ends while its lines are read
+    return ahead, first, saver
+
+
 class ElsewhereOcr(DrafterBase):
     """A drafter reading in a process of its own (``drafts_elsewhere``): tells its page's first two
     lines, then reads the rest only once released (``go``), or stops after those two once
@@ -58,14 +71,8 @@ class ElsewhereOcr(DrafterBase):
 
 
 def test_a_page_whose_decode_ends_while_it_is_read_stops_being_read_and_the_next_is_read_whole():
-    drafter = ElsewhereOcr()
-    ahead = DraftAhead(Document(2), [0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
-    first = ahead.next()
-    assert drafter.reading.wait(tuning.PATIENCE_SECONDS)
-    saved = []
-    saver = PageSaver(lambda page, result: saved.append(page.number), emit=lambda e: None,
-                      announce=lambda page, result: None)
-    saver.save(first, Decoded(first.drafts))  # page 1's decode ends while its lines are read
+    drafter, saved = ElsewhereOcr(), []
+    ahead, first, saver = first_page_decoded_while_read(drafter, saved)
     regions = first.drafts.result()  # it stops without being released
     assert drafter.stops == [1]
     assert [r.text for r in regions[:2]] == ["line 1 of page 1", "line 2 of page 1"]
@@ -114,11 +121,7 @@ class HereOcr(DrafterBase):
 
 def test_an_ocr_reading_on_the_drafting_thread_is_given_the_pages_stop_check():
     drafter = HereOcr()
-    ahead = DraftAhead(Document(2), [0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
-    first = ahead.next()
-    assert drafter.reading.wait(tuning.PATIENCE_SECONDS)
-    saver = PageSaver(lambda page, result: None, emit=lambda e: None, announce=lambda page, result: None)
-    saver.save(first, Decoded(first.drafts))
+    ahead, first, saver = first_page_decoded_while_read(drafter)
     assert [r.text for r in first.drafts.result()] == ["line 1 of page 1"]  # stopped, not released
     drafter.go.set()
     second = ahead.next()

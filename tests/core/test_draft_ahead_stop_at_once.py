@@ -8,10 +8,9 @@ from __future__ import annotations
 import threading
 
 from core import tuning
-from core.draft_ahead import DraftAhead
 from core.drafters.base import DrafterBase, OcrLine, Region
-from core.run import PageSaver
-from tests.core.test_draft_ahead_unread import Decoded, Document
+from tests.core.test_draft_ahead_stop import first_page_decoded_while_read
+from tests.core.test_draft_ahead_unread import Decoded
 
 LINES_A_PAGE = 4
 
@@ -48,11 +47,7 @@ class BusyElsewhere(DrafterBase):
 
 def test_the_decodes_end_stops_the_reading_at_once_and_only_of_its_own_page():
     drafter = BusyElsewhere()
-    ahead = DraftAhead(Document(2), [0, 1], drafter, 72, ahead=1, beside=True, emit=lambda e: None)
-    first = ahead.next()
-    assert drafter.reading.wait(tuning.PATIENCE_SECONDS)
-    saver = PageSaver(lambda page, result: None, emit=lambda e: None, announce=lambda page, result: None)
-    saver.save(first, Decoded(first.drafts))  # page 1's decode ends while its lines are read
+    ahead, first, saver = first_page_decoded_while_read(drafter)
     assert drafter.stops == [1], "the stop waited for the drafting thread to look up"
     drafter.go.set()
     first.drafts.result()

@@ -96,6 +96,9 @@ class RapidOCRDrafter(DrafterBase):
         self._table_model = None
         self._lock = threading.Lock()
         self._document = None  # (id, path) of the last page's document
+        # whether an earlier page of that document was stopped or asked for its layout only: its
+        # drafter is behind its decode, so its last page's layout is made beside its reading (``_Beside``)
+        self._behind = False
         self._gutters: list[tuple[float, float]] = []  # the last page's column gutters (``column_gutters``)
         self._detected: dict[int, tuple] = {}  # the last page's lines: id -> the detector's box
         self._ahead = PageAhead()  # the next page, rendered and detected while this one is read
@@ -181,11 +184,7 @@ class RapidOCRDrafter(DrafterBase):
         its lines read, then the layout, tables and reading order. ``layout_only``: the page's
         layout from its detected lines (``_unread_layout``), its decode ended before its drafting
         began: it is stopped before its first line (``draft_layout``)."""
-        document = getattr(page, "document", None)
-        key = (id(document), str(getattr(document, "path", "")))
-        if key != self._document:
-            self._document = key
-            self._ocr_engine().begin_document()
+        self._begin(page)
         pixels = np.asarray(image)
         # the page's layout from its detected lines, where a stop asked for it
         whole_layout: list = [] if layout_only is None else [layout_only]
@@ -201,11 +200,16 @@ class RapidOCRDrafter(DrafterBase):
         if layout_model is not None:
             if self.layout == "pymupdf":
                 from core.drafters.scan_layout import CLASS_LABELS, layout_groups, placeholder_lines
-                # A page read in part: the model sees its unread lines too, as placeholders, and
-                # groups the lines read as a whole read's model groups them (given only the lines
-                # read, it joins paragraphs that the lines after them keep apart)
-                unread_lines = [TextLine(box, "", 0.0, False, -1 - k) for k, box in enumerate(unread)]
-                groups = layout_groups(page.width, page.height, image, lines + placeholder_lines(unread_lines))
+                # A stopped page without a figure: its decode has ended, so its regions serve the
+                # overlay alone, and the model's groups of its detected lines, made for the stop,
+                # place its read lines too (the model run once a page, not again after the stop)
+                groups = _figureless_groups(whole_layout)
+                if groups is None:
+                    # A page read in part: the model sees its unread lines too, as placeholders, and
+                    # groups the lines read as a whole read's model groups them (given only the lines
+                    # read, it joins paragraphs that the lines after them keep apart)
+                    unread_lines = [TextLine(box, "", 0.0, False, -1 - k) for k, box in enumerate(unread)]
+                    groups = layout_groups(page.width, page.height, image, lines + placeholder_lines(unread_lines))
                 boxes = [(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups]
             else:
                 boxes = cdla_boxes if cdla_boxes is not None else self.layout_ahead(pixels, scale)
@@ -264,6 +268,16 @@ class RapidOCRDrafter(DrafterBase):
             regions = with_unread(regions, layout, unread, self.name)
         return regions
 
+    def _begin(self, page) -> None:
+        """``page`` of a document other than the page before's begins that document: what was learned
+        of the one before (its script, whether its drafter was behind its decode) is forgotten."""
+        document = getattr(page, "document", None)
+        key = (id(document), str(getattr(document, "path", "")))
+        if key != self._document:
+            self._document = key
+            self._behind = False
+            self._ocr_engine().begin_document()
+
     def draft_layout(self, page) -> list[Region]:
         """The page's layout without its text (``core.drafters.ocr_layout.UNREAD``): its decode has
         ended, so its text could save no pass; the saved result still wants the layout's boxes
@@ -278,6 +292,8 @@ class RapidOCRDrafter(DrafterBase):
         text, and stay as a read page's."""
         from core.drafters.ocr_layout import unread_regions
 
+        self._begin(page)
+        self._behind = True  # its decode ended before its drafting began
         image, scale, found, cdla_boxes = self._rendered(page)
         pixels = np.asarray(image)
         pipeline = self._ocr_engine()
@@ -299,8 +315,8 @@ class RapidOCRDrafter(DrafterBase):
         lines = [TextLine(line_box(quad, scale), "", 0.0, False, i) for i, quad in enumerate(found.page_boxes)]
         if self.layout == "pymupdf" and lines and self._layout_engine() is not None:
             from core.drafters.scan_layout import CLASS_LABELS, unread_groups
-            boxes = [(CLASS_LABELS.get(cls, "text"), box)
-                     for cls, box in unread_groups(page.width, page.height, image, lines)]
+            groups = unread_groups(page.width, page.height, image, lines)
+            return PageLayout([(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups], groups)
         if boxes is None:  # no layout model: the lines
             boxes = [("text", line.bbox) for line in lines]
         return boxes
@@ -354,13 +370,15 @@ class RapidOCRDrafter(DrafterBase):
             check = _ended  # ``draft_layout``: its decode has ended
         if check is not None and stoppable is not None:
             page, image, whole_layout, cdla_boxes = stoppable
-            if not whole_layout and self._ahead.idle() and _in_drafting_process() and tuning.STOP_LAYOUT_BESIDE:
+            if (not whole_layout and self._behind and self._ahead.idle() and _in_drafting_process()
+                    and tuning.STOP_LAYOUT_BESIDE):
                 size = SimpleNamespace(width=page.width, height=page.height)  # the page stays this thread's
                 beside = _Beside(self._unread_layout, size, image, scale, found, cdla_boxes)
 
             def stopped():
                 if not check():
                     return False
+                self._behind = True  # its decode ended while its lines were read
                 if not whole_layout:  # asked once, on the first stop: the page's layout decides
                     whole_layout.append(beside.result() if beside is not None
                                         else self._unread_layout(page, image, scale, found, cdla_boxes))
@@ -456,22 +474,47 @@ class RapidOCRDrafter(DrafterBase):
         return tight, fits
 
 
+class PageLayout(list):
+    """A page's layout ``[(label, bbox)]`` from PyMuPDF's layout model, with the model's own
+    groups ``[(class, bbox)]`` it was labelled from (``scan_layout.page_regions`` reads the classes)."""
+
+    def __init__(self, boxes, groups):
+        super().__init__(boxes)
+        self.groups = groups
+
+
+def _figureless_groups(whole_layout: list):
+    """The layout model's groups of a stopped page's detected lines, where its stop made them and
+    they hold no figure (a figure's lines are read after the stop and placed among the groups of the
+    lines read: ``figure_lines``); else None."""
+    if not whole_layout or not isinstance(whole_layout[0], PageLayout):
+        return None
+    layout = whole_layout[0]
+    if any(label == "figure" for label, _ in layout):
+        return None
+    return layout.groups
+
+
 def _in_drafting_process() -> bool:
     """Whether this is the drafting process (``core.drafters.process``), where no other thread
     touches PyMuPDF while a page's lines are recognised but the look-ahead's (``_Beside``)."""
     import multiprocessing
 
-    return multiprocessing.current_process().name == "hsd-drafting"
+    from core.drafters.process import DRAFTING_PROCESS_NAME
+
+    return multiprocessing.current_process().name == DRAFTING_PROCESS_NAME
 
 
 class _Beside:
     """A stoppable page's layout from its detected lines (``RapidOCRDrafter._unread_layout``), made
     on a thread while its lines are recognised, where no page is expected after it (a document's
-    last page: the look-ahead is idle) in the drafting process: a page whose decode ends while it
-    is read, as a last page nearly always is where the drafter is slower than the decode, then
-    finds it made at its stop instead of running PyMuPDF's layout model once more after it (the
-    document's end waited 2.8-4.1 s for it on two busy cores; the same call on the same inputs,
-    so the same layout). A page read to its end has spent one layout model run for nothing."""
+    last page: the look-ahead is idle) in the drafting process, and an earlier page of its document
+    was stopped or asked for its layout only (``RapidOCRDrafter._behind``): its drafter is slower
+    than its decode, so its last page's decode nearly always ends while the page is read, and the
+    stop finds the layout made instead of running PyMuPDF's layout model after it (the document's
+    end waited 2.8-4.1 s for it on two busy cores; the same call on the same inputs, so the same
+    layout). A page read to its end has spent one layout model run for nothing: a document's first
+    page (a one-page document's only one) never makes it, nor a page whose earlier pages kept up."""
 
     def __init__(self, layout, *args):
         self._out: list = []

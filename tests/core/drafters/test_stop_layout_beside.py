@@ -1,7 +1,8 @@
-"""In the drafting process, a page with no page expected after it (a document's last) has its
-layout from its detected lines made on a thread while its lines are recognised: a stop of its
-reading finds it made, and the drafts are those of the layout made at the stop (real RapidOCR and
-layout model; the stop is the test's, after the first lines, never timed)."""
+"""In the drafting process, a page with no page expected after it (a document's last), after an
+earlier page of its document was stopped, has its layout from its detected lines made on a thread
+while its lines are recognised: a stop of its reading finds it made, and the drafts are those of
+the layout made at the stop (real RapidOCR and layout model; the stop is the test's, after the
+first lines, never timed)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,13 @@ def _stopped_drafts(pdf) -> list:
     drafter = get_drafter("rapidocr")
     out = []
     with open_document(pdf) as document:
-        drafter.draft(document.page(0))  # a document's first page reads a sample of its lines whole
+        # a document's first page reads a sample of its lines whole; its stop shows the drafter
+        # behind the decode, so the later pages make their layout beside their reading
+        drafter.stop_when(lambda: True)
+        try:
+            drafter.draft(document.page(0))
+        finally:
+            drafter.stop_when(None)
         for index in range(1, len(PAGES)):
             told = []
             drafter.stop_when(lambda: bool(told))
@@ -60,8 +67,9 @@ def test_a_stopped_last_page_finds_its_layout_made_beside_its_reading_and_drafts
     monkeypatch.setattr(RapidOCRDrafter, "_unread_layout", counted)
     monkeypatch.setattr(tuning, "STOP_LAYOUT_BESIDE", False)
     at_the_stop = _stopped_drafts(pdf)
-    assert made_on == ["MainThread"] * (len(PAGES) - 1)
+    assert made_on == ["MainThread"] * len(PAGES)
     made_on.clear()
     monkeypatch.setattr(tuning, "STOP_LAYOUT_BESIDE", True)
     assert _stopped_drafts(pdf) == at_the_stop
-    assert made_on == ["hsd-stop-layout"] * (len(PAGES) - 1), "the stop made the layout after the reading"
+    # the first page's stop finds nothing made: no earlier page showed the drafter behind
+    assert made_on == ["MainThread"] + ["hsd-stop-layout"] * (len(PAGES) - 1), "the stop made the layout after the reading"

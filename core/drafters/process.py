@@ -450,11 +450,12 @@ def lower_priority(nice: int, idle: bool) -> str:
     return ""
 
 
-def _answer(request: tuple, drafter, opened: dict, connection, dropped=None, cut=None):
-    what, path, password, index, lines, rotate, turn, following = request
+def kept_open(opened: dict, path: str, password, rotate):
+    """The document at ``path`` that a serving process keeps open between requests (``opened``:
+    ``{"document": ..., "key": ...}``, empty at first), opened again where the file has changed
+    or the request names another password or rotation; ``opened["key"]`` names it."""
     stat = os.stat(path)
     key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
-    expected = opened.pop("next", None)  # (document key, index) the last draft said comes next
     if opened.get("key") != key:
         from core.documents import open_document
 
@@ -463,6 +464,14 @@ def _answer(request: tuple, drafter, opened: dict, connection, dropped=None, cut
             opened.clear()
         opened["document"] = open_document(path, password=password, rotate=rotate)
         opened["key"] = key
+    return opened["document"]
+
+
+def _answer(request: tuple, drafter, opened: dict, connection, dropped=None, cut=None):
+    what, path, password, index, lines, rotate, turn, following = request
+    expected = opened.pop("next", None)  # (document key, index) the last draft said comes next
+    kept_open(opened, path, password, rotate)
+    key = opened["key"]
     opened["document"].turns[index] = turn
     page = opened["document"].page(index)
     if what == "prepare":

@@ -34,7 +34,7 @@ import warnings
 import weakref
 
 from core import tuning
-from core.drafters.process import ServerEnd
+from core.drafters.process import ServerEnd, answer_requests, kept_open, lower_priority, spawn_server
 from core.errors import CorruptDocumentError
 
 _attached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -142,8 +142,6 @@ class RenderProcess(ServerEnd):
     def _start(self) -> None:
         if self._process is not None:
             return
-        from core.drafters.process import spawn_server
-
         self._process, self._connection = spawn_server(serve, (tuning.RENDER_PROCESS_NICE,), "hsd-render")
 
 
@@ -155,8 +153,6 @@ def serve(connection, nice: int = 0) -> None:
     closes the connection: ``("ok", value, warnings)`` or ``("error", exception, warnings)``;
     ``value``: ``(turn,)`` for ``"turn"``, ``(turn, render dpi, (width, height))`` for
     ``"render"``, whose RGB bytes follow as a message of their own."""
-    from core.drafters.process import answer_requests, lower_priority
-
     lower_priority(nice, False)
     opened: dict = {}
     answer_requests(connection, lambda request: _answer(request, opened))
@@ -166,17 +162,7 @@ def serve(connection, nice: int = 0) -> None:
 
 def _answer(request: tuple, opened: dict) -> tuple:
     what, path, password, rotate, index, turn, dpi = request
-    stat = os.stat(path)
-    key = (path, password, stat.st_mtime_ns, stat.st_size, rotate)
-    if opened.get("key") != key:
-        from core.documents import open_document
-
-        if opened:
-            opened.pop("document").close()
-            opened.clear()
-        opened["document"] = open_document(path, password=password, rotate=rotate)
-        opened["key"] = key
-    page = opened["document"].page(index)
+    page = kept_open(opened, path, password, rotate).page(index)
     if turn is not None:  # decided on the other side (a view turned further keeps its own)
         page._turn = turn
     if what == "turn":

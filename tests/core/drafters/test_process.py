@@ -17,7 +17,6 @@ import pytest
 from core import tuning
 from core.documents import open_document
 from core.drafters import get_drafter, parse_drafter_spec
-from core.drafters import process as process_module
 from core.drafters.base import DrafterBase, Region
 from core.drafters.process import ProcessDrafter, reader_for, serve
 from core.errors import HSDWarning, PageRangeError
@@ -25,16 +24,7 @@ from tests.core.pdf_factory import encrypted_pdf, text_pdf
 
 OCR_SPEC = "rapidocr:layout=false"
 
-pytestmark = pytest.mark.drafting_process
-
-
-@pytest.fixture(autouse=True)
-def no_shared_readers():
-    """Each test starts and ends without shared drafting processes."""
-    yield
-    for reader in process_module._shared.values():
-        reader.close()
-    process_module._shared.clear()
+pytestmark = [pytest.mark.drafting_process, pytest.mark.usefixtures("no_shared_readers")]
 
 
 # -- the process's priority ------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import pytest
 from core import tuning
 from core.documents import open_document
 from core.drafters import get_drafter, orientation
-from core.drafters import process as process_module
 from core.drafters.process import ProcessDrafter
 from core.drafters.render_process import RenderProcess, attach, renderer_of
 from core.errors import HSDWarning, PageRangeError
@@ -26,12 +25,8 @@ TURNS = (0, 90, 180, 270)
 
 
 @pytest.fixture(autouse=True)
-def no_shared_readers(monkeypatch):
+def render_process_on(monkeypatch, no_shared_readers):
     monkeypatch.setattr(tuning, "RENDER_PROCESS", True)  # off by default (docs/tuning.md)
-    yield
-    for reader in process_module._shared.values():
-        reader.close()
-    process_module._shared.clear()
 
 
 @pytest.fixture(scope="module")

@@ -36,16 +36,25 @@ def chunks_of_four(monkeypatch):
     monkeypatch.setattr(tuning, "EARLY_LINES_CHUNK", 4)
 
 
-def test_a_stop_keeps_the_lines_read_and_leaves_the_rest_unread():
-    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
-    reader, told = OneByOne(texts), []
+def stopped_once_told(crops, reader, wanted: set[int] | None = None, told: list | None = None) -> PageReads:
+    """``crops``' reads by ``reader``, stopped once their first chunk is told (the page's decode
+    ends then), the stop wanting the lines ``wanted`` read all the same where given; the lines
+    told are added to ``told``."""
     stop = {"now": False}
 
     def tell(lines):
-        told.extend(lines)
-        stop["now"] = True  # the decode ends once the first chunk is told
+        if told is not None:
+            told.extend(lines)
+        stop["now"] = True
 
-    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"])
+    want = (lambda known: wanted) if wanted is not None else None
+    return PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (want or True))
+
+
+def test_a_stop_keeps_the_lines_read_and_leaves_the_rest_unread():
+    crops, texts = page(range(1, 13), latin=set(range(1, 13)))
+    reader, told = OneByOne(texts), []
+    reads = stopped_once_told(crops, reader, told=told)
     reads.read(list(range(12)), 1.0)
     assert reads.cut
     assert reads.texts[:2] == [texts[1], texts[2]] and reads.texts[2:] == [None] * 10
@@ -115,13 +124,7 @@ def test_a_squeezed_page_stopped_keeps_what_it_read_squeezed():
     policy = SqueezePolicy()
     policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
     assert policy.squeeze_next
-    stop = {"now": False}
-    reader = OneByOne(texts)
-
-    def tell(lines):
-        stop["now"] = True
-
-    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"])
+    reads = stopped_once_told(crops, OneByOne(texts))
     policy.read_page(reads)
     read = [i for i, text in enumerate(reads.texts) if text is not None]
     assert len(read) == 2 and reads.unread() == [i for i in range(12) if i not in read]
@@ -135,13 +138,7 @@ def test_a_stop_that_wants_lines_reads_those_and_no_other_and_tells_none():
     one more call after the stop, not told; the other lines stay unread."""
     crops, texts = page(range(1, 13), latin=set(range(1, 13)))
     reader, told = OneByOne(texts), []
-    stop = {"now": False}
-
-    def tell(lines):
-        told.extend(lines)
-        stop["now"] = True
-
-    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: {9, 10}))
+    reads = stopped_once_told(crops, reader, wanted={9, 10}, told=told)
     reads.read(list(range(12)), 1.0)
     assert reads.cut and reads.wanted == {9, 10}
     assert reads.texts[9:11] == [texts[10], texts[11]]
@@ -181,13 +178,8 @@ def squeezed_page_read_whole_and_stopped(reader_class, wanted: set[int]) -> tupl
         policy.read_page(PageReads(crops, ScriptedRecognizer(texts)))  # learns the document is CJK
     whole = PageReads(crops, ScriptedRecognizer(texts))
     whole_policy.read_page(whole)
-    stop = {"now": False}
-
-    def tell(lines):
-        stop["now"] = True
-
     reader = reader_class(texts)
-    stopped = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: wanted))
+    stopped = stopped_once_told(crops, reader, wanted=wanted)
     stopped_policy.read_page(stopped)
     return whole, stopped, reader
 
@@ -251,12 +243,7 @@ class ReadAhead:
 def test_the_lines_read_ahead_of_a_stop_are_taken_for_its_wanted_lines_not_read_again():
     crops, texts = page(range(1, 13), latin=set(range(1, 13)))
     reader = ReadAhead(texts)
-    stop = {"now": False}
-
-    def tell(lines):
-        stop["now"] = True
-
-    reads = PageReads(crops, reader, tell=tell, stopped=lambda: stop["now"] and (lambda known: {9, 10}))
+    reads = stopped_once_told(crops, reader, wanted={9, 10})
     reads.read(list(range(12)), 1.0)
     assert reads.cut and reads.wanted == {9, 10}
     assert reads.texts[9:11] == [texts[10], texts[11]]

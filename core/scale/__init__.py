@@ -13,7 +13,8 @@ Modules:
                     (a document per actor at once, their events read in input order) and the
                     ``convert_with_ray`` entry point for Python.
 * ``drafting``      ``ClusterDrafter``: the run's drafter, each page drafted on a Ray CPU task by the
-                    drafter the run's spec builds, the planned pages after it sent ahead.
+                    drafter the run's spec builds, the planned pages after it sent ahead; a
+                    run's tasks end early by themselves once the run has ended (``RunEnds``).
 * ``inputs``        folders given as inputs become their PDFs and images. No Ray here.
 * ``cli``           the ``--ray`` options of ``hsd convert``, whose loop, progress line and
                     epilogue are those of a run on one machine (``core.commands.convert``).

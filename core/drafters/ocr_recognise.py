@@ -59,7 +59,7 @@ class Recogniser:
         best = preds.argmax(axis=2)
         best_prob = np.take_along_axis(preds, best[:, :, None], axis=2)[:, :, 0]
         lines, infos = self.decoder.decode(best, best_prob, True, ratios, widest, remove_duplicate=True)
-        torn = torn_letters(preds, [text for text, _ in lines], self.decoder.character, best)
+        torn = torn_letters(preds, [text for text, _ in lines], self.decoder.character, best, best_prob)
         return [LineRead(text, score, info, letters) for (text, score), info, letters in zip(lines, infos, torn)]
 
     def read_batches(self, crops: list[np.ndarray], batch: int, run=map) -> list[LineRead]:

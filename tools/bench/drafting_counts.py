@@ -59,8 +59,9 @@ def input_columns(crop, min_width: int) -> int:
     return max(min_width, int(math.ceil(48 * crop.shape[1] / float(crop.shape[0]))))
 
 
-def instrument(drafter, tally: Tally) -> None:
-    """Wrap the loaded pipeline's stages, its recogniser's ``read`` and the layout step."""
+def instrument(drafter, tally: Tally):
+    """Wrap the loaded pipeline's stages, its recogniser's ``read`` and the layout step; returns
+    the function that puts the layout step back (the module's, shared by the process)."""
     from core.drafters import scan_layout
     from core.drafters.ocr_pipeline import TEXT_SCORE
 
@@ -113,6 +114,11 @@ def instrument(drafter, tally: Tally) -> None:
 
     scan_layout.layout_groups = counted_groups
 
+    def restore() -> None:
+        scan_layout.layout_groups = groups
+
+    return restore
+
 
 def _pipelines(drafter):
     out = [pipeline_of(drafter)]
@@ -135,6 +141,29 @@ def _time_method(obj, name: str, tally: Tally) -> None:
     setattr(obj, name, timed)
 
 
+def page_row(pdf: Path, record: dict, tally: Tally) -> dict:
+    """One page's figures: ``record`` from ``PageDrafter.draft``, the counts from ``tally``."""
+    cpu = dict(tally.cpu)
+    row = {"file": pdf.name, "kind": kind_of(pdf), "cpu": record["cpu"], "wall": record["wall"],
+           "detect_cpu": cpu.get("detect", 0.0), "recognise_cpu": cpu.get("recognise", 0.0),
+           "layout_cpu": cpu.get("layout_model", 0.0), "rec_run_cpu": tally.rec_cpu,
+           "detected": tally.detected, "lines": tally.lines, "columns": tally.columns,
+           "again_columns": tally.again_columns, "lines_again": sum(n - 1 for n in tally.seen.values()),
+           "empty_lines": tally.empty_lines, "empty_columns": tally.empty_columns,
+           "low_lines": tally.low_lines, "low_columns": tally.low_columns,
+           "layout_calls": tally.layout_calls, "digest": record["digest"]}
+    row["rest_cpu"] = row["cpu"] - row["detect_cpu"] - row["recognise_cpu"] - row["layout_cpu"]
+    return row
+
+
+def print_row(row: dict) -> None:
+    print(f"{row['file']:<18} cpu {row['cpu']:5.2f} det {row['detect_cpu']:4.2f} rec {row['recognise_cpu']:5.2f} "
+          f"(runs {row['rec_run_cpu']:5.2f}) lay {row['layout_cpu']:4.2f} rest {row['rest_cpu']:4.2f}  "
+          f"lines {row['lines']:4d} of {row['detected']:4d} again {row['lines_again']:3d} cols {row['columns']:6d} "
+          f"empty {row['empty_lines']:3d}/{row['empty_columns']:5d} low {row['low_lines']:3d}/{row['low_columns']:5d} "
+          f"layout calls {row['layout_calls']}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench.drafting_counts", description=__doc__.split("\n")[0])
     parser.add_argument("set", type=Path, help="a scan set (its scan/pairs) or a folder of PDFs")
@@ -149,31 +178,19 @@ def main(argv: list[str] | None = None) -> int:
     pdfs = pdfs_of(args.set)[:: max(1, args.every)][: args.limit or None]
     drafter = PageDrafter(None)
     tally = Tally()
-    instrumented = False
+    restore = None
     rows = []
-    for pdf in pdfs:
-        if not instrumented:
-            drafter.draft(pdf)  # loads the models; this page is drafted again below, counted
-            instrument(drafter.drafter, tally)
-            instrumented = True
-        tally.reset()
-        record = drafter.draft(pdf)
-        cpu = dict(tally.cpu)
-        row = {"file": pdf.name, "kind": kind_of(pdf), "cpu": record["cpu"], "wall": record["wall"],
-               "detect_cpu": cpu.get("detect", 0.0), "recognise_cpu": cpu.get("recognise", 0.0),
-               "layout_cpu": cpu.get("layout_model", 0.0), "rec_run_cpu": tally.rec_cpu,
-               "detected": tally.detected, "lines": tally.lines, "columns": tally.columns, "again_columns": tally.again_columns,
-               "lines_again": sum(n - 1 for n in tally.seen.values()),
-               "empty_lines": tally.empty_lines, "empty_columns": tally.empty_columns,
-               "low_lines": tally.low_lines, "low_columns": tally.low_columns,
-               "layout_calls": tally.layout_calls, "digest": record["digest"]}
-        row["rest_cpu"] = row["cpu"] - row["detect_cpu"] - row["recognise_cpu"] - row["layout_cpu"]
-        rows.append(row)
-        print(f"{pdf.name:<18} cpu {row['cpu']:5.2f} det {row['detect_cpu']:4.2f} rec {row['recognise_cpu']:5.2f} "
-              f"(runs {row['rec_run_cpu']:5.2f}) lay {row['layout_cpu']:4.2f} rest {row['rest_cpu']:4.2f}  "
-              f"lines {row['lines']:4d} of {row['detected']:4d} again {row['lines_again']:3d} cols {row['columns']:6d} "
-              f"empty {row['empty_lines']:3d}/{row['empty_columns']:5d} low {row['low_lines']:3d}/{row['low_columns']:5d} "
-              f"layout calls {row['layout_calls']}", flush=True)
+    try:
+        for pdf in pdfs:
+            if restore is None:
+                drafter.draft(pdf)  # loads the models; this page is drafted again below, counted
+                restore = instrument(drafter.drafter, tally)
+            tally.reset()
+            rows.append(page_row(pdf, drafter.draft(pdf), tally))
+            print_row(rows[-1])
+    finally:
+        if restore is not None:
+            restore()
     if rows:
         total = {k: sum(r[k] for r in rows) for k in rows[0] if isinstance(rows[0][k], (int, float))}
         cpus = [r["cpu"] for r in rows]

@@ -111,14 +111,15 @@ DRAFT_AHEAD_PAGES = 2
 #: rendered image, about 6 MB for A4 at 144 dpi), since the drafter reads in order and waiting for it
 #: only delays pages that would decode without drafts either way.
 DECODE_AHEAD_OF_DRAFTER_PAGES = 8
-#: In the drafting process, a page with no page expected after it (a document's last) has its layout
-#: from its detected lines made on a thread while its lines are recognised, so that a stop of its
-#: reading finds it made (``core.drafters.rapidocr._Beside``): the layout model's run after the
-#: decode's end was most of what a document's end waited for. Off: a document of one page (every
-#: page its last) read to its end pays a layout run beside its recogniser; on the 12 one-page
-#: OmniDocBench scans at 5 ms a pass, idle, the drafting took 34.3 s instead of 28.0 and hsd 41.4 s
-#: instead of 36.6, and the 54-page scanned-document set idle gained nothing (docs/tuning.md).
-STOP_LAYOUT_BESIDE = False
+#: In the drafting process, a document's last page (no page expected after it) has its layout from
+#: its detected lines made on a thread while its lines are recognised, where an earlier page of the
+#: same document was stopped or asked for its layout only (its drafter is behind its decode): a stop
+#: of its reading, which such a page nearly always meets, finds it made
+#: (``core.drafters.rapidocr._Beside``); the layout model's run after the decode's end was most of
+#: what a document's end waited for. A document's first page, so every one-page document, and a
+#: document whose pages kept up never pay that run: on the 12 one-page OmniDocBench scans it runs
+#: on none (docs/tuning.md).
+STOP_LAYOUT_BESIDE = True
 
 # --- Stage 1 (regions on their crops) -----------------------------------------------------------
 

@@ -14,7 +14,7 @@ import pytest
 
 from core import tuning
 from core.drafters import get_drafter, rapidocr, scan_layout
-from core.drafters.process import _answer
+from core.drafters.process import DRAFTING_PROCESS_NAME, _answer
 from tests.core.drafters.test_stop_figures import _typeset
 
 
@@ -50,7 +50,7 @@ class Connection:
 def counts(monkeypatch):
     """In the drafting process, the last-page layout on: ``beside`` the pages (0-based) whose
     layout was made beside their reading, ``model`` the layout model's runs per page."""
-    monkeypatch.setattr(multiprocessing.current_process(), "name", "hsd-drafting")
+    monkeypatch.setattr(multiprocessing.current_process(), "name", DRAFTING_PROCESS_NAME)
     monkeypatch.setattr(tuning, "STOP_LAYOUT_BESIDE", True)
     seen = {"beside": [], "model": {}, "page": None}
 

@@ -15,6 +15,7 @@ import pytest
 from core import tuning
 from core.documents import open_document
 from core.drafters import get_drafter
+from core.drafters.process import DRAFTING_PROCESS_NAME
 from core.drafters.rapidocr import RapidOCRDrafter
 from tests.core.drafters.test_stop_figures import _typeset
 
@@ -56,7 +57,7 @@ def _stopped_drafts(pdf) -> list:
 
 
 def test_a_stopped_last_page_finds_its_layout_made_beside_its_reading_and_drafts_the_same(pdf, monkeypatch):
-    monkeypatch.setattr(multiprocessing.current_process(), "name", "hsd-drafting")
+    monkeypatch.setattr(multiprocessing.current_process(), "name", DRAFTING_PROCESS_NAME)
     made_on: list[str] = []
     layout = RapidOCRDrafter._unread_layout
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -93,16 +92,10 @@ def ray_local():
     # Ray starts its workers at nice 15: beside other programs at the normal priority (a busy test
     # machine) the model actors and drafting tasks the tests wait for got almost no CPU, and a test
     # that takes a minute took many. The tests' workers run at the tests' own priority.
-    before = os.environ.get("RAY_worker_niceness")
-    os.environ["RAY_worker_niceness"] = "0"  # read by the raylet that ``ray.init`` starts
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_worker_niceness", "0")  # read by the raylet that ``ray.init`` starts
         ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": dict(WORKER_ENV)},
                  logging_level="WARNING", log_to_driver=False)
-    finally:
-        if before is None:
-            del os.environ["RAY_worker_niceness"]
-        else:
-            os.environ["RAY_worker_niceness"] = before
     yield ray
     ray.shutdown()
 

@@ -137,15 +137,18 @@ class LayoutOnly(DrafterBase):
 
 class ServerEnd:
     """This side of a process spawned by ``spawn_server``: ``_process`` and ``_connection`` while it
-    runs, ``broken`` (why) once given up. ``_give_up`` ends it and warns once: ``stopped`` (what
-    the warning says, then why), ``stopped_stacklevel`` (where the warning points, counted from
-    ``_give_up``'s caller)."""
+    runs, ``broken`` (why) once given up, ``_lock`` held while the process is asked. ``_give_up``
+    ends it and warns once: ``stopped`` (what the warning says, then why), ``stopped_stacklevel``
+    (where the warning points, counted from ``_give_up``'s caller)."""
 
-    broken: str | None = None
-    _process = None
-    _connection = None
     stopped = "the process stopped"
     stopped_stacklevel = 3
+
+    def __init__(self):
+        self.broken: str | None = None  # why the process was given up
+        self._process = None
+        self._connection = None
+        self._lock = threading.Lock()
 
     def _give_up(self, why: str) -> None:
         self.broken = why
@@ -169,13 +172,10 @@ class ProcessDrafter(ServerEnd, DrafterBase):
     def __init__(self, spec: str, here: Drafter | None = None):
         from core.drafters import parse_drafter_spec
 
+        super().__init__()
         self.spec = spec
         self.name = parse_drafter_spec(spec)[0]
         self._here = here
-        self.broken: str | None = None  # why the process was given up
-        self._process = None
-        self._connection = None
-        self._lock = threading.Lock()
         # document -> {index: the index asked for after it} (``read_in_order``)
         self._following: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._asking = None  # the document whose page the process reads now

@@ -29,7 +29,6 @@ same ``orientation.page_turn`` the same turn.
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 import weakref
 
@@ -71,12 +70,6 @@ class RenderProcess(ServerEnd):
 
     stopped = "rendering pages in the decode's process: the rendering process stopped"
     stopped_stacklevel = 4
-
-    def __init__(self):
-        self.broken: str | None = None
-        self._process = None
-        self._connection = None
-        self._lock = threading.Lock()
 
     def start(self) -> None:
         """Spawn the process now (it imports while this side goes on)."""

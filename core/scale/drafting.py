@@ -29,6 +29,10 @@ between its chunks of lines (``RapidOCRDrafter.stop_when``: the lines read are k
 line is read); told that the run has ended (``ClusterDrafter.close``), it returns early. Nothing is
 cancelled from the driver (``close``: a ``ray.cancel`` aborted it).
 
+The tasks run in Ray workers of their own, which lower their priority as the drafting process of a
+run on one machine does (``core.scale.priority``): the model actors take a core first, and no model
+actor ever runs in a worker a drafting task has lowered.
+
 The document travels once (its file's bytes, put in Ray's object store with its first page): the
 tasks open it again from them (``_Opened``), so the input files need only be readable by the
 driver. A worker keeps the last document and the drafter of each spec it built between tasks.
@@ -232,10 +236,20 @@ class ClusterDrafts:
 
 def drafting_task(cpus: float, memory: int, retries: int):
     """``draft_on_worker`` as a Ray task of ``cpus`` CPUs and ``memory`` bytes, run again up to
-    ``retries`` times where its worker dies (Ray must be connected)."""
+    ``retries`` times where its worker dies (Ray must be connected), in workers of its own at a
+    priority below the model actors' (``core.scale.priority``)."""
     import ray
 
-    return ray.remote(draft_on_worker).options(num_cpus=cpus, memory=memory, max_retries=retries)
+    return ray.remote(draft_on_worker).options(**drafting_options(cpus, memory, retries))
+
+
+def drafting_options(cpus: float, memory: int, retries: int) -> dict:
+    """The Ray options of a drafting task (``drafting_task``)."""
+    from core.scale.priority import drafting_runtime_env
+    from core.scale.ray_pipeline import WORKER_ENV
+
+    return {"num_cpus": cpus, "memory": memory, "max_retries": retries,
+            "runtime_env": drafting_runtime_env(WORKER_ENV)}
 
 
 # -- a run's end, as its tasks ask it -----------------------------------------------------------
@@ -329,6 +343,9 @@ def draft_on_worker(spec: str, data: list, where: tuple, cpus: int = 1, end: Run
     once the document is open (before the drafter is built: a worker's first builds load models)
     and between an OCR drafter's chunks of lines: once the run has ended, the page is not drafted
     (``RunEndedError``) or no further line is read."""
+    from core.scale.priority import lower_drafting_worker
+
+    lower_drafting_worker()  # in a drafting worker only: the decode's actors take a core first
     name, password, rotate, index, turn = where
     ended = end.check() if end is not None else None
     with warnings.catch_warnings(record=True) as caught:
@@ -431,4 +448,4 @@ _OPENED = _Opened()
 
 
 __all__ = ["ClusterDrafter", "ClusterDrafts", "RunEnd", "RunEndedError", "RunEnds", "draft_on_worker",
-           "drafting_task", "run_ends"]
+           "drafting_options", "drafting_task", "run_ends"]

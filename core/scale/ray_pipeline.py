@@ -318,15 +318,20 @@ def require_ray():
 
 def connect(address: str | None, num_cpus: int | None = None) -> bool:
     """Start a local Ray instance (``address`` None or "local") or join a cluster; True when this
-    call started or joined it (and so should shut it down), False when Ray was already running."""
+    call started or joined it (and so should shut it down), False when Ray was already running.
+    A local instance's workers run at this process's priority, not Ray's nice 15
+    (``core.scale.priority``); a joined cluster keeps its own."""
+    from core.scale.priority import local_workers_at_this_priority
+
     ray = require_ray()
     if ray.is_initialized():
         return False
     runtime_env = {"env_vars": dict(WORKER_ENV)}
     try:
         if address in (None, "", "local"):
-            ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env=runtime_env,
-                     log_to_driver=True, logging_level="WARNING")
+            with local_workers_at_this_priority():
+                ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env=runtime_env,
+                         log_to_driver=True, logging_level="WARNING")
         else:
             ray.init(address=address, runtime_env=runtime_env, logging_level="WARNING")
     except (ConnectionError, RuntimeError, ValueError) as exc:

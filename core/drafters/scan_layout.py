@@ -13,12 +13,21 @@ where it knows better (headings, page headers and footers, captions, list items,
 pictures). Tables are the OCR drafter's business (rapid-table), given the model's table boxes.
 A page whose text is not read (its decode ended first) gets the groups of its detected lines
 (``unread_groups``).
+
+The model is two networks: an image network over the page's 72 dpi render (about two thirds of a
+run's CPU) and a graph network over the text boxes, their text and the image network's features
+pooled at each box. The render shows the page image only (the OCR text is invisible), so a second
+run on the same image with other lines (a stopped page with a figure: once on its detected lines,
+once on the lines read) takes the image network's output of the first through the model's own
+cache (``_ImageNetworkReuse``): the same output as running it again, without its CPU.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import threading
+import weakref
 
 from core import tuning
 from core.documents import capped_scale
@@ -30,6 +39,10 @@ from core.drafters.regions import _PAGE_NUMBER, lines_to_regions
 from core.errors import DrafterUnavailableError
 
 _LOCK = threading.Lock()  # the model keeps process-global state (pymupdf4llm serialises it too)
+#: PyMuPDF's activated layout model (``load_model``), run here directly so that its image network's
+#: output can be reused (``_ImageNetworkReuse``); None where PyMuPDF keeps it out of reach (the
+#: layout then runs through ``Page.get_layout``, whole each time)
+_MODEL = None
 _FONT = None
 _FONT_LOCK = threading.Lock()
 #: The OCR font's glyph widths for every code of the Basic Multilingual Plane, measured once.
@@ -39,16 +52,30 @@ _ADVANCES: dict[str, float] = {}
 
 
 def load_model():
-    """Activate PyMuPDF's bundled layout model; ``DrafterUnavailableError`` where it is not installed."""
-    global _FONT
+    """Load PyMuPDF's bundled layout model; ``DrafterUnavailableError`` where it is not installed."""
+    global _FONT, _MODEL
     try:
         import pymupdf
         import pymupdf.layout  # noqa: F401  (installs the model as pymupdf's layout function)
     except ImportError as exc:
         raise DrafterUnavailableError(f"the PyMuPDF layout step needs the 'pymupdf-layout' package ({exc})") from None
     if _FONT is None:
+        _MODEL = _activated_model(pymupdf)
         _FONT = pymupdf.Font("cjk")  # Droid Sans Fallback: Latin and CJK glyphs for every OCR line
     return pymupdf
+
+
+def _activated_model(pymupdf):
+    """The model ``pymupdf.layout`` activated: ``Page.get_layout`` calls its ``predict`` through the
+    function it installed, which holds it (``pymupdf.layout.activate``). A model of our own would
+    be the same model at another 60 MB. None where it is not found so."""
+    import inspect
+
+    try:
+        model = inspect.getclosurevars(pymupdf._get_layout).nonlocals.get("MODEL")
+    except (AttributeError, TypeError):
+        return None
+    return model if callable(getattr(model, "predict", None)) else None
 
 
 def text_length(text: str, size: float) -> float:
@@ -71,12 +98,9 @@ def text_page(width: float, height: float, image, lines: list[TextLine]):
     pymupdf = load_model()
     doc = pymupdf.open()
     page = doc.new_page(width=width, height=height)
-    if image is not None:
-        scale = capped_scale(width, height, tuning.LAYOUT_IMAGE_SCALE)  # 829 megapixels for a poster page
-        small = image.convert("RGB").resize((max(1, round(width * scale)), max(1, round(height * scale))))
-        buf = io.BytesIO()
-        small.save(buf, "JPEG", quality=80)
-        page.insert_image(page.rect, stream=buf.getvalue())
+    picture = _picture(width, height, image)
+    if picture is not None:
+        page.insert_image(page.rect, stream=picture)
     _reuse_glyph_widths(doc, page.insert_font(fontname="ocr", fontbuffer=_FONT.buffer))
     # One shape for all the lines, written to the page once: a page's ``insert_text`` per line
     # re-reads the whole content stream each time (quadratic in the lines).
@@ -92,6 +116,31 @@ def text_page(width: float, height: float, image, lines: list[TextLine]):
                           morph=(rect.bl, stretch), render_mode=3)
     shape.commit()
     return doc
+
+
+#: ``(weak reference to the image, width, height, scale, JPEG)`` of the last page image written
+#: under OCR text
+_LAST_PICTURE: tuple | None = None
+
+
+def _picture(width: float, height: float, image) -> bytes | None:
+    """``image`` (PIL) as ``text_page`` writes it under the text: ``tuning.LAYOUT_IMAGE_SCALE`` pixels a
+    point, JPEG. The last one is kept: a page whose layout is made twice (its detected lines, then
+    the lines read) writes the same image twice, and the same bytes key the image network's reuse."""
+    global _LAST_PICTURE
+    if image is None:
+        return None
+    scale = capped_scale(width, height, tuning.LAYOUT_IMAGE_SCALE)  # 829 megapixels for a poster page
+    last = _LAST_PICTURE
+    if last is not None and last[0]() is image and last[1:4] == (width, height, scale):
+        return last[4]
+    small = image.convert("RGB").resize((max(1, round(width * scale)), max(1, round(height * scale))))
+    buf = io.BytesIO()
+    small.save(buf, "JPEG", quality=80)
+    # a weak reference: the page's render is not kept past its page, and a new image never
+    # passes for a dead one
+    _LAST_PICTURE = (weakref.ref(image), width, height, scale, buf.getvalue())
+    return _LAST_PICTURE[4]
 
 
 def _reuse_glyph_widths(doc, xref: int) -> None:
@@ -120,14 +169,54 @@ def layout_groups(width: float, height: float, image, lines: list[TextLine]) -> 
     if not lines:
         return []
     doc = text_page(width, height, image, lines)
+    picture = _picture(width, height, image)  # what the model's render shows: the image alone
+    key = (float(width), float(height), None if picture is None else hashlib.blake2b(picture, digest_size=16).digest())
     try:
-        page = doc[0]
         with _LOCK:
-            page.get_layout(return_raw=True)
-        groups = page.layout_information or []
+            groups = _IMAGE_NETWORK.predict(_MODEL, doc[0], key) or []
     finally:
         doc.close()
     return [(str(g.get("class_name", "text")), tuple(float(v) for v in g["group_bbox"][:4])) for g in groups]
+
+
+class _ImageNetworkReuse:
+    """Runs the layout model on a page, its image network's output of the last run taken again
+    where the model's render is the same picture (``key``: the page's size and image bytes; the OCR
+    text on it is invisible) and nothing ran the image network since (its output still the one
+    kept). The model's own cache (``mark_cached``: "reused once", made for its image-page check)
+    skips the network; its features, picture detections and everything after are computed from
+    that output as from a new run's, so the groups are the same. A model without that cache runs
+    whole each time."""
+
+    def __init__(self):
+        self.key = None
+        self.features = None  # the image network's output of the run ``key`` names
+        self.runs = self.reused = 0
+
+    def predict(self, model, page, key) -> list:
+        if model is None:
+            page.get_layout(return_raw=True)
+            return page.layout_information
+        extractor = getattr(getattr(model, "_model", None), "feature_extractor", None)
+        if not all(hasattr(extractor, name) for name in ("mark_cached", "consume_cache", "get_feature_map")):
+            extractor = None
+        self.runs += 1
+        if (extractor is not None and key == self.key and self.features is not None
+                and extractor.get_feature_map() is self.features):
+            extractor.mark_cached()
+            self.reused += 1
+        self.key = self.features = None
+        try:
+            groups = model.predict(page, return_raw=True)
+        finally:
+            if extractor is not None:
+                extractor.consume_cache()  # a run that failed before the image network leaves no reuse behind
+        if extractor is not None:
+            self.key, self.features = key, extractor.get_feature_map()
+        return groups
+
+
+_IMAGE_NETWORK = _ImageNetworkReuse()
 
 
 def unread_groups(width: float, height: float, image, lines: list[TextLine]) -> list[tuple[str, tuple]]:

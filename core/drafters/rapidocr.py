@@ -207,7 +207,9 @@ class RapidOCRDrafter(DrafterBase):
                 if groups is None:
                     # A page read in part: the model sees its unread lines too, as placeholders, and
                     # groups the lines read as a whole read's model groups them (given only the lines
-                    # read, it joins paragraphs that the lines after them keep apart)
+                    # read, it joins paragraphs that the lines after them keep apart). After the stop's
+                    # layout of the same image only its graph network runs again (``scan_layout``'s
+                    # image network reuse): its input is the text the stop's layout chose to read
                     unread_lines = [TextLine(box, "", 0.0, False, -1 - k) for k, box in enumerate(unread)]
                     groups = layout_groups(page.width, page.height, image, lines + placeholder_lines(unread_lines))
                 boxes = [(CLASS_LABELS.get(cls, "text"), box) for cls, box in groups]

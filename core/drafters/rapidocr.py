@@ -515,8 +515,10 @@ class _Beside:
     than its decode, so its last page's decode nearly always ends while the page is read, and the
     stop finds the layout made instead of running PyMuPDF's layout model after it (the document's
     end waited 2.8-4.1 s for it on two busy cores; the same call on the same inputs, so the same
-    layout). A page read to its end has spent one layout model run for nothing: a document's first
-    page (a one-page document's only one) never makes it, nor a page whose earlier pages kept up."""
+    layout). A page read to its end has spent one layout model run for nothing, less its image
+    network, whose output the page's own layout run takes again (``scan_layout._ImageNetworkReuse``):
+    a document's first page (a one-page document's only one) never makes it, nor a page whose
+    earlier pages kept up."""
 
     def __init__(self, layout, *args):
         self._out: list = []

@@ -183,3 +183,26 @@ def test_a_run_that_fails_leaves_no_reuse_behind(image_network_runs, monkeypatch
     assert len(image_network_runs) == 1
     scan_layout.layout_groups(WIDTH, HEIGHT, image, lines)  # nothing kept of the failed run: runs again
     assert len(image_network_runs) == 2
+
+
+def test_a_last_page_read_to_its_end_after_its_layout_was_made_beside_runs_the_image_network_once(
+        pdf, image_network_runs, monkeypatch):
+    """Its layout from the detected lines, made beside its reading for a stop that never came
+    (``rapidocr._Beside``), leaves the page's own layout run only the graph network to run."""
+    import multiprocessing
+
+    from core.drafters.process import DRAFTING_PROCESS_NAME
+
+    monkeypatch.setattr(multiprocessing.current_process(), "name", DRAFTING_PROCESS_NAME)
+    drafter = get_drafter("rapidocr")
+    with open_document(pdf) as document:
+        drafter.stop_when(lambda: True)  # a stopped first page: the drafter is behind its decode
+        try:
+            drafter.draft(document.page(0))
+            drafter.stop_when(lambda: False)  # the page is read to its end
+            image_network_runs.clear()
+            regions = drafter.draft(document.page(1))
+        finally:
+            drafter.stop_when(None)
+    assert not any(r.extra.get("unread") for r in regions)
+    assert len(image_network_runs) == 1

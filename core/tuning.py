@@ -37,11 +37,15 @@ DEFAULT_BACKGROUND_DRAFTING = "auto"
 DRAFTING_PROCESS = True
 #: Beside a drafting process, the decode's page images are rendered and scan pages' turns decided
 #: (OCR where the ink cannot tell) in a process of their own (``core.drafters.render_process``):
-#: PyMuPDF's render and the turn's OCR then take no interpreter lock from the decode. Off: on the
-#: multi-page scan set (simulated GPU, 2 loaded cores) it saved the decode's process CPU, but the
-#: Chinese pages' drafts came later (their turns' OCR then ran beside the decode on a core of its
-#: own, not in the decode's lock): hsd 17.1 -> 23.5 s on those 5 pages (docs/drafters.md).
-RENDER_PROCESS = False
+#: PyMuPDF's render and the turn's ink profile or OCR then take no interpreter lock from the decode,
+#: and the drafting thread that sends the drafter its pages is not held up by them. On: on the
+#: multi-page scan sets (simulated GPU, 5 ms a pass, 2 cores, off and on one after the other;
+#: ``python -m tools.bench.decode_gil``) the decode's time blocked beyond its passes, CPU and core
+#: waits fell 3.90 -> 1.27 s on 54 pages and 1.85 -> 0.82, 2.54 -> 0.83 s on 28 pages twice, and
+#: hsd's documents took 172.0 -> 129.6, 80.2 -> 74.3 and 122.0 -> 114.1 s, with fewer passes
+#: (22689 -> 15873 on the 54). An earlier run of 12 pages, three runs at once, had the Chinese
+#: scans' drafts come later (docs/drafters.md); on the 54 they came sooner (12.5 -> 9.8 s).
+RENDER_PROCESS = True
 #: How much lower the rendering process's priority is (``os.nice``). 0: niced by 5 its renders and
 #: turns came later still (the same 5 pages 26.1 s; the decode waited 9.4 s for renders, not 5.2).
 RENDER_PROCESS_NICE = 0

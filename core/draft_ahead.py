@@ -24,7 +24,11 @@ How far ahead (the run's page decoder says: ``PageDecoder.pages_ahead``; the eng
   and a page reaches the decode with its drafts done; nothing drafts while a page decodes.
 
 The drafter reads the pages in a process of its own where it can (``core.drafters.process``):
-the decode's thread then has the interpreter lock and a core whenever a pass ends. The process is
+the decode's thread then has the interpreter lock and a core whenever a pass ends. Beside it, the
+pages this thread hands the decode are rendered, and scan pages' turns decided, in a rendering
+process (``core.drafters.render_process``, ``tuning.RENDER_PROCESS``): PyMuPDF holds the lock
+while it renders and a turn's ink profile or OCR holds it most of the time, so on this thread they
+took it from the decode between passes and held this thread from the drafter's next request. The process is
 sent a page before this thread renders it for the decode (``draft_page``'s ``meanwhile``), so its
 first lines come a render sooner. It is told the order of the pages (``read_in_order``): while its
 OCR reads one scan page's lines, it renders the next and runs its detector

@@ -7,7 +7,7 @@ Nothing here calls the engine.
     render(page, dpi)                                  ->  (image, seconds)   PyMuPDF, timed; in
                                                                               the rendering process
                                                                               beside a drafting one
-                                                                              (RENDER_PROCESS, off)
+                                                                              (RENDER_PROCESS, on)
     render_and_draft(page, dpi, drafter, background)   ->  DraftedPage        the drafter now, or on
                                                                               a thread of its own
     PendingDrafts                                      a page's drafts handed to the decode before

@@ -44,7 +44,8 @@ DRAFTING_PROCESS = True
 #: waits fell 3.90 -> 1.27 s on 54 pages and 1.85 -> 0.82, 2.54 -> 0.83 s on 28 pages twice, and
 #: hsd's documents took 172.0 -> 129.6, 80.2 -> 74.3 and 122.0 -> 114.1 s, with fewer passes
 #: (22689 -> 15873 on the 54). An earlier run of 12 pages, three runs at once, had the Chinese
-#: scans' drafts come later (docs/drafters.md); on the 54 they came sooner (12.5 -> 9.8 s).
+#: scans' drafts come later (docs/drafters.md); on the 54 they came sooner (12.5 -> 9.8 s). Idle
+#: (load under 2) no gain: 65.2 -> 66.3 s on the 28, each document's first page waiting longer.
 RENDER_PROCESS = True
 #: How much lower the rendering process's priority is (``os.nice``). 0: niced by 5 its renders and
 #: turns came later still (the same 5 pages 26.1 s; the decode waited 9.4 s for renders, not 5.2).

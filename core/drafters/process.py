@@ -41,7 +41,7 @@ speculation, not a page's time.
     read_in_order(document, indices) the pages of ``document`` will be asked for in this order:
                                     while the process's OCR reads one scan page's lines, it
                                     renders the next and runs its detector (``core.drafters.ocr_ahead``);
-                                    with ``tuning.RENDER_PROCESS`` on (off by default), the
+                                    with ``tuning.RENDER_PROCESS`` on (the default), the
                                     decode's images of its pages are rendered, and their turns
                                     decided, in a rendering process of this drafter's
                                     (``core.drafters.render_process``), not in this one

@@ -19,7 +19,8 @@ waits for the answer (the lock free) and copies the pixels in.
     attach(document, renderer)  ``renderer`` renders ``document``'s pages for the decode (a file)
     renderer_of(document)       the renderer attached to ``document``, or None
 
-Off by default (``tuning.RENDER_PROCESS``: it delayed the drafts of scans whose turn takes OCR).
+On by default beside a drafting process (``tuning.RENDER_PROCESS``; off, the decode's process renders
+and turns its pages itself, as it always does without a drafting process).
 The process is spawned on first use (nothing of this process is copied into it) and runs at the
 decode's priority (``tuning.RENDER_PROCESS_NICE``): the decode waits for its answers. It keeps one document open, for
 all its pages. The same ``open_document`` and ``Page.render`` as here give the same pixels, the

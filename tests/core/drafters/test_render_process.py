@@ -26,7 +26,7 @@ TURNS = (0, 90, 180, 270)
 
 @pytest.fixture(autouse=True)
 def render_process_on(monkeypatch, no_shared_readers):
-    monkeypatch.setattr(tuning, "RENDER_PROCESS", True)  # off by default (docs/tuning.md)
+    monkeypatch.setattr(tuning, "RENDER_PROCESS", True)  # whatever the default (docs/tuning.md)
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,8 @@ def render(page, dpi: int) -> tuple[object, dict]:
     from core.drafters.render_process import renderer_of
 
     t0 = time.perf_counter()
-    renderer = renderer_of(getattr(page, "document", None))  # beside a drafting process: rendered (and turned) there
+    # beside a drafting process: rendered (and turned) there, but for a document's first page
+    renderer = renderer_of(getattr(page, "document", None), getattr(page, "index", None))
     image = renderer.render(page, dpi) if renderer is not None else page.render(dpi)
     return image, page_seconds(render=time.perf_counter() - t0)
 

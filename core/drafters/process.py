@@ -219,20 +219,23 @@ class ProcessDrafter(ServerEnd, DrafterBase):
         the decode's images of its pages are rendered, and their turns decided, in the rendering
         process (``core.drafters.render_process``, ``tuning.RENDER_PROCESS``)."""
         self._following[document] = dict(zip(indices, indices[1:]))
-        if tuning.RENDER_PROCESS and not self.broken:
+        # The first page is rendered and turned here: the decode waits for it before its first pass
+        # (no pass to take the lock from), and a process started now is not up yet. So a document of
+        # one page never uses the rendering process, nor pays for its start.
+        if tuning.RENDER_PROCESS and not self.broken and len(indices) > 1:
             from core.drafters.render_process import RenderProcess, attach
 
             if self._renderer is None:
                 self._renderer = RenderProcess()
-            if attach(document, self._renderer):
-                self._renderer.start()  # it imports while the run goes on
+            if attach(document, self._renderer, here=tuple(indices[:1])):
+                self._renderer.start()  # it imports while the first page decodes
 
     @staticmethod
     def _turn(page) -> int:
         """``page``'s turn: the rendering process's where it renders the page's document."""
         from core.drafters.render_process import renderer_of
 
-        renderer = renderer_of(page.document)
+        renderer = renderer_of(page.document, page.index)
         return renderer.turn(page) if renderer is not None else page.turn
 
     def stop_ahead(self, document) -> None:

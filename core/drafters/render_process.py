@@ -7,7 +7,10 @@ interpreter lock while it renders, and where a scan's ink cannot tell its turn O
 all on the drafting thread of the decode's process, taking the lock from the decode between two
 passes. Where a drafting process reads a document's pages (``ProcessDrafter.read_in_order``), this
 process renders them for the decode and decides their turns instead: the decode's process only
-waits for the answer (the lock free) and copies the pixels in.
+waits for the answer (the lock free) and copies the pixels in. All but the first: the decode
+waits for that one before its first pass, so there is no pass to take the lock from, and the
+process is not up yet; a document of one page never uses the process (on one-page scans the
+process's start and first turn made the first pages wait longer than rendering them here).
 
     RenderProcess()             render(page, dpi) -> PIL image, as ``page.render(dpi)`` gives it
                                 turn(page)        -> the page's turn, decided there
@@ -16,8 +19,9 @@ waits for the answer (the lock free) and copies the pixels in.
                                 ``page``. Render warnings are warned again here, errors raised
                                 again here. Where the process cannot start or stops answering,
                                 the page is rendered (and turned) here, with one warning.
-    attach(document, renderer)  ``renderer`` renders ``document``'s pages for the decode (a file)
-    renderer_of(document)       the renderer attached to ``document``, or None
+    attach(document, renderer, here)  ``renderer`` renders ``document``'s pages for the decode (a
+                                file), but for the pages ``here``
+    renderer_of(document, index)  the renderer attached to ``document`` for page ``index``, or None
 
 On by default beside a drafting process (``tuning.RENDER_PROCESS``; off, the decode's process renders
 and turns its pages itself, as it always does without a drafting process).
@@ -40,22 +44,23 @@ from core.errors import CorruptDocumentError
 _attached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def attach(document, renderer: "RenderProcess") -> bool:
-    """``renderer`` renders ``document``'s pages for the decode, where it is a file (the process
-    opens it again); returns whether it does."""
+def attach(document, renderer: "RenderProcess", here: tuple[int, ...] = ()) -> bool:
+    """``renderer`` renders ``document``'s pages for the decode, but for the pages ``here``
+    (indices), where it is a file (the process opens it again); returns whether it does."""
     if document.path is None or not os.path.isfile(document.path):
         return False
-    _attached[document] = renderer
+    _attached[document] = (renderer, frozenset(here))
     return True
 
 
-def renderer_of(document) -> "RenderProcess | None":
-    """The renderer attached to ``document``; None where there is none (or no document)."""
+def renderer_of(document, index: int | None = None) -> "RenderProcess | None":
+    """The renderer attached to ``document`` that renders its page ``index``; None where there is
+    none (or no document), or that page is rendered here."""
     try:
-        renderer = _attached.get(document)
+        renderer, here = _attached.get(document, (None, ()))
     except TypeError:  # not a document: nothing renders it elsewhere
         return None
-    return renderer if renderer is not None and not renderer.broken else None
+    return renderer if renderer is not None and not renderer.broken and index not in here else None
 
 
 def known_turn(page) -> int | None:

@@ -114,6 +114,28 @@ def test_a_rendering_process_that_stops_costs_one_warning_and_no_page(scans):
         renderer.close()
 
 
+def test_a_document_of_one_page_never_starts_the_rendering_process(scans):
+    """Its one page is needed before the first pass: rendered here, with no process to start."""
+    reader = ProcessDrafter("rapidocr:layout=false")
+    try:
+        with open_document(scans[0], rotate="auto") as document:
+            reader.read_in_order(document, [0])
+            assert renderer_of(document, 0) is None and reader._renderer is None
+    finally:
+        reader.close()
+
+
+def test_a_document_s_first_page_renders_here_and_the_rest_there(scans):
+    reader = ProcessDrafter("rapidocr:layout=false")
+    try:
+        with open_document(scans["all"], rotate="auto") as document:
+            reader.read_in_order(document, [2, 0, 1])
+            assert renderer_of(document, 2) is None
+            assert renderer_of(document, 0) is reader._renderer is renderer_of(document, 1) is not None
+    finally:
+        reader.close()
+
+
 def test_without_the_switch_the_decode_s_pages_render_here(scans, monkeypatch):
     monkeypatch.setattr(tuning, "RENDER_PROCESS", False)
     reader = ProcessDrafter("rapidocr:layout=false")
@@ -125,9 +147,10 @@ def test_without_the_switch_the_decode_s_pages_render_here(scans, monkeypatch):
         reader.close()
 
 
-def test_a_document_run_beside_a_drafting_process_decides_no_turn_in_the_decode_s_process(scans, monkeypatch):
+def test_a_document_run_beside_a_drafting_process_decides_no_later_turn_in_the_decode_s_process(scans, monkeypatch):
     """Turned scans (whose ink cannot tell their turn: OCR decides) reach the decode with the
-    pixels, turns and drafts of converting them here; the decode's process runs no OCR for them."""
+    pixels, turns and drafts of converting them here; the decode's process runs no OCR for them
+    but the first page's (needed before the first pass, the rendering process not yet up)."""
     from core.draft_ahead import DraftAhead
 
     drafter = get_drafter("rapidocr:layout=false")
@@ -149,7 +172,7 @@ def test_a_document_run_beside_a_drafting_process_decides_no_turn_in_the_decode_
             ahead.join()
         turns = [document.turns[i] for i in range(len(TURNS))]
     assert isinstance(ahead.reader, ProcessDrafter) and ahead.reader._renderer is not None
-    assert read_here == []  # on the decode's side: no turn read from the ink or by OCR
+    assert read_here == [1]  # on the decode's side: no later page's turn read from the ink or by OCR
     assert turns == want_turns
     assert [p.image.size for p in pages] == [w.size for w in want_images]
     assert all(np.array_equal(_pixels(p.image), _pixels(w)) for p, w in zip(pages, want_images))

@@ -35,6 +35,18 @@ def run_delay() -> float:
         return 0.0
 
 
+def simulated_gpu_run(args) -> tuple[dict, tuple, tuple]:
+    """``hsd bench`` of ``args.dir`` on the simulated GPU (``args``: ``gpu_pass_ms``, ``methods``,
+    ``docs``), quietly: its result and the load averages before and after."""
+    from core.bench import runner
+
+    load0 = os.getloadavg()
+    cfg = runner.BenchConfig(corpus=args.dir, target="simulated-gpu", methods=args.methods, tokenizer="qwen",
+                             docs=args.docs.split(",") if args.docs else None, gpu_pass_ms=args.gpu_pass_ms)
+    result = runner.run_bench(cfg, log=lambda s: None)
+    return result, load0, os.getloadavg()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dir")
@@ -48,7 +60,7 @@ def main(argv=None) -> int:
         return 2
 
     from core import tuning
-    from core.bench import document_run, runner
+    from core.bench import document_run
 
     waits: dict[str, float] = defaultdict(float)
     cpu: dict[str, float] = defaultdict(float)
@@ -64,11 +76,7 @@ def main(argv=None) -> int:
 
     document_run.ReplayDecoder.decode_image = timed
     try:
-        load0 = os.getloadavg()
-        cfg = runner.BenchConfig(corpus=args.dir, target="simulated-gpu", methods=args.methods, tokenizer="qwen",
-                                 docs=args.docs.split(",") if args.docs else None, gpu_pass_ms=args.gpu_pass_ms)
-        result = runner.run_bench(cfg, log=lambda s: None)
-        load1 = os.getloadavg()
+        result, load0, load1 = simulated_gpu_run(args)
     finally:
         document_run.ReplayDecoder.decode_image = decode
     pages = result["pages"]

@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from tools.bench.decode_core_wait import run_delay
+from tools.bench.decode_core_wait import run_delay, simulated_gpu_run
 
 #: (module, owner attribute path, label) of the calls timed on the threads beside the decode.
 HOLDERS = (
@@ -176,11 +175,7 @@ def main(argv=None) -> int:
     for holder in HOLDERS:
         clock.wrap(*holder)
     try:
-        load0 = os.getloadavg()
-        cfg = runner.BenchConfig(corpus=args.dir, target="simulated-gpu", methods=args.methods, tokenizer="qwen",
-                                 docs=args.docs.split(",") if args.docs else None, gpu_pass_ms=args.gpu_pass_ms)
-        result = runner.run_bench(cfg, log=lambda s: None)
-        load1 = os.getloadavg()
+        result, load0, load1 = simulated_gpu_run(args)
     finally:
         clock.restore()
         simulated_gpu.time = sleeps._real

@@ -25,6 +25,8 @@ import statistics
 import time
 from pathlib import Path
 
+from tools.bench.stop_lines import draft_as
+
 MODES = ("layout", "stopped", "layout-first", "stopped-first")
 
 
@@ -84,16 +86,7 @@ def draft_document(pdf: Path, modes: list[str], counts: dict) -> list[dict]:
                     counts.update(layout=[], image=0)
                     told: list = []
                     start = time.process_time()
-                    if index == 0 or mode == "whole":
-                        regions = drafter.draft(page)
-                    elif mode.startswith("layout"):
-                        regions = drafter.draft_layout(page)
-                    else:
-                        drafter.stop_when(lambda: bool(told))
-                        try:
-                            regions = drafter.draft(page, on_lines=told.append)
-                        finally:
-                            drafter.stop_when(None)
+                    regions = draft_as(drafter, page, index, mode, told)
                     cpu = time.process_time() - start
                     whole.setdefault(index, regions)
                     reference = whole[index]

@@ -61,16 +61,7 @@ def draft_document(pdf: Path, mode: str, workers: int | None) -> list[dict]:
             told: list = []
             pipeline._reads = None
             cpu0, wall0 = time.process_time(), time.perf_counter()
-            if index == 0 or mode == "whole":
-                regions = drafter.draft(page)
-            elif mode == "layout":
-                regions = drafter.draft_layout(page)
-            else:
-                drafter.stop_when(lambda: bool(told))
-                try:
-                    regions = drafter.draft(page, on_lines=told.append)
-                finally:
-                    drafter.stop_when(None)
+            regions = draft_as(drafter, page, index, mode, told)
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
             seen = counter.take()
             reads = pipeline._reads
@@ -82,6 +73,21 @@ def draft_document(pdf: Path, mode: str, workers: int | None) -> list[dict]:
                           "figure": any(r.label == "figure" for r in regions),
                           "regions": [[r.label, [round(v, 3) for v in r.bbox], r.text] for r in regions]})
     return pages
+
+
+def draft_as(drafter, page, index: int, mode: str, told: list) -> list:
+    """``page`` drafted as ``mode`` says: "whole" (and a document's first page, which learns its
+    script) read to its end, "layout..." its layout only (``draft_layout``), else stopped once its
+    first lines are told (``told`` collects them)."""
+    if index == 0 or mode == "whole":
+        return drafter.draft(page)
+    if mode.startswith("layout"):
+        return drafter.draft_layout(page)
+    drafter.stop_when(lambda: bool(told))
+    try:
+        return drafter.draft(page, on_lines=told.append)
+    finally:
+        drafter.stop_when(None)
 
 
 def main(argv=None) -> int:

@@ -13,7 +13,7 @@ from core.documents import open_document
 from core.drafters import get_drafter
 from core.drafters.layout import TextLine
 from tests.core.drafters.test_scan_layout import HEIGHT, WIDTH, two_column_lines
-from tests.core.drafters.test_stop_figures import _typeset
+from tests.core.drafters.test_stop_figures import scans_pdf
 
 PAGES = ["plain", "one figure", "two figures", "figure first"]
 
@@ -62,13 +62,7 @@ def full_runs(monkeypatch):
 
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory):
-    out = pymupdf.open()
-    for kind in PAGES:
-        scan = out.new_page(width=500, height=700)
-        scan.insert_image(scan.rect, stream=_typeset(kind))
-    path = tmp_path_factory.mktemp("figure_layout") / "figures.pdf"
-    out.save(path)
-    return path
+    return scans_pdf(tmp_path_factory.mktemp("figure_layout") / "figures.pdf", PAGES)
 
 
 def _drafts(pdf, mode: str, runs: list, groups: list) -> list:

@@ -67,16 +67,19 @@ def _typeset(kind: str) -> bytes:
     return page.get_pixmap(dpi=200).tobytes("png")
 
 
-@pytest.fixture(scope="module")
-def pdf(tmp_path_factory):
-    """Scans (images, no text layer) of the pages ``PAGES``."""
+def scans_pdf(path, kinds: list[str]):
+    """A PDF at ``path`` of scans (images, no text layer) of the pages ``kinds`` (``_typeset``)."""
     out = pymupdf.open()
-    for kind in PAGES:
+    for kind in kinds:
         scan = out.new_page(width=500, height=700)
         scan.insert_image(scan.rect, stream=_typeset(kind))
-    path = tmp_path_factory.mktemp("figures") / "figures.pdf"
     out.save(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def pdf(tmp_path_factory):
+    return scans_pdf(tmp_path_factory.mktemp("figures") / "figures.pdf", PAGES)
 
 
 def _markdown(regions, text: str, image, number: int) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import multiprocessing
 import threading
 
-import pymupdf
 import pytest
 
 from core import tuning
@@ -17,20 +16,14 @@ from core.documents import open_document
 from core.drafters import get_drafter
 from core.drafters.process import DRAFTING_PROCESS_NAME
 from core.drafters.rapidocr import RapidOCRDrafter
-from tests.core.drafters.test_stop_figures import _typeset
+from tests.core.drafters.test_stop_figures import scans_pdf
 
 PAGES = ["plain", "one figure", "after a short region"]
 
 
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory):
-    out = pymupdf.open()
-    for kind in PAGES:
-        scan = out.new_page(width=500, height=700)
-        scan.insert_image(scan.rect, stream=_typeset(kind))
-    path = tmp_path_factory.mktemp("beside") / "beside.pdf"
-    out.save(path)
-    return path
+    return scans_pdf(tmp_path_factory.mktemp("beside") / "beside.pdf", PAGES)
 
 
 def _stopped_drafts(pdf) -> list:

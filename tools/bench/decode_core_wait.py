@@ -47,13 +47,20 @@ def simulated_gpu_run(args) -> tuple[dict, tuple, tuple]:
     return result, load0, os.getloadavg()
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def simulated_gpu_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments of a ``simulated_gpu_run``: the set's folder, the pass cost, the methods, the
+    documents, and a JSON file for the report."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("dir")
     parser.add_argument("--gpu-pass-ms", type=float, default=5.0)
     parser.add_argument("--methods", default="ar,hsd")
     parser.add_argument("--docs", default=None)
     parser.add_argument("--json", type=Path)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = simulated_gpu_parser(__doc__.split("\n\n")[0])
     args = parser.parse_args(argv)
     if not Path(args.dir).is_dir():
         print(f"{args.dir}: no such folder")

@@ -24,7 +24,6 @@ it waits). ``--render-process on`` renders and turns the decode's pages in the r
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import threading
@@ -32,7 +31,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from tools.bench.decode_core_wait import run_delay, simulated_gpu_run
+from tools.bench.decode_core_wait import run_delay, simulated_gpu_parser, simulated_gpu_run
 
 #: (module, owner attribute path, label) of the calls timed on the threads beside the decode.
 HOLDERS = (
@@ -116,13 +115,8 @@ class SleepCounter:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dir")
-    parser.add_argument("--gpu-pass-ms", type=float, default=5.0)
-    parser.add_argument("--methods", default="ar,hsd")
-    parser.add_argument("--docs", default=None)
+    parser = simulated_gpu_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--render-process", choices=("on", "off"), default=None)
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if not Path(args.dir).is_dir():
         print(f"{args.dir}: no such folder")

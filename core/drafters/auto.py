@@ -29,7 +29,7 @@ class AutoDrafter(DrafterBase):
     def __init__(self, dpi: int | None = None, **ocr_options):
         self._ocr_options = dict(ocr_options, dpi=dpi)
         self._textlayer = None
-        self._ocr = None
+        self._ocr_made = _BuiltOnUse(self._ocr_options)
         self._ocr_lines = None
         self.last_step: str | None = None  # the step that drafted the last page (``FALLBACK_STEPS``)
 
@@ -38,7 +38,7 @@ class AutoDrafter(DrafterBase):
         if page.is_born_digital:
             if self._textlayer is None:  # checked region by region, OCR where it fails
                 from core.drafters.textlayer_check import CheckedTextLayer
-                self._textlayer = CheckedTextLayer(ocr=self.choose_ocr)
+                self._textlayer = CheckedTextLayer(ocr=self._ocr_made)
             return self._textlayer
         return self.choose_ocr()
 
@@ -82,10 +82,12 @@ class AutoDrafter(DrafterBase):
         return regions
 
     def choose_ocr(self):
-        if self._ocr is None:
-            from core.drafters.rapidocr import RapidOCRDrafter
-            self._ocr = RapidOCRDrafter(**self._ocr_options)
-        return self._ocr
+        return self._ocr_made()
+
+    @property
+    def _ocr(self):
+        """The OCR drafter where it was made, else None."""
+        return self._ocr_made.drafter
 
     def _draft_ocr(self, drafter, page, on_lines) -> list[Region]:
         """OCR's regions of ``page``; where OCR reads them with little confidence and the page was
@@ -129,3 +131,19 @@ def has_ink(page) -> bool:
 
     image = page.render(dpi=tuning.INK_CHECK_DPI).convert("L")
     return bool((np.asarray(image) < 160).mean() >= tuning.INK_MIN_SHARE)
+
+
+class _BuiltOnUse:
+    """The OCR drafter of ``AutoDrafter``, made on the first call, shared with its checked text
+    layer. Handed the ``AutoDrafter``'s own method instead, the text layer made a reference cycle
+    that held the OCR models (hundreds of MB) until Python's rare full collection."""
+
+    def __init__(self, options: dict):
+        self.options = options
+        self.drafter = None
+
+    def __call__(self):
+        if self.drafter is None:
+            from core.drafters.rapidocr import RapidOCRDrafter
+            self.drafter = RapidOCRDrafter(**self.options)
+        return self.drafter

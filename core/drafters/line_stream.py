@@ -85,6 +85,13 @@ class PageReads:
         self._spare: dict[int, tuple[float, object]] = {}
         self._whole_reads = 1 if whole_first else 0  # ``read`` calls read whole whatever ``stopped`` says
 
+    def let_go(self) -> None:
+        """The page is read: its reader and listeners are let go. Its pipeline keeps the page's reads
+        after it (``OcrPipeline.words``), and through them its own ``_read`` and the drafter's
+        listener, which hold the pipeline: a cycle that only Python's rare full collection freed,
+        with the OCR models in it (hundreds of MB)."""
+        self._reader = self.tell = self.stopped = None
+
     def unread(self) -> list[int]:
         """The detector's lines left unread by a stop (none where the page was read whole)."""
         return [i for i, text in enumerate(self.texts) if text is None] if self.cut else []

@@ -98,8 +98,8 @@ def default_workers(cores: int | None = None) -> int:
     return max(1, cores)
 
 
-def session_options(threads: int):
-    """rapidocr's own session options (full graph optimisation) with a memory arena (crops change
+def runtime_options(threads: int):
+    """rapidocr's own ONNX Runtime options (full graph optimisation) with a memory arena (crops change
     shape every call) and ``threads`` intra-op threads (0: ONNX Runtime's choice)."""
     import onnxruntime as ort
 
@@ -152,7 +152,7 @@ class OcrPipeline:
         self.stage_seconds: dict[str, float] = {}
         self._lock = threading.Lock()
         self._det = self._pre = self._post = self._recogniser = self._pool = None
-        self._reads: line_stream.PageReads | None = None  # the page being read
+        self._reads: line_stream.PageReads | None = None  # the page being read, or read last
         self._beside_decode = False  # the page being read may be stopped: its decode runs meanwhile
         self._shared_from: OcrPipeline | None = None  # the pipeline whose models this one uses
 
@@ -169,9 +169,9 @@ class OcrPipeline:
             # and the choice passed on sends the next model straight there).
             choice = choose_providers(self.device)
             # the detector's one run a page on as many threads as there are workers
-            self._det, choice = make_session(model_file(DET_MODEL), choice, session_options(self.workers * self.threads))
+            self._det, choice = make_session(model_file(DET_MODEL), choice, runtime_options(self.workers * self.threads))
             recogniser, int8_note = self.recogniser_file(choice.accelerated)
-            self._recogniser = Recogniser(make_session(recogniser, choice, session_options(self.threads))[0])
+            self._recogniser = Recogniser(make_session(recogniser, choice, runtime_options(self.threads))[0])
             self._pre = DetPreProcess(self.det_side, "max", [0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
             self._post = DBPostProcess(**DET_SETTINGS)
             self.note = "; ".join(n for n in (choice.note, int8_note) if n) or None
@@ -254,11 +254,14 @@ class OcrPipeline:
         learning = self.squeeze is not None and not self.squeeze.learned
         reads = self._reads = line_stream.PageReads(found.crops, self._read, found.quads, tell, stopped,
                                                     whole_first=learning)
-        if found.crops:
-            if self.squeeze is not None:
-                self.squeeze.read_page(reads)
-            else:
-                reads.read(list(range(len(found.crops))), 1.0)
+        try:
+            if found.crops:
+                if self.squeeze is not None:
+                    self.squeeze.read_page(reads)
+                else:
+                    reads.read(list(range(len(found.crops))), 1.0)
+        finally:
+            reads.let_go()
         recognised = time.perf_counter()
         page = self._finish(found, reads)
         page.unread = reads.unread()

@@ -138,7 +138,7 @@ class PageDrafts:
         names = list(keys) if keys is not None else ids
         self.records = [RegionDraft(i, text, figure, key) for i, text, figure, key in zip(ids, texts, figures, names)]
         self._by_key = {r.key: r for r in self.records}
-        self._best_list: list[tuple[int, str]] | None = None
+        self._best_by_region = BestByRegion(self.records)
         tokens, text = _Numbered(), _Numbered()
         for r, draft in zip(self.records, drafts):
             r.tokens = tokens.add(list(draft), r.region)
@@ -209,7 +209,7 @@ class PageDrafts:
             return
         r = self._by_key[key]
         r.refined = text
-        self._best_list = None
+        self._best_by_region.forget()
         self.tokens.set_draft(r.tokens, tokens)
         if r.grown:
             self.tokens.set_draft(r.partial, [])
@@ -226,13 +226,6 @@ class PageDrafts:
         self.texts.set_text(self._joined_figures_text, self._joined(figures=True))
         self._stale = False
 
-    def _best_by_region(self) -> list[tuple[int, str]]:
-        """``(region, best text)`` in reading order, as the opening and next-region proposers read
-        it: one list until a region is refined (they rebuild what they derive from it only then)."""
-        if self._best_list is None:
-            self._best_list = [(r.region, r.best) for r in self.records]
-        return self._best_list
-
     def _joined(self, figures: bool = False) -> str:
         """The regions' best texts in reading order; with ``figures``, also the figures' text (or
         "" where there is none: the joined draft already says the rest)."""
@@ -240,3 +233,24 @@ class PageDrafts:
             return ""
         texts = [r.best or r.figure_text for r in self.records] if figures else [r.best for r in self.records]
         return "\n\n".join(t for t in texts if t.strip())
+
+
+class BestByRegion:
+    """``(region, best text)`` of each draft in reading order, as the opening and next-region
+    proposers read it: one list until a region is refined (they rebuild what they derive from it
+    only then). An object of its own that the proposers hold: a method of ``PageDrafts`` there made
+    a reference cycle through the drafts' proposer, which kept each page's drafts, and through
+    them the target, alive until Python's rare full collection."""
+
+    def __init__(self, records: list):
+        self.records = records
+        self._list: list[tuple[int, str]] | None = None
+
+    def __call__(self) -> list[tuple[int, str]]:
+        if self._list is None:
+            self._list = [(r.region, r.best) for r in self.records]
+        return self._list
+
+    def forget(self) -> None:
+        """A region was refined: the next call reads the best texts again."""
+        self._list = None

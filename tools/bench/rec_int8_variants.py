@@ -38,9 +38,9 @@ SPEC = "auto:layout=pymupdf"
 def session(path: Path):
     import onnxruntime
 
-    from core.drafters.ocr_pipeline import session_options
+    from core.drafters.ocr_pipeline import runtime_options
 
-    return onnxruntime.InferenceSession(str(path), sess_options=session_options(1),
+    return onnxruntime.InferenceSession(str(path), sess_options=runtime_options(1),
                                         providers=["CPUExecutionProvider"])
 
 

@@ -70,6 +70,21 @@ def cycles_collected_on_the_gui_thread(request):
     collector.stop()
 
 
+@pytest.fixture
+def no_cycle_collection():
+    """Python's cycle collection off for the test (what it leaves in cycles is collected after):
+    an object the test drops is freed then only if no reference cycle holds it."""
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    yield
+    if was_enabled:
+        gc.enable()
+    gc.collect()
+
+
 @pytest.fixture(autouse=True)
 def drafting_in_this_process(request, monkeypatch):
     """Document runs draft in the test's own process, where a test can patch a drafter (a crash, a

@@ -19,18 +19,6 @@ from tests.core import pdf_factory
 pytest.importorskip("rapidocr")
 
 
-@pytest.fixture
-def no_cycle_collection():
-    """Cycle collection off for the test; what it leaves in cycles is collected after."""
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    yield
-    if was_enabled:
-        gc.enable()
-    gc.collect()
-
-
 @pytest.fixture(scope="module")
 def scan_pdf(tmp_path_factory, report_pdf):
     folder = tmp_path_factory.mktemp("freed")
@@ -39,9 +27,9 @@ def scan_pdf(tmp_path_factory, report_pdf):
 
 def pipelines_made_by(use) -> list[weakref.ref]:
     """Weak references to the OCR pipelines that ``use()`` made (no cycle collection runs meanwhile)."""
-    before = {id(o) for o in gc.get_objects() if isinstance(o, OcrPipeline)}
+    before = {id(o) for o in gc.get_objects() if type(o) is OcrPipeline}
     use()
-    return [weakref.ref(o) for o in gc.get_objects() if isinstance(o, OcrPipeline) and id(o) not in before]
+    return [weakref.ref(o) for o in gc.get_objects() if type(o) is OcrPipeline and id(o) not in before]
 
 
 def test_a_pipeline_that_read_a_page_is_freed_when_dropped(no_cycle_collection, scan_pdf):

@@ -1,5 +1,7 @@
 """Stage 2's drafts change while it decodes: refined region outputs replace raw drafts."""
 
+import weakref
+
 from core.speculative.proposal_config import ProposalConfig
 from core.speculative.page_drafts import PageDrafts
 
@@ -141,26 +143,16 @@ def test_past_a_misread_letter_the_page_row_goes_on_with_the_draft():
     assert drafted and all(t.startswith("eit zu Carrow") for t in drafted)
 
 
-def test_a_pages_drafts_are_freed_when_dropped_without_a_cycle_collection():
+def test_a_pages_drafts_are_freed_when_dropped_without_a_cycle_collection(no_cycle_collection):
     """The drafts hold the target's codec (and through it the target): were they kept in a cycle,
     a dropped model stayed in memory until Python's rare full collection."""
-    import gc
-    import weakref
-
     encode, decode = _codec()
     raw = ["first par", "second part"]
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
-        drafts.refine(0, encode("first part."), "first part.")
-        drafts.rejoin()
-        out = encode("first part.")
-        assert drafts.proposer.propose(out[:-1], out[-1], 16).tokens
-        gone = weakref.ref(drafts)
-        del drafts
-        assert gone() is None
-    finally:
-        if was_enabled:
-            gc.enable()
+    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
+    drafts.refine(0, encode("first part."), "first part.")
+    drafts.rejoin()
+    out = encode("first part.")
+    assert drafts.proposer.propose(out[:-1], out[-1], 16).tokens
+    gone = weakref.ref(drafts)
+    del drafts
+    assert gone() is None

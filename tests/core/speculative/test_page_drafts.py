@@ -25,12 +25,18 @@ def test_refined_output_is_proposed_once_it_arrives():
     assert after.origins[1] == (0, after.origins[1][1])  # still attributed to region 0
 
 
-def test_joined_draft_crosses_region_boundaries_with_refined_texts():
+def _first_of_two_refined():
+    """``(drafts, encode, decode)``: the drafts of two regions, the first refined and rejoined."""
     encode, decode = _codec()
     raw = ["first par", "second part"]
     drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
     drafts.refine(0, encode("first part."), "first part.")
     drafts.rejoin()
+    return drafts, encode, decode
+
+
+def test_joined_draft_crosses_region_boundaries_with_refined_texts():
+    drafts, encode, decode = _first_of_two_refined()
     out = encode("first part.")
     tree = drafts.proposer.propose(out[:-1], out[-1], 16)
     assert decode(tree.tokens[1:9]) == "\n\nsecond"
@@ -146,11 +152,7 @@ def test_past_a_misread_letter_the_page_row_goes_on_with_the_draft():
 def test_a_pages_drafts_are_freed_when_dropped_without_a_cycle_collection(no_cycle_collection):
     """The drafts hold the target's codec (and through it the target): were they kept in a cycle,
     a dropped model stayed in memory until Python's rare full collection."""
-    encode, decode = _codec()
-    raw = ["first par", "second part"]
-    drafts = PageDrafts([encode(t) for t in raw], raw, encode, decode, ProposalConfig())
-    drafts.refine(0, encode("first part."), "first part.")
-    drafts.rejoin()
+    drafts, encode, _ = _first_of_two_refined()
     out = encode("first part.")
     assert drafts.proposer.propose(out[:-1], out[-1], 16).tokens
     gone = weakref.ref(drafts)

@@ -4,6 +4,7 @@ import threading
 import time
 
 import pytest
+import torch
 from PIL import Image
 
 from core.bench.replay import ReplayTarget, ReplayTokenizer, base_tokenizer
@@ -44,6 +45,34 @@ def test_an_overslept_pass_is_taken_off_the_next(monkeypatch):
     assert len(slept) == 3 and device._ahead == pytest.approx(0.001)
     assert device.seconds == pytest.approx(0.063)
 
+
+
+def test_the_replays_own_work_is_part_of_the_passs_time(monkeypatch):
+    """Finding the answer in the reference stands for the model's arithmetic: its wall is taken off
+    the pass's sleep, not paid on top of it."""
+    clock = {"now": 0.0}
+    slept = []
+    work = {"seconds": 0.003}
+
+    def sleep(seconds):
+        slept.append(seconds)
+        clock["now"] += seconds
+
+    def answer(self, tokens, *rest, **kwargs):
+        clock["now"] += work["seconds"]
+        return "ids"
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    monkeypatch.setattr(time, "perf_counter", lambda: clock["now"])
+    monkeypatch.setattr(ReplayTarget, "forward", answer)
+    target = SimulatedGpuTarget(ReplayTokenizer(base_tokenizer("tiny")), GpuCostModel(pass_ms=5.0, token_ms=0.0))
+    tokens = torch.zeros((1, 16), dtype=torch.long)
+    assert target.forward(tokens, None, None, None) == "ids"
+    assert slept == [pytest.approx(0.002)] and clock["now"] == pytest.approx(0.005)
+    work["seconds"] = 0.008  # longer than the model's pass: no sleep, and nothing owed to the next
+    target.forward(tokens, None, None, None)
+    assert len(slept) == 1 and target.device_clock._ahead == 0.0
+    assert target.device_seconds == pytest.approx(0.010)
 
 def _convert(target, mode, **config):
     target.set_page(REF, REGION_REFS)

@@ -27,7 +27,7 @@ decode as it would beside a GPU (on a GPU the Python side of a pass holds the GI
 pass; this simulation leaves it all to the drafter, which flatters drafting beside). What one sleep
 overshoots (the scheduler wakes the thread late) is taken off the next, so a run's simulated seconds
 are the model's, not the machine's. The replay's own work, finding each row's answer in the
-reference (0.3-0.5 ms of CPU a tree pass on scans; rows are answered with ids, never logits as wide
+reference (0.35-0.5 ms of CPU a pass on scans; rows are answered with ids, never logits as wide
 as the vocabulary), stands for the model's arithmetic: it is done first and its wall taken off the
 pass's sleep, so it is not paid twice.
 """
@@ -119,21 +119,20 @@ class SimulatedGpuTarget(ReplayTarget):
         return self.device_clock.seconds
 
     def prefill(self, image, kind: str = "page", label: str = "text", region: int | None = None) -> Prefill:
-        started = time.perf_counter()
-        answer = super().prefill(image, kind, label, region)
-        self.device_clock.spend(self.cost.seconds(prefill_tokens(image)), time.perf_counter() - started)
-        return answer
+        return self._answer_in_pass(prefill_tokens(image), super().prefill, image, kind, label, region)
 
     def prefill_batch(self, requests) -> BatchPrefill:
-        started = time.perf_counter()
-        answer = super().prefill_batch(requests)
         widest = max(prefill_tokens(r.image) for r in requests)
-        self.device_clock.spend(self.cost.seconds(len(requests) * widest), time.perf_counter() - started)
-        return answer
+        return self._answer_in_pass(len(requests) * widest, super().prefill_batch, requests)
 
     def forward(self, tokens, positions, attention_mask, cache, rope_deltas=None, real=None,
                 greedy: bool = False):
+        return self._answer_in_pass(tokens.shape[0] * tokens.shape[1], super().forward, tokens, positions,
+                                    attention_mask, cache, rope_deltas, real, greedy)
+
+    def _answer_in_pass(self, tokens: int, answer, *args):
+        """``answer(*args)``, computed inside the time of a pass over ``tokens`` tokens; the rest slept."""
         started = time.perf_counter()
-        answer = super().forward(tokens, positions, attention_mask, cache, rope_deltas, real, greedy)
-        self.device_clock.spend(self.cost.seconds(tokens.shape[0] * tokens.shape[1]), time.perf_counter() - started)
-        return answer
+        out = answer(*args)
+        self.device_clock.spend(self.cost.seconds(tokens), time.perf_counter() - started)
+        return out

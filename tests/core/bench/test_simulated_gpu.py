@@ -46,7 +46,6 @@ def test_an_overslept_pass_is_taken_off_the_next(monkeypatch):
     assert device.seconds == pytest.approx(0.063)
 
 
-
 def test_the_replays_own_work_is_part_of_the_passs_time(monkeypatch):
     """Finding the answer in the reference stands for the model's arithmetic: its wall is taken off
     the pass's sleep, not paid on top of it."""
@@ -73,6 +72,7 @@ def test_the_replays_own_work_is_part_of_the_passs_time(monkeypatch):
     target.forward(tokens, None, None, None)
     assert len(slept) == 1 and target.device_clock._ahead == 0.0
     assert target.device_seconds == pytest.approx(0.010)
+
 
 def _convert(target, mode, **config):
     target.set_page(REF, REGION_REFS)

@@ -153,7 +153,7 @@ def test_draft_diff_marks_kept_and_rewritten(qtbot):
     assert "71%" in inspector.header.text()  # 5 of 7 draft words kept
 
 
-def test_settings_persist(tmp_path):
+def test_settings_persist(qapp, tmp_path):  # it opens the settings dialog: a widget needs the QApplication
     from PySide6.QtCore import QSettings
 
     from app.settings import AppSettings, ConversionSettings, SettingsDialog, page_spec_ok

@@ -111,9 +111,11 @@ class _VirtualDevice:
     def __init__(self, clock: VirtualClock):
         self.clock, self.seconds = clock, 0.0
 
-    def spend(self, seconds: float) -> None:
+    def spend(self, seconds: float, computing: float = 0.0) -> None:
+        """A pass of ``seconds``: the virtual clock has counted the ``computing`` seconds of finding
+        its answer as the thread's CPU (times ``cpu_factor``), so only the rest is added."""
         self.seconds += seconds
-        self.clock.device += seconds
+        self.clock.device += max(0.0, seconds - computing * self.clock.cpu_factor)
 
 
 class TimedDrafting:

@@ -44,8 +44,10 @@ class EagerRows:
     def __init__(self, target, cache, valid: torch.Tensor, compact_ratio: float):
         self.target, self.cache, self.valid = target, cache, valid
         self.compact_ratio = compact_ratio
-        self._kept_rows: list[int] = []
-        self._kept_columns: list[int] = []
+        # Each row's valid columns, kept in step with ``valid`` so that ``tidy`` weighs the holes
+        # without reading the tensor every pass.
+        self._lengths: list[int] = valid.sum(dim=1).tolist()
+        self._kept: list[int] = []  # this pass's kept cells of ``valid`` once widened, as flat indices
         self._q = 0
         self._used: int | None = None  # columns up to the last one a row kept in the latest pass
 
@@ -60,39 +62,42 @@ class EagerRows:
         sizes = [len(t) for t in trees]
         B, q = len(trees), max(sizes)
         pad, device = self.target.pad_token_id, self.valid.device
-        flat: list[int] = []  # tokens, positions, sizes and rope deltas: one tensor from one list
+        flat: list[int] = []  # tokens, positions and rope deltas: one tensor from one list
         for tree, n in zip(trees, sizes):
             flat += tree.tokens
             flat += [pad] * (q - n)
         for row, tree, n in zip(rows, trees, sizes):
             flat += [row.length + d for d in tree.depths]
             flat += [row.length] * (q - n)
-        flat += sizes
         flat += [r.rope_delta for r in rows]
         values = long_tensor(flat)
-        tokens, positions = values[:2 * B * q].view(2, B, q)
-        real = torch.arange(q) < values[2 * B * q:2 * B * q + B, None]  # padding needs no logits (a CPU head skips it)
-        rope_deltas = values[2 * B * q + B:]
+        tokens, positions = values[:2 * B * q].view(2, B, q).unbind(0)
+        rope_deltas = values[2 * B * q:]
+        # padding needs no logits (a CPU head skips it); written as bytes, then one tensor op
+        real = torch.frombuffer(bytearray(b"".join(b"\x01" * n + b"\x00" * (q - n) for n in sizes)), dtype=torch.bool)
         mask = tree_pass_mask(self.valid, ancestor_masks(trees, q), self.target.dtype)
         self._q = q
-        return self.target.forward(tokens.to(device), positions.to(device), mask, self.cache, rope_deltas.to(device),
-                                   real=real, greedy=greedy)
+        if device.type != "cpu":
+            tokens, positions, rope_deltas = tokens.to(device), positions.to(device), rope_deltas.to(device)
+        return self.target.forward(tokens, positions, mask, self.cache, rope_deltas, real=real.view(B, q),
+                                   greedy=greedy)
 
     def accept(self, b: int, path: list[int]) -> None:
         """Row ``b``'s accepted nodes: their columns of the pass just run are valid."""
         T = self.valid.shape[1]
-        self._kept_rows += [b] * len(path)
-        self._kept_columns += [T + i for i in path]
-
-    def end_pass(self) -> None:
-        valid = torch.cat([self.valid, torch.zeros(self.valid.shape[0], self._q, dtype=torch.bool,
-                                                   device=self.valid.device)], dim=1)
-        valid[long_tensor(self._kept_rows).to(valid.device), long_tensor(self._kept_columns).to(valid.device)] = True
-        self.valid = valid
+        start = b * (T + self._q) + T  # row b's first column of this pass, in ``valid`` widened by the pass
+        self._kept += [start + i for i in path]
+        self._lengths[b] += len(path)
         # Every row keeps its root, past every older column: the last column a row keeps is this
         # pass's, and ``keep`` trims after it without reading ``valid`` back.
-        self._used = max(self._kept_columns) + 1 if self._kept_columns else None
-        self._kept_rows, self._kept_columns = [], []
+        self._used = max(self._used or 0, T + max(path) + 1)
+
+    def end_pass(self) -> None:
+        """``valid`` widened by the pass's columns, the accepted ones set: three tensor ops a pass."""
+        valid = torch.nn.functional.pad(self.valid, (0, self._q))
+        valid.view(-1).index_fill_(0, long_tensor(self._kept).to(valid.device), True)
+        self.valid = valid
+        self._kept = []
 
     def keep(self, indices: list[int]) -> None:
         """Only rows ``indices`` (in the batch's order) go on."""
@@ -100,15 +105,17 @@ class EagerRows:
         self._used = None
         if len(indices) < self.valid.shape[0]:
             self.valid = select_rows(self.cache, self.valid, indices)
+            self._lengths = [self._lengths[b] for b in indices]
 
     def join(self, rows, cache, valid: torch.Tensor) -> "EagerRows":
         self.cache, self.valid = concat_rows(self.cache, self.valid, cache, valid)
+        self._lengths += valid.sum(dim=1).tolist()
         return self
 
     def tidy(self) -> None:
         """Squeeze the holes out once squeezing would drop more than ``compact_ratio`` of the
         cache's columns (``_removable_fraction``)."""
-        if self.valid.shape[0] and _removable_fraction(self.valid) > self.compact_ratio:
+        if self._lengths and _removable_fraction(self.valid.shape[1], self._lengths) > self.compact_ratio:
             self.valid = _compact(self.cache, self.valid)
 
     def close(self) -> None:
@@ -213,15 +220,15 @@ def _trim_tail(cache, valid: torch.Tensor, used: int | None = None) -> torch.Ten
     return valid
 
 
-def _removable_fraction(valid: torch.Tensor) -> float:
-    """The share of the cache's columns a compaction would drop: all but the longest row's tokens.
+def _removable_fraction(columns: int, lengths: list[int]) -> float:
+    """The share of the cache's ``columns`` a compaction would drop: all but the longest row's tokens
+    (``lengths``: each row's valid columns).
 
     Holes are counted by the columns they widen every later pass by, not one by one: a short row
     beside a long one (a region's crop beside the page) is left padding up to the long row's
     length, which no compaction removes; counted as holes, it had the batch compacted after almost
     every pass, each time for a few columns."""
-    T = valid.shape[1]
-    return (T - int(valid.sum(dim=1).max())) / max(1, T)
+    return (columns - max(lengths)) / max(1, columns)
 
 
 def _compact(cache, valid: torch.Tensor) -> torch.Tensor:

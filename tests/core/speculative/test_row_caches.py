@@ -60,3 +60,30 @@ def test_a_pass_trims_the_columns_past_the_last_node_any_row_kept():
     assert rows.cache.layers[0].keys.shape[2] == 5
     rows.keep([1])  # no pass since: read from ``valid`` (row 0 still holds column 4 when it is read)
     assert rows.valid.tolist() == [[False, True, True, True, False]]
+
+
+def test_the_rows_lengths_that_decide_a_compaction_follow_valid_through_passes_drops_and_newcomers():
+    """``tidy`` weighs the holes by each row's length kept beside ``valid``, never read from it."""
+    rows = _rows([[True] * 3, [False, True, True]], ratio=0.1)
+
+    def one_pass(paths: list[list[int]], q: int = 4) -> None:
+        rows._q = q
+        for layer in rows.cache.layers:
+            B, H, T, D = layer.keys.shape
+            layer.keys = torch.cat([layer.keys, torch.zeros(B, H, q, D)], dim=2)
+            layer.values = torch.cat([layer.values, torch.zeros(B, H, q, D)], dim=2)
+        for b, path in enumerate(paths):
+            rows.accept(b, path)
+        rows.end_pass()
+
+    one_pass([[0, 2], [0]])
+    rows.keep([0, 1])
+    assert rows._lengths == rows.valid.sum(dim=1).tolist() == [5, 3]
+    newcomer = DynamicCache()
+    newcomer.update(torch.zeros(1, 1, 2, 1), torch.zeros(1, 1, 2, 1), 0)
+    rows.join([], newcomer, torch.tensor([[True, True]]))
+    one_pass([[0, 1, 3], [0], [0, 1]])
+    rows.keep([0, 2])
+    assert rows._lengths == rows.valid.sum(dim=1).tolist() == [8, 4]
+    rows.tidy()  # 2 of 10 columns are holes (rejected nodes): more than 10 %, squeezed out
+    assert rows._lengths == rows.valid.sum(dim=1).tolist() and rows.valid.shape[1] == 8

@@ -18,6 +18,7 @@ from typing import Callable, Protocol
 
 import torch
 
+from core import tuning
 from core.drafters.background import exact_text
 from core.drafters.base import Region, as_ocr_lines
 from core.drafters.normalize import clean_draft_text
@@ -233,16 +234,32 @@ class PageDecode:
 
 
 class TextStream:
-    """The page row's new text as ``TextAppended`` events, pass by pass."""
+    """The page row's new text as ``TextAppended`` events while it decodes: the first text at once,
+    then at most one event every ``tuning.TEXT_EVENT_SECONDS``, and the rest when the decode ends
+    (``flush``). A pass on a GPU takes a few milliseconds: an event each would wake whoever reads
+    the events (the app's GUI thread, which then lays out the page's text) hundreds of times a
+    second, on the interpreter lock the decode needs between its passes."""
 
     def __init__(self, job: "PageJob"):
         self.job = job
         self.detok = IncrementalDetokenizer(job.target.decode)
+        self._due = 0.0  # monotonic time from which the next event may go
 
     def push(self, row: DecodeRow) -> None:
+        """After a pass: the text the row gained since the last event, if one is due."""
+        now = time.monotonic()
+        if now >= self._due and self._emit(row):
+            self._due = now + tuning.TEXT_EVENT_SECONDS
+
+    def flush(self, row: DecodeRow) -> None:
+        """After the decode: whatever text has not gone out yet."""
+        self._emit(row)
+
+    def _emit(self, row: DecodeRow) -> bool:
         text = self.detok.push(row.output)
         if text:
             self.job.emit(TextAppended(page=self.job.number, text=text))
+        return bool(text)
 
 
 class PageJob:

@@ -345,6 +345,7 @@ class Stage1Scheduler(DecodePolicy):
         self.decoder = job.decoder()
         with job.timed("verify"):
             self.decoder.run([self.page_row], cache, valid, self)
+        self.text.flush(self.page_row)
         self._record(self.region_rows)
         job.stats.prefill_passes += self.prefill_passes
         job.stats.stage2_passes += self.decoder.forward_passes

@@ -114,5 +114,6 @@ def decode_page(job: PageJob, drafted: bool) -> DecodeRow:
     valid = torch.ones(1, prefill.length, dtype=torch.bool, device=target.device)
     with job.timed("verify"):
         decoder.run([row], prefill.cache, valid, policy)
+    policy.text.flush(row)
     job.stats.stage2_passes += decoder.forward_passes
     return row

@@ -709,6 +709,10 @@ MAX_IMAGE_PIXELS = 400_000_000
 DRAFT_AHEAD_WAKE_SECONDS = 0.2
 #: How often the ``hsd convert`` progress line is redrawn while nothing else happens, seconds.
 PROGRESS_TICK_SECONDS = 1.0
+#: The shortest time between two events of a page's streamed text while it decodes, seconds
+#: (``core.page_job.TextStream``): ten updates a second read as live, where one a pass (a few
+#: milliseconds on a GPU) wakes the event's reader hundreds of times a second.
+TEXT_EVENT_SECONDS = 0.1
 
 # --- waiting on real work ----------------------------------------------------------------------
 

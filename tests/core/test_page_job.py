@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from core.drafters.background import DraftJob
 from core.drafters.base import Region
-from core.page_job import DocumentMemory, PageRegion, PageRegions, joined_regions
+from types import SimpleNamespace
+
+from core import tuning
+from core.events import TextAppended
+from core.page_job import DocumentMemory, PageRegion, PageRegions, TextStream, joined_regions
 from core.page_pipeline import PendingDrafts
 from tests.core.replay_job import replay_page_job, replay_target
 
@@ -48,3 +52,30 @@ def test_joined_regions():
     text, spans = joined_regions(["Title", "", "Body"])
     assert text == "Title\n\nBody"
     assert [(s.region, text[s.start:s.end]) for s in spans] == [(0, "Title"), (2, "Body")]
+
+
+def test_streamed_text_goes_out_at_once_then_at_most_so_often_and_the_rest_at_the_end(monkeypatch):
+    """A pass's text is an event only once ``TEXT_EVENT_SECONDS`` have passed since the last one
+    (a pass on a GPU is a few milliseconds); the first goes at once, ``flush`` sends what is left."""
+    events: list = []
+    job = SimpleNamespace(number=4, emit=events.append,
+                          target=SimpleNamespace(decode=lambda tokens: "".join(chr(97 + t) for t in tokens)))
+    row = SimpleNamespace(output=[])
+    monkeypatch.setattr(tuning, "TEXT_EVENT_SECONDS", 3600.0)
+    stream = TextStream(job)
+    for token in range(4):  # four passes, a token each
+        row.output.append(token)
+        stream.push(row)
+    assert events == [TextAppended(page=4, text="a")]
+    stream.flush(row)
+    assert events == [TextAppended(page=4, text="a"), TextAppended(page=4, text="bcd")]
+    stream.flush(row)  # nothing new
+    assert len(events) == 2
+
+    monkeypatch.setattr(tuning, "TEXT_EVENT_SECONDS", 0.0)
+    events.clear()
+    stream, row.output = TextStream(job), []
+    for token in range(3):
+        row.output.append(token)
+        stream.push(row)
+    assert [e.text for e in events] == ["a", "b", "c"]

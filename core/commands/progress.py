@@ -59,7 +59,7 @@ class ProgressLine:
                 self.decoding, self.written = event.page, 0
             elif isinstance(event, TextAppended):
                 self.written += len(event.text)
-                refresh = False  # every pass: the clock shows it within a second
+                refresh = False  # up to ten a second: the clock shows it within a second
             elif isinstance(event, PageDone):  # the next page may be decoding already (core.run.PageSaver)
                 if self.decoding == event.page:
                     self.decoding = None

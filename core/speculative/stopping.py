@@ -36,13 +36,17 @@ class RepetitionGuard:
         # Every loop ending at a length in [lo, hi] covers tokens[hi - min_run : lo], which is then
         # periodic with the loop's period (and holds at most that many distinct tokens): ordinary
         # text and tables are ruled out by a set and a few list comparisons per stretch of half a
-        # run of lengths (a pass that accepted hundreds of tokens takes a few stretches).
+        # run of lengths (a pass that accepted hundreds of tokens takes a few stretches). Only the
+        # periods whose last token repeats are compared: a table's few distinct tokens pass the
+        # set, and comparing every period's copies cost ten times as much.
         step = max(1, self.min_run // 2)
+        periods = range(1, self.max_period + 1)
         for lo in range(new_from + 1, n + 1, step):
             hi = min(lo + step - 1, n)
             covered = tokens[max(0, hi - self.min_run):lo]
-            if len(set(covered)) <= self.max_period and any(
-                    covered[p:] == covered[:-p] for p in range(1, self.max_period + 1)):
+            m, last = len(covered), covered[-1]
+            if len(set(covered)) <= self.max_period and (m <= self.max_period or any(
+                    covered[p:] == covered[:-p] for p in periods if covered[m - 1 - p] == last)):
                 break
         else:
             return None

@@ -1,5 +1,7 @@
 import random
 
+import pytest
+
 from core.speculative.stopping import RepetitionGuard, StopRule
 
 
@@ -63,16 +65,17 @@ def _first_trigger_one_period_at_a_time(guard, tokens, new_from):
     return best if len(tokens) >= guard.min_run + 1 else None
 
 
-def test_repetition_guard_matches_the_plain_rule_on_random_loops():
+@pytest.mark.parametrize("vocabulary", [50, 6])  # 6: fewer distinct tokens than periods, as a table's
+def test_repetition_guard_matches_the_plain_rule_on_random_loops(vocabulary):
     import random
 
     rng = random.Random(7)
     guard = RepetitionGuard(max_period=12, min_run=40)
     for _ in range(300):
-        prefix = [rng.randrange(50) for _ in range(rng.randrange(0, 60))]
-        period = [rng.randrange(50) for _ in range(rng.randrange(1, 16))]
+        prefix = [rng.randrange(vocabulary) for _ in range(rng.randrange(0, 60))]
+        period = [rng.randrange(vocabulary) for _ in range(rng.randrange(1, 16))]
         loop = (period * 100)[:rng.randrange(0, 90)]
-        tail = [rng.randrange(50) for _ in range(rng.randrange(0, 20))]
+        tail = [rng.randrange(vocabulary) for _ in range(rng.randrange(0, 20))]
         tokens = prefix + loop + tail
         for new_from in {0, len(tokens) // 2, max(0, len(tokens) - 5)}:
             assert guard.first_trigger(tokens, new_from) == _first_trigger_one_period_at_a_time(

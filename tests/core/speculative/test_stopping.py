@@ -67,8 +67,6 @@ def _first_trigger_one_period_at_a_time(guard, tokens, new_from):
 
 @pytest.mark.parametrize("vocabulary", [50, 6])  # 6: fewer distinct tokens than periods, as a table's
 def test_repetition_guard_matches_the_plain_rule_on_random_loops(vocabulary):
-    import random
-
     rng = random.Random(7)
     guard = RepetitionGuard(max_period=12, min_run=40)
     for _ in range(300):
